@@ -1,0 +1,155 @@
+"""``kubetrain``: render, validate, diff and schema, over :mod:`kubetrain.app`.
+
+Exit codes: 0 success, 1 validation failure or drift, 2 bad input or usage. Errors are printed
+as ``FILE:LINE: path.to.field: message``, never as a traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from functools import wraps
+from pathlib import Path
+from typing import Any, TypeVar, cast
+
+import click
+
+from . import __version__, app
+from .spec import CheckFailed, InputError
+from .spec.k8s import parse_version
+from .spec.source import display_path
+from .validate import format_report
+
+__all__ = ["main"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+EXIT_FAILED, EXIT_INPUT = 1, 2
+
+
+def _errors_to_exit_codes(fn: F) -> F:
+    @wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except InputError as exc:
+            for problem in exc.problems:
+                click.echo(str(problem), err=True)
+            sys.exit(EXIT_INPUT)
+        except CheckFailed as exc:
+            click.echo(str(exc).rstrip("\n"), err=True)
+            sys.exit(EXIT_FAILED)
+
+    return cast(F, wrapper)
+
+
+def _version(
+    ctx: click.Context, param: click.Parameter, value: str | None
+) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    parsed = parse_version(value)
+    if isinstance(parsed, str):
+        raise click.BadParameter(parsed)
+    return parsed
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="kubetrain")
+def main() -> None:
+    """Infrastructure as code for distributed training on Kubernetes.
+
+    Expands TFJob, PaddlePaddle TrainingJob and FfDL Learner specs from
+    stacks/Pulumi.<env>.yaml into the Kubernetes objects their operators would create.
+    """
+
+
+@main.command()
+@click.option(
+    "--stack", "stacks", multiple=True, metavar="ENV", help="Render only this stack (repeatable)."
+)
+@click.option(
+    "--config",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Render one stack file (its name from Pulumi.<name>.yaml).",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Output folder (default rendered/<name>/).",
+)
+@_errors_to_exit_codes
+def render(stacks: tuple[str, ...], config: Path | None, out: Path | None) -> None:
+    """Render stacks into rendered/<env>/ (validated first; nothing written on any error)."""
+    project = app.Project.find(config.parent if config else None)
+    for change in app.render(project, stacks, config, out):
+        summary = (
+            "unchanged"
+            if change.unchanged
+            else f"{len(change.added)} added, {len(change.changed)} changed, "
+            f"{len(change.removed)} removed"
+        )
+        click.echo(f"{display_path(change.folder)}: {summary}")
+
+
+@main.command()
+@click.argument("paths", nargs=-1)
+@click.option(
+    "--kubernetes-version",
+    callback=_version,
+    metavar="X.Y",
+    help="Kubernetes version (default: each rendered file's header, else 1.33).",
+)
+@click.option(
+    "--schema-location",
+    "locations",
+    multiple=True,
+    metavar="LOC",
+    help="Extra schema location, kubeconform template syntax (repeatable; tried first).",
+)
+@click.option(
+    "--ignore-missing-schemas", is_flag=True, help="Skip kinds without a schema instead of failing."
+)
+@click.option(
+    "--output",
+    type=click.Choice(["text", "json", "junit"]),
+    default="text",
+    show_default=True,
+    help="Report format.",
+)
+@_errors_to_exit_codes
+def validate(
+    paths: tuple[str, ...],
+    kubernetes_version: tuple[int, int] | None,
+    locations: tuple[str, ...],
+    ignore_missing_schemas: bool,
+    output: str,
+) -> None:
+    """Validate YAML files or folders (default: rendered/) against strict schemas."""
+    if not paths:
+        paths = (str(app.Project.find().rendered_dir),)
+    report = app.validate_paths(
+        paths,
+        version=kubernetes_version,
+        schema_locations=locations,
+        ignore_missing_schemas=ignore_missing_schemas,
+    )
+    click.echo(format_report(report, output), nl=False)  # type: ignore[arg-type]
+    if not report.ok:
+        sys.exit(EXIT_FAILED)
+
+
+@main.command()
+@click.option(
+    "--stack", "stacks", multiple=True, metavar="ENV", help="Compare only this stack (repeatable)."
+)
+@_errors_to_exit_codes
+def diff(stacks: tuple[str, ...]) -> None:
+    """Show how rendered/ differs from what the stacks produce now (exit 1 on any difference)."""
+    text = app.diff(app.Project.find(), stacks)
+    if text:
+        click.echo(text, nl=False)
+        sys.exit(EXIT_FAILED)
+
+
+if __name__ == "__main__":
+    main()

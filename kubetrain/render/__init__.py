@@ -1,0 +1,25 @@
+"""Deterministic YAML output: the writer, the ``rendered/`` tree it owns, and diffs against it."""
+
+from .diff import diff_tree
+from .tree import (
+    GENERATED_MARK,
+    TreeChange,
+    file_header,
+    object_path,
+    plan_files,
+    read_tree,
+    write_tree,
+)
+from .yamlout import dump
+
+__all__ = [
+    "GENERATED_MARK",
+    "TreeChange",
+    "diff_tree",
+    "dump",
+    "file_header",
+    "object_path",
+    "plan_files",
+    "read_tree",
+    "write_tree",
+]

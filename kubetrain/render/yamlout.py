@@ -1,0 +1,389 @@
+"""kubetrain's YAML writer: block-style, deterministic, fast, for plain-data manifests.
+
+:func:`dump` writes one YAML document for a value made of ``dict`` (``str`` keys), ``list``,
+``str``, ``int``, ``float``, ``bool`` and ``None``, the way ``kubectl`` and PyYAML
+(``default_flow_style=False, indent=2, sort_keys=False``) lay Kubernetes manifests out::
+
+    metadata:
+      labels:
+        app.kubernetes.io/name: mnist
+    spec:
+      containers:
+      - name: tensorflow
+        image: kubeflow/tf-dist-mnist-test:latest
+
+Keys keep the mapping's insertion order (callers put them in canonical order), nothing is
+folded, and the output depends on nothing but the value: not on the hash seed, the locale, the
+machine or what was written before.
+
+Scalars are written so that every common reader gives the value back:
+
+* A string is written plain (unquoted) only when all of these hold, and double-quoted otherwise:
+
+  1. it has the conservative shape of ``_PLAIN_SHAPE``: ASCII letters, digits and ``_./=+,@()-``,
+     a ``:`` only between two such characters, single inner spaces, a first character that is a
+     letter, digit, ``_``, ``.`` or ``/`` (or a ``-`` glued to the next one), and no ``---`` or
+     ``...`` at the start (document markers at column 0). Nothing in that set is a YAML
+     indicator where it can stand, so the parsers all read it as one plain scalar;
+  2. PyYAML's implicit resolver (YAML 1.1, which libyaml, PyYAML and go-yaml v2 as used by
+     ``kubectl`` follow) resolves it as a string: not ``yes``/``off``/``~``, ``0x1F``, ``1_000``,
+     ``0777``, ``1:20``, ``.inf``, ``2001-12-14``...;
+  3. it is not a keyword any other reader knows, compared case-insensitively: the YAML 1.2 core
+     words, go-yaml v2's ``y``/``n`` booleans (which PyYAML reads as strings), ``inf``/``nan``;
+  4. once rid of ``_`` (go-yaml reads ``-_1_0`` as -10), it does not look like a number to YAML
+     1.2, go-yaml or the letter of the YAML 1.1 spec (``0o17``, ``1e3``, ``1.5e3``, ``0b1``,
+     ``.5``...): a digit, optionally after a sign and a dot, followed only by hex digits,
+     ``xob`` and ``.:+-``; nor like the 1.1 spec's float, whose ``[0-9.]*`` also takes ``.``,
+     ``1.2.3`` and ``10.0.0.1`` (no common reader does, but they are quoted all the same). So
+     ``1.15`` and ``10.0.0.1`` are quoted, while ``500m``, ``1Gi`` and ``1.2.3-beta`` stay plain;
+  5. it does not start like a date, ``NNNN-N-N`` (go-yaml v3 reads ``2001-1-2`` as a timestamp,
+     PyYAML does not).
+
+* A string with a line break is written as a literal block (``|``, ``|-`` or ``|+``, with the
+  indentation indicator when the first line starts with a space, tab or line break) when each
+  character is printable and not a line break of YAML 1.1 other than ``\\n``, no line ends in a
+  space or tab and there is a non-empty line; otherwise double-quoted.
+* Double-quoted strings escape ``"`` and ``\\``, C0 and C1 controls, DEL, U+2028/U+2029, the BOM
+  and U+FFFE/U+FFFF (``\\n``, ``\\t``, ``\\e``, ``\\N``, ``\\L``, ``\\P``, ``\\xNN``, ``\\uNNNN``).
+  A lone surrogate has no UTF-8 form, and libyaml refuses its escape, so it raises ValueError.
+* Floats use ``repr`` (the shortest string that round-trips) with ``.0`` added before an
+  exponent that has no dot, as YAML 1.1 needs a dot (``1.0e+16``); ``.inf``, ``-.inf``, ``.nan``.
+* Keys follow the string rules (never a block). A key whose written form is longer than 128
+  characters is written as an explicit ``? key`` entry, as PyYAML and go-yaml do, since readers
+  only accept implicit keys up to 1024 characters.
+
+The decisions per string are memoised in bounded caches, since label values and keys repeat
+across thousands of objects. The emitter is a recursive function per collection type that
+appends finished lines to one list, joined once; ``bench/emitters.py`` measures it against
+PyYAML's C and pure-Python dumpers.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
+
+import yaml
+
+__all__ = ["clear_caches", "dump", "dump_all", "is_plain"]
+
+# --------------------------------------------------------------------------------------------
+# Which strings are safe unquoted
+# --------------------------------------------------------------------------------------------
+
+_SAFE = r"A-Za-z0-9_./=+,@()\-"
+_PLAIN_SHAPE: Final = re.compile(
+    r"(?!---|\.\.\.)"  # no document marker, should the scalar land in column 0
+    rf"(?:[A-Za-z0-9_./]|-(?=[A-Za-z0-9_./\-]))"  # no indicator first; "-x" but never "- x"
+    rf"(?:[{_SAFE}]|:(?=[{_SAFE}])| (?=[{_SAFE}]))*"  # ": " and " #" can never occur
+)
+# Words some reader resolves to a bool, null or float; compared after str.lower().
+_KEYWORDS: Final = frozenset(
+    {
+        "~", "null", "true", "false",  # YAML 1.2 core and 1.1
+        "yes", "no", "on", "off", "y", "n",  # YAML 1.1 booleans (y/n: go-yaml v2, not PyYAML)
+        ".inf", "-.inf", "+.inf", ".nan",  # YAML floats
+        "inf", "-inf", "+inf", "nan", "infinity", "-infinity", "+infinity",  # margin
+    }
+)  # fmt: skip
+# Number-like for YAML 1.2 / go-yaml (which strips "_" and uses Go's base-0 integer syntax).
+_NUMBERISH: Final = re.compile(r"[-+]?\.?[0-9][0-9A-Fa-fXxOoBb_.:+\-]*")
+# The float of yaml.org/type/float.html (YAML 1.1), to the letter: "." and "1.2.3" included.
+_SPEC11_FLOAT: Final = re.compile(r"[-+]?(?:[0-9][0-9_]*)?\.[0-9.]*(?:[eE][-+][0-9]+)?")
+# go-yaml's timestamps accept one-digit months and days ("2006-1-2").
+_DATEISH: Final = re.compile(r"[0-9]{4}-[0-9][0-9]?-[0-9][0-9]?")
+_PYYAML_RESOLVERS: Final = yaml.resolver.Resolver.yaml_implicit_resolvers
+
+
+def is_plain(s: str) -> bool:
+    """Whether ``s`` can be written as a plain scalar and read back as the same string."""
+    if _PLAIN_SHAPE.fullmatch(s) is None:  # also rules out ""
+        return False
+    if s.lower() in _KEYWORDS or _DATEISH.match(s) is not None:
+        return False
+    digits = s.replace("_", "")  # as go-yaml does before parsing a number: "-_1_0" is -10
+    if _NUMBERISH.fullmatch(digits) is not None or _SPEC11_FLOAT.fullmatch(digits) is not None:
+        return False
+    for _tag, regexp in (*_PYYAML_RESOLVERS.get(s[0], ()), *_PYYAML_RESOLVERS.get(None, ())):
+        if regexp.match(s):
+            return False
+    return True
+
+
+# --------------------------------------------------------------------------------------------
+# Double-quoted and literal block scalars
+# --------------------------------------------------------------------------------------------
+
+# Characters a double-quoted scalar must not carry raw: not printable for YAML 1.1/1.2 (C0 but
+# tab and LF, DEL, C1, surrogates, U+FFFE/U+FFFF), line breaks of YAML 1.1 (NEL, LS, PS), the
+# BOM; tab and LF are escaped to keep the scalar on one line and visible.
+_NEEDS_ESCAPE: Final = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+_NAMED_ESCAPES: Final = {
+    "\0": "\\0",
+    "\x07": "\\a",
+    "\b": "\\b",
+    "\t": "\\t",
+    "\n": "\\n",
+    "\x0b": "\\v",
+    "\f": "\\f",
+    "\r": "\\r",
+    "\x1b": "\\e",
+    '"': '\\"',
+    "\\": "\\\\",
+    "\x85": "\\N",
+    "\u2028": "\\L",
+    "\u2029": "\\P",
+}
+_ESCAPE_TABLE: Final[dict[int, str]] = {
+    **{c: f"\\x{c:02X}" for c in (*range(0x20), *range(0x7F, 0xA0))},
+    **{c: f"\\u{c:04X}" for c in (0xFEFF, 0xFFFE, 0xFFFF)},
+    **{ord(ch): esc for ch, esc in _NAMED_ESCAPES.items()},
+}
+# A literal block keeps its text as is: only printable characters, no line break but LF (CR,
+# NEL, LS and PS are breaks to YAML 1.1 readers), no BOM, no trailing space or tab on a line.
+_BLOCK_UNFIT: Final = re.compile(
+    "[^\t\n\x20-\x7e\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
+    "|[\u2028\u2029]|[ \t](?:\n|\\Z)"
+)
+
+
+def _quoted(s: str) -> str:
+    """``s`` as a double-quoted scalar on one line."""
+    if _NEEDS_ESCAPE.search(s) is None:
+        return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    bad = _SURROGATE.search(s)
+    if bad is not None:
+        raise ValueError(
+            f"string contains the lone surrogate U+{ord(bad.group()):04X} at index {bad.start()},"
+            " which YAML (UTF-8) cannot carry"
+        )
+    return '"' + s.translate(_ESCAPE_TABLE) + '"'
+
+
+def _block_fit(s: str) -> bool:
+    return _BLOCK_UNFIT.search(s) is None and s.strip("\n") != ""
+
+
+def _write_block(s: str, ind: str, out: list[str]) -> None:
+    """Append a literal block scalar (header and lines) for a node at indentation ``ind``."""
+    if s[-1] == "\n":
+        chomp = "+" if s.endswith("\n\n") else ""
+        body = s[:-1]
+    else:
+        chomp = "-"
+        body = s
+    indicator = "2" if s[0] in " \t\n" else ""
+    sub = ind + "  "
+    out.append(f"|{indicator}{chomp}\n")
+    out.append("".join([f"{sub}{line}\n" if line else "\n" for line in body.split("\n")]))
+
+
+# --------------------------------------------------------------------------------------------
+# Memoised scalar texts
+# --------------------------------------------------------------------------------------------
+
+_CACHE_LIMIT: Final = 1 << 15  # entries per cache; the caches are emptied when they fill up
+_CACHED_LEN: Final = 128  # longer strings are rendered each time, not kept alive
+_BLOCK: Final = ""  # value-cache marker: write a literal block (depends on indentation)
+
+# str -> " text\n" as it follows "key:" or "-", or _BLOCK.
+_VALUES: dict[str, str] = {}
+# str -> "text:" for a simple key; keys needing the explicit form are never cached.
+_KEYS: dict[str, str] = {}
+
+
+def clear_caches() -> None:
+    """Forget the memoised scalar texts (the output does not depend on them)."""
+    _VALUES.clear()
+    _KEYS.clear()
+
+
+def _value_text(s: str) -> str:
+    if "\n" in s and _block_fit(s):
+        text = _BLOCK
+    elif is_plain(s):
+        text = f" {s}\n"
+    else:
+        text = f" {_quoted(s)}\n"
+    if len(s) <= _CACHED_LEN:
+        if len(_VALUES) >= _CACHE_LIMIT:
+            _VALUES.clear()
+        _VALUES[s] = text
+    return text
+
+
+def _key_text(k: Any, ind: str) -> str:
+    """``"key:"``, or ``"? key\\n<ind>:"`` for a key too long to be an implicit key."""
+    if type(k) is not str:
+        if not isinstance(k, str):
+            raise TypeError(f"mapping keys must be str, not {type(k).__name__}: {k!r}")
+        k = str.__str__(k)
+    text = k if is_plain(k) else _quoted(k)
+    if len(text) > 128:
+        return f"? {text}\n{ind}:"
+    if len(_KEYS) >= _CACHE_LIMIT:
+        _KEYS.clear()
+    _KEYS[k] = text + ":"
+    return text + ":"
+
+
+def _float_text(v: float) -> str:
+    if v != v:
+        return ".nan"
+    if v in (float("inf"), float("-inf")):
+        return ".inf" if v > 0 else "-.inf"
+    text = float.__repr__(v)
+    if "e" in text and "." not in text:  # 1e+16 is a string to YAML 1.1: write 1.0e+16
+        mantissa, _, exponent = text.partition("e")
+        text = f"{mantissa}.0e{exponent}"
+    return text
+
+
+# --------------------------------------------------------------------------------------------
+# The emitter
+# --------------------------------------------------------------------------------------------
+
+
+def _normalise(v: Any) -> Any:
+    """An exact-type equivalent of a value the fast paths did not recognise."""
+    if v is None or type(v) in (bool, float):
+        return v
+    if isinstance(v, bool):
+        return bool(v)
+    if isinstance(v, int):
+        return int.__int__(v)
+    if isinstance(v, float):
+        return float.__float__(v)
+    if isinstance(v, str):
+        return str.__str__(v)
+    if isinstance(v, Mapping):
+        return dict(v.items())
+    if isinstance(v, list | tuple):
+        return list(v)
+    raise TypeError(f"cannot write a {type(v).__name__} as YAML: {v!r}")
+
+
+def _scalar_text(v: Any) -> str:
+    """`` text\\n`` for a non-str scalar of exact type bool, None, int or float."""
+    if v is True:
+        return " true\n"
+    if v is False:
+        return " false\n"
+    if v is None:
+        return " null\n"
+    if type(v) is int:
+        return f" {v}\n"
+    return f" {_float_text(v)}\n"
+
+
+def _map(d: dict[Any, Any], ind: str, out: list[str], pre: str) -> None:
+    """Append the entries of non-empty ``d`` with keys at ``ind``; the first line begins with
+    ``pre`` instead (``ind`` itself, or the ``"- "`` of a sequence entry)."""
+    ap = out.append
+    keys = _KEYS
+    values = _VALUES
+    sub = ind + "  "
+    for k, v in d.items():
+        kt = keys.get(k)
+        if kt is None:
+            kt = _key_text(k, ind)
+        t = type(v)
+        if t is str:
+            text = values.get(v)
+            if text is None:
+                text = _value_text(v)
+            if text:
+                ap(f"{pre}{kt}{text}")
+            else:
+                ap(f"{pre}{kt} ")
+                _write_block(v, ind, out)
+        elif t is dict:
+            if v:
+                ap(f"{pre}{kt}\n")
+                _map(v, sub, out, sub)
+            else:
+                ap(f"{pre}{kt} {{}}\n")
+        elif t is int:
+            ap(f"{pre}{kt} {v}\n")
+        elif t is list:
+            if v:
+                ap(f"{pre}{kt}\n")
+                _seq(v, ind, out, ind)
+            else:
+                ap(f"{pre}{kt} []\n")
+        elif t is bool or v is None or t is float:
+            ap(f"{pre}{kt}{_scalar_text(v)}")
+        else:
+            _map({k: _normalise(v)}, ind, out, pre)
+        pre = ind
+
+
+def _seq(items: list[Any], ind: str, out: list[str], pre: str) -> None:
+    """Append the entries of non-empty ``items`` with their ``-`` at ``ind``; the first line
+    begins with ``pre`` instead."""
+    ap = out.append
+    values = _VALUES
+    sub = ind + "  "
+    for v in items:
+        t = type(v)
+        if t is str:
+            text = values.get(v)
+            if text is None:
+                text = _value_text(v)
+            if text:
+                ap(f"{pre}-{text}")
+            else:
+                ap(f"{pre}- ")
+                _write_block(v, ind, out)
+        elif t is dict:
+            if v:
+                _map(v, sub, out, pre + "- ")
+            else:
+                ap(f"{pre}- {{}}\n")
+        elif t is list:
+            if v:
+                _seq(v, sub, out, pre + "- ")
+            else:
+                ap(f"{pre}- []\n")
+        elif t is int:
+            ap(f"{pre}- {v}\n")
+        elif t is bool or v is None or t is float:
+            ap(f"{pre}-{_scalar_text(v)}")
+        else:
+            _seq([_normalise(v)], ind, out, pre)
+        pre = ind
+
+
+def dump(obj: Mapping[str, Any]) -> str:
+    """One YAML document (no ``---``) for ``obj``, in block style; see the module docstring.
+
+    A sequence or a scalar is accepted at the top too. Raises TypeError for a value of another
+    type or a non-str key, ValueError for a string holding a lone surrogate; a value that
+    contains itself exhausts the recursion limit.
+    """
+    value: Any = obj
+    t = type(value)
+    if t is not dict and t is not list:
+        value = _normalise(value)
+        t = type(value)
+    out: list[str] = []
+    if t is dict:
+        if not value:
+            return "{}\n"
+        _map(value, "", out, "")
+    elif t is list:
+        if not value:
+            return "[]\n"
+        _seq(value, "", out, "")
+    elif t is str:
+        return f"{value}\n" if is_plain(value) else f"{_quoted(value)}\n"
+    else:
+        return _scalar_text(value)[1:]
+    return "".join(out)
+
+
+def dump_all(objs: Iterable[Mapping[str, Any]]) -> str:
+    """Several documents, separated by ``---`` lines."""
+    return "---\n".join([dump(obj) for obj in objs])

@@ -1,0 +1,32 @@
+"""Typed input: the stack file, the job kinds and the shared Kubernetes types.
+
+Importing this package registers every job kind.
+"""
+
+from . import tfjob  # noqa: F401  (registers the TFJob kinds)
+from .base import DerivedName, JobDocument, JobMeta, K8sType, Strict, job_kind, job_kinds
+from .errors import CheckFailed, InputError, KubetrainError, OwnershipError, Problem
+from .load import MODE_ANNOTATION, JobSource, LoadedJob, Stack, discover_stacks, load_stack
+from .stack import StackSettings
+
+__all__ = [
+    "MODE_ANNOTATION",
+    "CheckFailed",
+    "DerivedName",
+    "InputError",
+    "JobDocument",
+    "JobMeta",
+    "JobSource",
+    "K8sType",
+    "KubetrainError",
+    "LoadedJob",
+    "OwnershipError",
+    "Problem",
+    "Stack",
+    "StackSettings",
+    "Strict",
+    "discover_stacks",
+    "job_kind",
+    "job_kinds",
+    "load_stack",
+]

@@ -1,0 +1,202 @@
+"""Shared model machinery: strict models, object metadata, the job-kind registry.
+
+Every job kind is a :class:`JobDocument` subclass registered with :func:`job_kind`. Embedded
+Kubernetes types (a pod template, volumes, resource requirements) are kept as plain dicts typed
+with :class:`K8sType`, and checked against the Kubernetes JSON schema of the stack's version when
+the stack is loaded, so they are as strict as the API server without being modelled twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, GetJsonSchemaHandler, field_validator
+
+from .names import DNS1123_LABEL, DNS1123_SUBDOMAIN, LABEL_VALUE, NameRule, check_label_key
+
+if TYPE_CHECKING:
+    from .stack import StackSettings
+
+__all__ = [
+    "K8S_DEFINITION_KEY",
+    "DerivedName",
+    "JobDocument",
+    "JobMeta",
+    "K8sType",
+    "Strict",
+    "job_kind",
+    "job_kinds",
+    "resource_kind",
+    "resource_kinds",
+]
+
+#: JSON-schema key naming the Kubernetes definition of an embedded type.
+K8S_DEFINITION_KEY = "x-kubetrain-k8s-definition"
+
+
+class Strict(BaseModel):
+    """Base of every input model: unknown keys are errors, values are immutable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+@dataclass(frozen=True)
+class K8sType:
+    """Marks a ``dict`` field as the Kubernetes type ``definition`` (checked at load time).
+
+    Its JSON schema says what it is and keeps unknown fields, so a CRD generated from the model
+    stays structural without copying the Kubernetes schema into it; ``validate`` swaps the full
+    strict schema in (see :data:`K8S_DEFINITION_KEY`).
+    """
+
+    definition: str
+    description: str = ""
+
+    def __get_pydantic_json_schema__(
+        self, core_schema: Any, handler: GetJsonSchemaHandler
+    ) -> dict[str, Any]:
+        short = self.definition.rsplit(".", 1)[-1]
+        text = f"{self.description} (Kubernetes {short})" if self.description else short
+        return {
+            "type": "object",
+            "description": text,
+            "x-kubernetes-preserve-unknown-fields": True,
+            K8S_DEFINITION_KEY: self.definition,
+        }
+
+
+def _check_map_keys(value: dict[str, str], what: str, values: NameRule | None) -> dict[str, str]:
+    for key, item in value.items():
+        if problem := check_label_key(key):
+            raise ValueError(f"{what} {problem}")
+        if values is not None and (problem := values.check(item)):
+            raise ValueError(f"{what} {key!r}: {problem}")
+    return value
+
+
+class JobMeta(Strict):
+    """The part of ``metadata`` a job document may carry."""
+
+    name: str = Field(description="Name of the job; every derived object name starts with it.")
+    namespace: str | None = Field(
+        default=None,
+        description="Namespace of the job and its objects. Default: kubetrain:namespace.",
+    )
+    labels: dict[str, str] = Field(
+        default_factory=dict, description="Labels of the job document (custom resource only)."
+    )
+    annotations: dict[str, str] = Field(
+        default_factory=dict,
+        description="Annotations; `kubetrain.io/mode: operator` puts this job in operator mode.",
+    )
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if problem := DNS1123_SUBDOMAIN.check(value):
+            raise ValueError(problem)
+        return value
+
+    @field_validator("namespace")
+    @classmethod
+    def _namespace(cls, value: str | None) -> str | None:
+        if value is not None and (problem := DNS1123_LABEL.check(value)):
+            raise ValueError(problem)
+        return value
+
+    @field_validator("labels")
+    @classmethod
+    def _labels(cls, value: dict[str, str]) -> dict[str, str]:
+        return _check_map_keys(value, "label", LABEL_VALUE)
+
+    @field_validator("annotations")
+    @classmethod
+    def _annotations(cls, value: dict[str, str]) -> dict[str, str]:
+        return _check_map_keys(value, "annotation", None)
+
+
+@dataclass(frozen=True)
+class DerivedName:
+    """A name or label value kubetrain derives from a job, and the rule it must satisfy."""
+
+    value: str
+    what: str
+    rule: NameRule
+
+
+class JobDocument(Strict):
+    """A Kubernetes-shaped job document: ``apiVersion``, ``kind``, ``metadata``, ``spec``."""
+
+    API_VERSION: ClassVar[str]
+    KIND: ClassVar[str]
+
+    api_version: str = Field(alias="apiVersion")
+    kind: str
+    metadata: JobMeta
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name
+
+    @property
+    def namespace(self) -> str:
+        """The job's namespace; the loader always resolves it from the stack's default."""
+        if self.metadata.namespace is None:
+            raise RuntimeError(f"{self.KIND} {self.name}: namespace not resolved")
+        return self.metadata.namespace
+
+    def normalized(self) -> JobDocument:
+        """The document in the form builders use (e.g. v1alpha1 converted to v1)."""
+        return self
+
+    def derived_names(self, settings: StackSettings) -> list[DerivedName]:
+        """Every object name and label value the builders will derive from this job."""
+        return []
+
+    def semantic_problems(self, settings: StackSettings) -> list[tuple[tuple[str | int, ...], str]]:
+        """Rules a schema cannot express, as (field path, message) pairs."""
+        return []
+
+
+J = TypeVar("J", bound=type[JobDocument])
+R = TypeVar("R", bound=type[BaseModel])
+_KINDS: dict[tuple[str, str], type[JobDocument]] = {}
+_RESOURCES: dict[tuple[str, str], type[BaseModel]] = {}
+
+
+def resource_kind(api_version: str, kind: str) -> Callable[[R], R]:
+    """Class decorator registering the model of a resource kind kubetrain emits.
+
+    The model's JSON schema is what ``validate`` checks that kind against when no other schema
+    location has it; the emitted objects also validate against the upstream schemas in tests.
+    """
+
+    def register(cls: R) -> R:
+        key = (api_version, kind)
+        if key in _RESOURCES:
+            raise RuntimeError(f"resource kind {key} registered twice")
+        _RESOURCES[key] = cls
+        return cls
+
+    return register
+
+
+def job_kind(cls: J) -> J:
+    """Class decorator registering a job kind under its ``API_VERSION`` and ``KIND``."""
+    key = (cls.API_VERSION, cls.KIND)
+    if key in _KINDS:
+        raise RuntimeError(f"job kind {key} registered twice")
+    _KINDS[key] = cls
+    return resource_kind(cls.API_VERSION, cls.KIND)(cls)
+
+
+def job_kinds() -> dict[tuple[str, str], type[JobDocument]]:
+    """Registered job kinds by (apiVersion, kind)."""
+    return dict(_KINDS)
+
+
+def resource_kinds() -> dict[tuple[str, str], type[BaseModel]]:
+    """Models of every kind kubetrain emits beyond Kubernetes' own, by (apiVersion, kind)."""
+    return dict(_RESOURCES)

@@ -1,0 +1,86 @@
+"""kubetrain's error hierarchy.
+
+Every failure a user can cause is a :class:`KubetrainError`. The CLI maps the two families to the
+exit codes of the interface contract: :class:`InputError` (bad input or usage) exits 2,
+:class:`CheckFailed` (validation failure or drift) exits 1. Anything else is a bug and keeps its
+traceback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+__all__ = [
+    "CheckFailed",
+    "InputError",
+    "KubetrainError",
+    "OwnershipError",
+    "Problem",
+    "format_path",
+]
+
+PathPart = str | int
+
+
+def format_path(path: Sequence[PathPart]) -> str:
+    """Render a field path as ``spec.tfReplicaSpecs.Worker.template.spec.containers[0]``.
+
+    Keys that contain a dot (label keys such as ``app.kubernetes.io/name``) are bracket-quoted so
+    the path stays unambiguous.
+    """
+    out: list[str] = []
+    for part in path:
+        if isinstance(part, int):
+            out.append(f"[{part}]")
+        elif "." in part or not part:
+            out.append(f'["{part}"]')
+        else:
+            out.append(f".{part}" if out else part)
+    return "".join(out) or "(document)"
+
+
+@dataclass(frozen=True, order=True)
+class Problem:
+    """One thing wrong with the input, located as precisely as the input allows."""
+
+    file: str
+    line: int | None
+    path: tuple[PathPart, ...]
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        if not self.path:
+            return f"{where}: {self.message}"
+        return f"{where}: {format_path(self.path)}: {self.message}"
+
+
+class KubetrainError(Exception):
+    """Base class of every error kubetrain raises on purpose."""
+
+
+class InputError(KubetrainError):
+    """The stack file, a job document or a command-line argument is wrong (exit code 2)."""
+
+    def __init__(self, problems: Iterable[Problem]) -> None:
+        self.problems = sorted(set(problems), key=_problem_order)
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+    @classmethod
+    def single(
+        cls, file: str, message: str, *, line: int | None = None, path: Sequence[PathPart] = ()
+    ) -> InputError:
+        return cls([Problem(file, line, tuple(path), message)])
+
+
+def _problem_order(p: Problem) -> tuple[str, int, str, str]:
+    return (p.file, p.line or 0, format_path(p.path), p.message)
+
+
+class OwnershipError(InputError):
+    """``render`` was asked to replace a folder holding files it did not generate (exit code 2)."""
+
+
+class CheckFailed(KubetrainError):
+    """Validation found problems in the output, or ``diff`` found drift (exit code 1)."""

@@ -1,0 +1,150 @@
+"""What kubetrain knows of the Kubernetes API: versions and the JSON schemas of built-in kinds.
+
+The schemas are the strict variants bundled, one set per minor version, by the
+``kubernetes-validate`` package; kubetrain reads the files directly and compiles them with
+``jsonschema-rs`` once per process. A version newer than the newest bundled set, or older than
+the oldest, is an input error rather than a silent fallback.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema_rs
+
+__all__ = [
+    "DEFINITIONS_URI",
+    "SchemaIssue",
+    "builtin_validator",
+    "definitions_registry",
+    "embedded_validator",
+    "parse_version",
+    "schema_issues",
+    "split_api_version",
+    "supported_versions",
+    "version_dir",
+]
+
+DEFINITIONS_URI = "https://kubernetes.io/api/_definitions.json"
+_VERSION_DIR = re.compile(r"^v(\d+)\.(\d+)\.0-local-strict$")
+_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.\d+)?$")
+
+
+def _schema_root() -> Path:
+    return Path(str(resources.files("kubernetes_validate"))) / "kubernetes-json-schema"
+
+
+@cache
+def supported_versions() -> tuple[tuple[int, int], ...]:
+    """Minor versions with bundled strict schemas, oldest first."""
+    found = []
+    for entry in _schema_root().iterdir():
+        if m := _VERSION_DIR.match(entry.name):
+            found.append((int(m[1]), int(m[2])))
+    return tuple(sorted(found))
+
+
+def parse_version(text: str) -> tuple[int, int] | str:
+    """``"1.33"`` -> ``(1, 33)``; an unsupported or malformed version gives a message instead."""
+    m = _VERSION.match(text.strip())
+    if not m:
+        return f'{text!r} is not a Kubernetes version; write it as MAJOR.MINOR, e.g. "1.33"'
+    version = (int(m[1]), int(m[2]))
+    known = supported_versions()
+    if version not in known:
+        low, high = known[0], known[-1]
+        return (
+            f"Kubernetes {version[0]}.{version[1]} has no bundled schemas; "
+            f"supported: {low[0]}.{low[1]} to {high[0]}.{high[1]}"
+        )
+    return version
+
+
+def version_dir(version: tuple[int, int]) -> Path:
+    return _schema_root() / f"v{version[0]}.{version[1]}.0-local-strict"
+
+
+@cache
+def _definitions(version: tuple[int, int]) -> dict[str, Any]:
+    with (version_dir(version) / "_definitions.json").open("rb") as f:
+        defs: dict[str, Any] = json.load(f)
+    return defs
+
+
+@cache
+def definitions_registry(version: tuple[int, int]) -> jsonschema_rs.Registry:
+    """A registry holding the shared definitions every built-in schema refers to."""
+    return jsonschema_rs.Registry([(DEFINITIONS_URI, _definitions(version))])
+
+
+@cache
+def _gvk_index(version: tuple[int, int]) -> dict[tuple[str, str, str], str]:
+    """(group, version, kind) -> definition name, from ``x-kubernetes-group-version-kind``."""
+    index: dict[tuple[str, str, str], str] = {}
+    for name, schema in _definitions(version)["$defs"].items():
+        for gvk in schema.get("x-kubernetes-group-version-kind", ()):
+            index[(gvk["group"], gvk["version"], gvk["kind"])] = name
+    return index
+
+
+def split_api_version(api_version: str) -> tuple[str, str]:
+    """``"apps/v1"`` -> ``("apps", "v1")``; ``"v1"`` -> ``("", "v1")``."""
+    group, _, version = api_version.rpartition("/")
+    return group, version
+
+
+@cache
+def builtin_validator(
+    version: tuple[int, int], api_version: str, kind: str
+) -> jsonschema_rs.Validator | None:
+    """The compiled strict schema of a built-in kind, or ``None`` if Kubernetes has no such kind."""
+    group, ver = split_api_version(api_version)
+    name = _gvk_index(version).get((group, ver, kind))
+    if name is None:
+        return None
+    return embedded_validator(version, name)
+
+
+@cache
+def embedded_validator(version: tuple[int, int], definition: str) -> jsonschema_rs.Validator:
+    """Compiled strict schema of one definition, e.g. ``io.k8s.api.core.v1.PodTemplateSpec``."""
+    if definition not in _definitions(version)["$defs"]:
+        raise KeyError(f"no Kubernetes definition {definition!r}")
+    return jsonschema_rs.validator_for(
+        {"$ref": f"{DEFINITIONS_URI}#/$defs/{definition}"},
+        registry=definitions_registry(version),
+    )
+
+
+@dataclass(frozen=True)
+class SchemaIssue:
+    """One JSON-schema violation: where in the instance, and what is wrong."""
+
+    path: tuple[str | int, ...]
+    message: str
+
+
+def schema_issues(validator: jsonschema_rs.Validator, instance: Any) -> Iterator[SchemaIssue]:
+    """Every violation of ``validator`` in ``instance``, most specific first, without repeats.
+
+    ``oneOf`` failures (int-or-string values and quantities) get a message that says so.
+    """
+    if validator.is_valid(instance):
+        return
+    seen: set[tuple[tuple[str | int, ...], str]] = set()
+    for error in validator.iter_errors(instance):
+        message = error.message
+        if "'oneOf'" in message:
+            # Kubernetes uses oneOf only for int-or-string and quantities.
+            message = f"{json.dumps(error.instance)} must be a string or a number"
+        key = (tuple(error.instance_path), message)
+        if key not in seen:
+            seen.add(key)
+            yield SchemaIssue(*key)

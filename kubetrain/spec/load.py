@@ -1,0 +1,497 @@
+"""Loading a stack: stack file -> settings -> job documents -> validated, located models.
+
+All problems found in one pass are reported together, each as ``FILE:LINE: path: message``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import glob
+import re
+import types
+import typing
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ValidationError
+
+from . import k8s
+from .base import DerivedName, JobDocument, K8sType, job_kinds
+from .errors import InputError, PathPart, Problem
+from .source import Document, display_path, load_documents
+from .stack import CONFIG_NAMESPACE, StackFile, StackSettings
+
+__all__ = [
+    "MODE_ANNOTATION",
+    "JobSource",
+    "LoadedJob",
+    "Stack",
+    "discover_stacks",
+    "find_project_root",
+    "load_stack",
+    "stack_name",
+]
+
+#: Annotation that switches one job to operator (or native) mode.
+MODE_ANNOTATION = "kubetrain.io/mode"
+_STACK_FILE = re.compile(r"^Pulumi\.(?P<name>[A-Za-z0-9_.-]+)\.ya?ml$")
+Mode = Literal["native", "operator"]
+
+
+@dataclass(frozen=True)
+class JobSource:
+    """Where a job document was written."""
+
+    file: str
+    line: int | None
+    path: tuple[PathPart, ...]
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}" if self.line else self.file
+
+
+@dataclass(frozen=True)
+class LoadedJob:
+    """A validated job document, its namespace resolved, and where it came from."""
+
+    document: JobDocument
+    source: JobSource
+    mode: Mode
+
+    @property
+    def job(self) -> JobDocument:
+        """The document in the form builders expand (v1alpha1 converted to v1)."""
+        return self.document.normalized()
+
+    @property
+    def title(self) -> str:
+        return f"{self.document.KIND} {self.document.namespace}/{self.document.name}"
+
+
+@dataclass(frozen=True)
+class Stack:
+    """A loaded stack: its name, settings and jobs."""
+
+    name: str
+    file: Path
+    project_root: Path
+    settings: StackSettings
+    jobs: tuple[LoadedJob, ...]
+
+    @property
+    def source_name(self) -> str:
+        """The stack file relative to the project root, with '/' separators (stable everywhere)."""
+        try:
+            return self.file.resolve().relative_to(self.project_root.resolve()).as_posix()
+        except ValueError:
+            return self.file.name
+
+
+def stack_name(path: Path) -> str:
+    """``stacks/Pulumi.dev.yaml`` -> ``dev``."""
+    m = _STACK_FILE.match(path.name)
+    if not m:
+        raise InputError.single(
+            display_path(path), "a stack file must be named Pulumi.<stack>.yaml"
+        )
+    return m["name"]
+
+
+def find_project_root(start: Path) -> Path:
+    """The nearest folder at or above ``start`` holding ``Pulumi.yaml``, else ``start`` itself."""
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        if (folder / "Pulumi.yaml").is_file() or (folder / "Pulumi.yml").is_file():
+            return folder
+    return start
+
+
+def discover_stacks(stacks_dir: Path, names: Sequence[str] = ()) -> list[Path]:
+    """Stack files in ``stacks_dir``, all of them or the ``names`` asked for, sorted by name."""
+    found = {
+        stack_name(p): p
+        for p in sorted(stacks_dir.glob("Pulumi.*.y*ml"))
+        if _STACK_FILE.match(p.name)
+    }
+    if not names:
+        if not found:
+            raise InputError.single(
+                display_path(stacks_dir), "no stack files (Pulumi.<env>.yaml) here"
+            )
+        return [found[n] for n in sorted(found)]
+    missing = [n for n in names if n not in found]
+    if missing:
+        known = ", ".join(sorted(found)) or "none"
+        raise InputError.single(
+            display_path(stacks_dir),
+            f"no stack file for {', '.join(missing)} (stacks here: {known})",
+        )
+    return [found[n] for n in dict.fromkeys(names)]
+
+
+def load_stack(path: str | Path, *, project_root: Path | None = None) -> Stack:
+    """Load and validate the stack file at ``path`` and every job document it names."""
+    path = Path(path)
+    name = stack_name(path)
+    root = project_root or find_project_root(path.parent)
+    docs = load_documents(path)
+    if len(docs) != 1:
+        raise InputError.single(
+            display_path(path), f"a stack file holds exactly one YAML document, found {len(docs)}"
+        )
+    doc = docs[0]
+    problems: list[Problem] = []
+    file_model = _validate(StackFile, doc, problems)
+    if file_model is None:
+        raise InputError(problems)
+    ours, other_problems = _our_config(doc)
+    problems += other_problems
+    settings = _validate(StackSettings, doc.sub(("config",)), problems, data=ours, keymap=_prefixed)
+    if settings is None:
+        raise InputError(problems)
+    jobs: list[LoadedJob] = []
+    for job_doc in _job_documents(doc, settings, root, problems):
+        loaded = _load_job(job_doc, settings, problems)
+        if loaded is not None:
+            jobs.append(loaded)
+    problems += _duplicates(jobs)
+    if problems:
+        raise InputError(problems)
+    return Stack(name, path, root, settings, tuple(jobs))
+
+
+# --- stack-level pieces ----------------------------------------------------------------------
+
+
+def _prefixed(part: PathPart) -> PathPart:
+    """Map a settings field path back to the stack file key (``namespace`` -> ``kubetrain:...``)."""
+    return f"{CONFIG_NAMESPACE}:{part}"
+
+
+def _our_config(doc: Document) -> tuple[dict[str, Any], list[Problem]]:
+    """The ``kubetrain:*`` keys without their prefix; other namespaces are someone else's."""
+    config = doc.data.get("config") or {}
+    ours: dict[str, Any] = {}
+    problems: list[Problem] = []
+    for key, value in config.items():
+        namespace, colon, rest = str(key).partition(":")
+        if not colon:
+            problems.append(
+                doc.problem(
+                    ("config", key),
+                    f"config keys are namespaced, e.g. '{CONFIG_NAMESPACE}:{key}' "
+                    "(Pulumi stack file)",
+                )
+            )
+        elif namespace == CONFIG_NAMESPACE:
+            ours[rest] = value
+    return ours, problems
+
+
+def _job_documents(
+    stack_doc: Document, settings: StackSettings, root: Path, problems: list[Problem]
+) -> Iterator[Document]:
+    key = f"{CONFIG_NAMESPACE}:jobs"
+    for i in range(len(settings.jobs)):
+        yield stack_doc.sub(("config", key, i))
+    seen: set[Path] = set()
+    for i, pattern in enumerate(settings.job_files):
+        matches = sorted(glob.glob(pattern, root_dir=root, recursive=True))
+        if not matches:
+            problems.append(
+                stack_doc.problem(
+                    ("config", f"{CONFIG_NAMESPACE}:jobFiles", i),
+                    f"{pattern!r} matches no file (patterns are relative to {display_path(root)})",
+                )
+            )
+        for match in matches:
+            file = (root / match).resolve()
+            if file in seen or file.is_dir():
+                continue
+            seen.add(file)
+            try:
+                yield from load_documents(file)
+            except InputError as exc:
+                problems += exc.problems
+
+
+def _load_job(doc: Document, settings: StackSettings, problems: list[Problem]) -> LoadedJob | None:
+    data = doc.data
+    if not isinstance(data, dict):
+        problems.append(
+            doc.problem((), "a job document must be a mapping with apiVersion and kind")
+        )
+        return None
+    kinds = job_kinds()
+    api_version, kind = data.get("apiVersion"), data.get("kind")
+    cls = (
+        kinds.get((api_version, kind))
+        if isinstance(api_version, str) and isinstance(kind, str)
+        else None
+    )
+    if cls is None:
+        accepted = ", ".join(f"{a} {k}" for a, k in sorted(kinds))
+        field = (
+            "kind" if "kind" not in data or api_version in {a for a, _ in kinds} else "apiVersion"
+        )
+        problems.append(
+            doc.problem(
+                (field,), f"unknown job kind {api_version!r} {kind!r}; accepted kinds: {accepted}"
+            )
+        )
+        return None
+    job = _validate(cls, doc, problems)
+    if job is None:
+        return None
+    if job.metadata.namespace is None:
+        meta = job.metadata.model_copy(update={"namespace": settings.namespace})
+        job = job.model_copy(update={"metadata": meta})
+    before = len(problems)
+    for path, message in _embedded_problems(job, settings.version):
+        problems.append(doc.problem(path, message))
+    if len(problems) > before:
+        return None
+    for path, message in job.semantic_problems(settings):
+        problems.append(doc.problem(path, message))
+    if len(problems) > before:
+        return None
+    for problem in _name_budget(job, settings, doc):
+        problems.append(problem)
+    mode = job.metadata.annotations.get(MODE_ANNOTATION, settings.mode)
+    if mode not in ("native", "operator"):
+        problems.append(
+            doc.problem(
+                ("metadata", "annotations", MODE_ANNOTATION),
+                f"must be native or operator, got {mode!r}",
+            )
+        )
+        return None
+    source = JobSource(doc.file, doc.line_of(()), doc.prefix)
+    return LoadedJob(job, source, mode)  # type: ignore[arg-type]
+
+
+def _duplicates(jobs: Iterable[LoadedJob]) -> list[Problem]:
+    first: dict[tuple[str, str, str], LoadedJob] = {}
+    problems = []
+    for job in jobs:
+        key = (job.document.KIND, job.document.namespace, job.document.name)
+        if key in first:
+            problems.append(
+                Problem(
+                    job.source.file,
+                    job.source.line,
+                    (*job.source.path, "metadata", "name"),
+                    f"{job.title} is already defined at {first[key].source}",
+                )
+            )
+        else:
+            first[key] = job
+    return problems
+
+
+def _name_budget(job: JobDocument, settings: StackSettings, doc: Document) -> list[Problem]:
+    """Every derived name and label value within Kubernetes limits; name the longest offender."""
+    failing: dict[str, tuple[DerivedName, str]] = {}
+    for derived in job.derived_names(settings):
+        problem = derived.rule.check(derived.value)
+        current = failing.get(derived.rule.title)
+        if problem and (current is None or len(derived.value) > len(current[0].value)):
+            failing[derived.rule.title] = (derived, problem)
+    out = []
+    for derived, problem in failing.values():
+        message = f"derived {derived.what} {problem}"
+        excess = len(derived.value) - derived.rule.max_length
+        if excess > 0:
+            message += f"; shorten metadata.name by at least {excess} characters"
+        out.append(doc.problem(("metadata", "name"), message))
+    return out
+
+
+# --- pydantic and schema errors -> problems --------------------------------------------------
+
+M = typing.TypeVar("M", bound=BaseModel)
+
+
+def _validate(
+    cls: type[M],
+    doc: Document,
+    problems: list[Problem],
+    *,
+    data: Any = None,
+    keymap: typing.Callable[[PathPart], PathPart] | None = None,
+) -> M | None:
+    value = doc.data if data is None else data
+    try:
+        return cls.model_validate(value)
+    except ValidationError as exc:
+        for error in exc.errors(include_url=False):
+            loc = _real_path(value, error["loc"])
+            if keymap is not None and loc:
+                loc = (keymap(loc[0]), *loc[1:])
+            problems.append(doc.problem(loc, _message(cls, error)))
+        return None
+
+
+def _real_path(data: Any, loc: Sequence[Any]) -> tuple[PathPart, ...]:
+    """pydantic's ``loc`` without the entries that name validators or union members."""
+    path: list[PathPart] = []
+    current = data
+    for i, part in enumerate(loc):
+        if isinstance(current, dict) and part not in current and isinstance(part, str):
+            # A key the model normalised (replica types); Document.problem restores its spelling.
+            part = next(
+                (k for k in current if isinstance(k, str) and k.lower() == part.lower()), part
+            )
+        indexable = isinstance(current, list) and isinstance(part, int) and 0 <= part < len(current)
+        if (isinstance(current, dict) and part in current) or indexable:
+            current = current[part]
+        elif part == "[key]":
+            continue  # pydantic's marker for "the key itself", already in the path
+        elif isinstance(current, dict) and i == len(loc) - 1 and isinstance(part, str):
+            pass  # a missing or unknown key: keep it, it is the subject of the message
+        else:
+            continue
+        path.append(part)
+    return tuple(path)
+
+
+def _message(root: type[BaseModel], error: Any) -> str:
+    kind, msg, value = error["type"], error["msg"], error.get("input")
+    if kind == "missing":
+        return "required field is missing"
+    if kind == "extra_forbidden":
+        key = error["loc"][-1]
+        return _unknown_field(root, tuple(error["loc"][:-1]), key)
+    if kind == "value_error":
+        return str(msg).removeprefix("Value error, ")
+    if kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
+        op = {
+            "greater_than_equal": ">=",
+            "less_than_equal": "<=",
+            "greater_than": ">",
+            "less_than": "<",
+        }
+        bound = next(iter(error["ctx"].values()))
+        return f"must be {op[kind]} {bound}, got {value!r}"
+    if isinstance(value, str | int | float | bool) or value is None:
+        return f"{msg}, got {value!r}"
+    shape = (
+        "a mapping" if isinstance(value, dict) else "a list" if isinstance(value, list) else None
+    )
+    return f"{msg}, got {shape or type(value).__name__}"
+
+
+def _unknown_field(root: type[BaseModel], parent: tuple[Any, ...], key: Any) -> str:
+    here = _model_at(root, parent)
+    message = f"unknown field {key!r}"
+    if here is not None:
+        allowed = sorted(_aliases(here))
+        close = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.75)
+        if close:
+            message += f"; did you mean {close[0]!r}?"
+        belongs = [p for p in _where_defined(root, str(key)) if p != tuple(str(x) for x in parent)]
+        if belongs and not close:
+            where = " or ".join(".".join(p) or "(top level)" for p in belongs[:3])
+            message += f"; it belongs under {where}"
+        if not close and not belongs:
+            message += f"; allowed here: {', '.join(allowed)}"
+    return message
+
+
+def _aliases(cls: type[BaseModel]) -> dict[str, Any]:
+    return {(f.alias or n): f.annotation for n, f in cls.model_fields.items()}
+
+
+def _models_in(annotation: Any) -> Iterator[tuple[type[BaseModel], bool]]:
+    """Models reachable from a type annotation, and whether a key/index precedes them."""
+    origin = typing.get_origin(annotation)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        yield annotation, False
+    elif origin in (list, tuple, dict):
+        for arg in typing.get_args(annotation)[-1:]:
+            for model, _ in _models_in(arg):
+                yield model, True
+    elif origin in (typing.Union, types.UnionType, typing.Annotated):
+        for arg in typing.get_args(annotation):
+            yield from _models_in(arg)
+
+
+def _model_at(root: type[BaseModel], path: tuple[Any, ...]) -> type[BaseModel] | None:
+    current: type[BaseModel] = root
+    parts = list(path)
+    while parts:
+        part = parts.pop(0)
+        annotation = _aliases(current).get(part)
+        if annotation is None:
+            return None
+        found = next(iter(_models_in(annotation)), None)
+        if found is None:
+            return None
+        current, keyed = found
+        if keyed and parts:
+            parts.pop(0)
+    return current
+
+
+def _where_defined(root: type[BaseModel], key: str) -> list[tuple[str, ...]]:
+    """Field paths of ``root`` (without map keys or indexes) that define the field ``key``."""
+    out: list[tuple[str, ...]] = []
+    seen: set[type[BaseModel]] = set()
+
+    def walk(cls: type[BaseModel], path: tuple[str, ...]) -> None:
+        if cls in seen:
+            return
+        seen.add(cls)
+        fields = _aliases(cls)
+        if key in fields:
+            out.append(path)
+        for alias, annotation in fields.items():
+            for model, _ in _models_in(annotation):
+                walk(model, (*path, alias))
+
+    walk(root, ())
+    return out
+
+
+def _embedded_problems(
+    model: BaseModel, version: tuple[int, int]
+) -> Iterator[tuple[tuple[PathPart, ...], str]]:
+    """Schema problems of every :class:`K8sType` field, against the stack's Kubernetes version."""
+    for name, field in type(model).model_fields.items():
+        path: tuple[PathPart, ...] = (field.alias or name,)
+        value = getattr(model, name)
+        marker = next((m for m in field.metadata if isinstance(m, K8sType)), None)
+        yield from _embedded_value(value, field.annotation, marker, path, version)
+
+
+def _embedded_value(
+    value: Any,
+    annotation: Any,
+    marker: K8sType | None,
+    path: tuple[PathPart, ...],
+    version: tuple[int, int],
+) -> Iterator[tuple[tuple[PathPart, ...], str]]:
+    if value is None:
+        return
+    if marker is None and typing.get_origin(annotation) is typing.Annotated:
+        marker = next((m for m in typing.get_args(annotation)[1:] if isinstance(m, K8sType)), None)
+    if marker is not None:
+        validator = k8s.embedded_validator(version, marker.definition)
+        for issue in k8s.schema_issues(validator, value):
+            yield (*path, *issue.path), issue.message
+    elif isinstance(value, BaseModel):
+        for sub_path, message in _embedded_problems(value, version):
+            yield (*path, *sub_path), message
+    elif isinstance(value, dict | list):
+        args = typing.get_args(annotation)
+        if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+            args = tuple(a for a in args if a is not type(None))
+            inner = args[0] if len(args) == 1 else None
+            yield from _embedded_value(value, inner, None, path, version)
+            return
+        item_type = args[-1] if args else None
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        for key, item in items:
+            yield from _embedded_value(item, item_type, None, (*path, key), version)

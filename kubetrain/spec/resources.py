@@ -1,0 +1,115 @@
+"""Resources and accelerators, normalised in one place.
+
+GPUs may be written under ``nvidia.com/gpu``, the pre-device-plugin ``alpha.kubernetes.io/
+nvidia-gpu`` or the stack's ``gpuResource``. kubetrain reads them from either place, rejects
+conflicts and fractions, and writes them once, under ``gpuResource``, with requests equal to
+limits (Kubernetes does not overcommit extended resources).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["GPU_ALIASES", "gpu_count", "gpu_problems", "normalize_gpus", "pod_gpu_problems"]
+
+#: Resource names that mean "NVIDIA GPUs" besides the stack's own gpuResource.
+GPU_ALIASES = ("nvidia.com/gpu", "alpha.kubernetes.io/nvidia-gpu")
+
+Path = tuple[str | int, ...]
+
+
+def _names(gpu_resource: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys((gpu_resource, *GPU_ALIASES)))
+
+
+def _whole(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if value >= 0 else None
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    return None
+
+
+def gpu_problems(resources: Mapping[str, Any] | None, gpu_resource: str) -> list[tuple[Path, str]]:
+    """Problems with the GPUs of one container's ``resources`` (paths relative to it)."""
+    problems: list[tuple[Path, str]] = []
+    if not isinstance(resources, Mapping):
+        return problems
+    counts: dict[str, dict[str, int]] = {}
+    for part in ("limits", "requests"):
+        values = resources.get(part) or {}
+        if not isinstance(values, Mapping):
+            continue
+        for name in _names(gpu_resource):
+            if name in values:
+                n = _whole(values[name])
+                if n is None:
+                    problems.append(((part, name), f"GPUs are whole devices, got {values[name]!r}"))
+                else:
+                    counts.setdefault(part, {})[name] = n
+    for part, found in counts.items():
+        if len(set(found.values())) > 1:
+            given = ", ".join(f"{k}: {v}" for k, v in found.items())
+            problems.append(((part,), f"conflicting GPU counts ({given}); give GPUs once"))
+    limits = max(counts.get("limits", {}).values(), default=None)
+    requests = max(counts.get("requests", {}).values(), default=None)
+    if limits is not None and requests is not None and limits != requests:
+        problems.append(
+            (
+                ("requests",),
+                f"GPU requests must equal limits, got requests {requests}, limits {limits}",
+            )
+        )
+    return problems
+
+
+def gpu_count(resources: Mapping[str, Any] | None, gpu_resource: str) -> int:
+    """GPUs of one container: from limits, else from requests (0 when none)."""
+    if not isinstance(resources, Mapping):
+        return 0
+    for part in ("limits", "requests"):
+        values = resources.get(part) or {}
+        for name in _names(gpu_resource):
+            if name in values and (n := _whole(values[name])) is not None:
+                return n
+    return 0
+
+
+def normalize_gpus(resources: Mapping[str, Any] | None, gpu_resource: str) -> dict[str, Any] | None:
+    """``resources`` with GPUs under ``gpu_resource`` only, requests equal to limits.
+
+    Returns a shallow copy of the input when it has no GPUs, and ``None`` for ``None``.
+    """
+    if not isinstance(resources, Mapping):
+        return None
+    names = _names(gpu_resource)
+    has = any(
+        name in (resources.get(part) or {}) for part in ("limits", "requests") for name in names
+    )
+    if not has:
+        return dict(resources)
+    n = gpu_count(resources, gpu_resource)
+    out = dict(resources)
+    for part in ("limits", "requests"):
+        values = {k: v for k, v in (resources.get(part) or {}).items() if k not in names}
+        values[gpu_resource] = n
+        out[part] = values
+    return out
+
+
+def pod_gpu_problems(
+    pod_spec: Mapping[str, Any] | None, gpu_resource: str
+) -> list[tuple[Path, str]]:
+    """GPU problems of every container and init container of a pod spec (paths relative to it)."""
+    problems: list[tuple[Path, str]] = []
+    if not isinstance(pod_spec, Mapping):
+        return problems
+    for field in ("initContainers", "containers"):
+        for i, container in enumerate(pod_spec.get(field) or ()):
+            if isinstance(container, Mapping):
+                for path, message in gpu_problems(container.get("resources"), gpu_resource):
+                    problems.append(((field, i, "resources", *path), message))
+    return problems

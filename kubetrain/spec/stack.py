@@ -1,0 +1,205 @@
+"""The stack file: ``stacks/Pulumi.<env>.yaml``, a real Pulumi stack settings file.
+
+kubetrain reads the ``kubetrain:*`` keys of its ``config`` block; keys of other namespaces
+(``kubernetes:context``, ``pulumi:tags``, ...) belong to other Pulumi packages and are left alone.
+Keys whose feature arrives in a later release are accepted now, so stack files written against
+the documented contract keep loading; their descriptions say which.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from .base import Strict
+from .k8s import parse_version
+from .names import DNS1123_LABEL, DNS1123_SUBDOMAIN
+
+__all__ = [
+    "CONFIG_NAMESPACE",
+    "External",
+    "GitOps",
+    "SecretStoreRef",
+    "SecureValue",
+    "StackFile",
+    "StackSettings",
+]
+
+#: The Pulumi config namespace of kubetrain's keys (``kubetrain:namespace`` ...).
+CONFIG_NAMESPACE = "kubetrain"
+
+
+class SecretStoreRef(Strict):
+    """The External Secrets Operator store render mode points its ExternalSecrets at."""
+
+    kind: Literal["SecretStore", "ClusterSecretStore"] = Field(
+        default="ClusterSecretStore", description="Kind of the store. Default: ClusterSecretStore."
+    )
+    name: str = Field(description="Name of the store.")
+
+
+class SecureValue(Strict):
+    """A value encrypted by ``pulumi config set --secret``; kubetrain never decrypts it itself."""
+
+    secure: str = Field(description="Ciphertext written by the Pulumi CLI.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _not_plaintext(cls, value: Any) -> Any:
+        if isinstance(value, str | int | float):
+            raise ValueError(
+                "a plaintext credential is not allowed in a stack file: set it with "
+                "`pulumi config set --secret --path 'kubetrain:credentials.<name>.<key>' VALUE`"
+            )
+        return value
+
+
+class External(Strict):
+    """Objects the rendered output may reference without rendering them (checked by validate)."""
+
+    secrets: list[str] = Field(default_factory=list, description="Secret names, or namespace/name.")
+    config_maps: list[str] = Field(
+        default_factory=list, alias="configMaps", description="ConfigMap names, or namespace/name."
+    )
+    service_accounts: list[str] = Field(
+        default_factory=list,
+        alias="serviceAccounts",
+        description="ServiceAccount names, or namespace/name.",
+    )
+    persistent_volume_claims: list[str] = Field(
+        default_factory=list,
+        alias="persistentVolumeClaims",
+        description="PersistentVolumeClaim names, or namespace/name.",
+    )
+
+
+class GitOps(Strict):
+    """Where Flux and Argo CD find ``rendered/<env>`` (delivery objects under rendered/clusters)."""
+
+    repo_url: str = Field(
+        alias="repoURL", description="Git URL of the repository holding rendered/."
+    )
+    branch: str = Field(default="main", description="Branch to follow. Default: main.")
+    engines: list[Literal["flux", "argocd"]] = Field(
+        default_factory=lambda: ["flux"],  # type: ignore[arg-type]
+        min_length=1,
+        description="Delivery engines. Default: [flux].",
+    )
+    interval: str = Field(default="5m", description="Flux reconcile interval. Default: 5m.")
+    namespace: str | None = Field(
+        default=None,
+        description="Namespace of the delivery objects. Default: flux-system / argocd per engine.",
+    )
+
+
+class StackSettings(Strict):
+    """Every ``kubetrain:*`` key of a stack file (the ``kubetrain:`` prefix removed)."""
+
+    namespace: str = Field(
+        default="default", description="Namespace of jobs that do not name one. Default: default."
+    )
+    kubernetes_version: str = Field(
+        default="1.33",
+        alias="kubernetesVersion",
+        description='Kubernetes minor version, quoted ("1.33"): API choice and validation target.',
+    )
+    mode: Literal["native", "operator"] = Field(
+        default="native",
+        description="native: the objects the operator would create; operator: the custom "
+        "resources (and CRDs kubetrain owns) for a cluster running the operator. Default: native.",
+    )
+    gpu_resource: str = Field(
+        default="nvidia.com/gpu",
+        alias="gpuResource",
+        description="Extended resource name written for GPUs. Default: nvidia.com/gpu.",
+    )
+    cluster_domain: str | None = Field(
+        default=None,
+        alias="clusterDomain",
+        description="DNS domain appended to service hosts, e.g. cluster.local. Default: none.",
+    )
+    gang_scheduler: Literal["none", "volcano", "scheduler-plugins"] = Field(
+        default="none",
+        alias="gangScheduler",
+        description="Gang scheduler for multi-pod jobs (PodGroups). Default: none.",
+    )
+    secret_store: SecretStoreRef | None = Field(
+        default=None,
+        alias="secretStore",
+        description="External Secrets store used for every Secret in render mode.",
+    )
+    jobs: list[Any] = Field(
+        default_factory=list, description="Job documents (TFJob, TrainingJob, Learner)."
+    )
+    job_files: list[str] = Field(
+        default_factory=list,
+        alias="jobFiles",
+        description="Globs, relative to the project root, of multi-document YAML job files.",
+    )
+    # Accepted now; used by the checks and delivery features of a later release.
+    pod_security: Literal["baseline", "restricted"] = Field(
+        default="baseline",
+        alias="podSecurity",
+        description="Pod Security Standards level every pod template must meet. Default: baseline.",
+    )
+    external: External = Field(
+        default_factory=External, description="Referenced objects that live outside rendered/."
+    )
+    gitops: GitOps | None = Field(default=None, description="Flux / Argo CD delivery objects.")
+    learner_registry: str | None = Field(
+        default=None,
+        alias="learnerRegistry",
+        description="Registry of FfDL learner images (<registry>/<framework>_gpu_<version>:<tag>).",
+    )
+    gpu_type_node_label: str | None = Field(
+        default=None,
+        alias="gpuTypeNodeLabel",
+        description="Node label that selects a Learner's gpuType; without it gpuType is not used.",
+    )
+    credentials: dict[str, dict[str, SecureValue]] = Field(
+        default_factory=dict,
+        description="Pulumi mode only: credential name -> key -> value set with "
+        "`pulumi config set --secret --path`. Render mode reads them from secretStore instead.",
+    )
+
+    @field_validator("kubernetes_version", mode="before")
+    @classmethod
+    def _version(cls, value: Any) -> Any:
+        if isinstance(value, float | int) and not isinstance(value, bool):
+            raise ValueError(f'quote the version, e.g. "{value}": YAML reads {value} as a number')
+        if isinstance(value, str):
+            parsed = parse_version(value)
+            if isinstance(parsed, str):
+                raise ValueError(parsed)
+            return f"{parsed[0]}.{parsed[1]}"
+        return value
+
+    @field_validator("namespace")
+    @classmethod
+    def _namespace(cls, value: str) -> str:
+        if problem := DNS1123_LABEL.check(value):
+            raise ValueError(problem)
+        return value
+
+    @field_validator("cluster_domain")
+    @classmethod
+    def _domain(cls, value: str | None) -> str | None:
+        if value is not None and (problem := DNS1123_SUBDOMAIN.check(value)):
+            raise ValueError(problem)
+        return value
+
+    @property
+    def version(self) -> tuple[int, int]:
+        major, minor = self.kubernetes_version.split(".")
+        return int(major), int(minor)
+
+
+class StackFile(Strict):
+    """The top level of a Pulumi stack settings file."""
+
+    config: dict[str, Any] = Field(default_factory=dict, description="Stack configuration.")
+    secretsprovider: str | None = None
+    encryptedkey: str | None = None
+    encryptionsalt: str | None = None
+    environment: Any = Field(default=None, description="Pulumi ESC environments (imports).")

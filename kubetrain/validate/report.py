@@ -1,0 +1,110 @@
+"""Validation reports as text (for people), JSON (kubeconform's shape) and JUnit XML (for CI)."""
+
+from __future__ import annotations
+
+import json
+from typing import Literal
+from xml.etree import ElementTree as ET
+
+from ..spec.errors import format_path
+from .engine import Finding, ObjectResult, Report
+
+__all__ = ["Format", "format_report"]
+
+Format = Literal["text", "json", "junit"]
+
+
+def _where(result: ObjectResult, finding: Finding) -> str:
+    line = finding.line or result.line
+    return f"{result.file}:{line}" if line else result.file
+
+
+def _path(finding: Finding) -> str:
+    return format_path(finding.path) if finding.path else "(object)"
+
+
+def _text(report: Report) -> str:
+    lines = []
+    for r in report.results:
+        for f in r.findings:
+            path = format_path(f.path) if f.path else "(object)"
+            subject = f" [{r.title}]" if r.kind else ""
+            lines.append(f"{_where(r, f)}: {path}: {f.message} ({f.rule}){subject}")
+    c = report.counts()
+    total = sum(c.values())
+    lines.append(
+        f"Summary: {total} object{'s' if total != 1 else ''}: {c['valid']} valid, "
+        f"{c['invalid']} invalid, {c['error']} errors, {c['skipped']} skipped"
+    )
+    return "\n".join(lines) + "\n"
+
+
+_STATUS = {
+    "valid": "statusValid",
+    "invalid": "statusInvalid",
+    "error": "statusError",
+    "skipped": "statusSkipped",
+}
+
+
+def _json(report: Report) -> str:
+    resources = []
+    for r in report.results:
+        entry: dict[str, object] = {
+            "filename": r.file,
+            "kind": r.kind,
+            "name": r.name,
+            "namespace": r.namespace,
+            "version": r.api_version,
+            "status": _STATUS[r.status],
+            "msg": "; ".join(f.message for f in r.findings),
+        }
+        if r.findings:
+            entry["validationErrors"] = [
+                {
+                    "rule": f.rule,
+                    "path": format_path(f.path) if f.path else "",
+                    "msg": f.message,
+                    "line": f.line,
+                }
+                for f in r.findings
+            ]
+        resources.append(entry)
+    return json.dumps({"resources": resources, "summary": report.counts()}, indent=2) + "\n"
+
+
+def _junit(report: Report) -> str:
+    c = report.counts()
+    suites = ET.Element("testsuites", name="kubetrain validate")
+    suite = ET.SubElement(
+        suites,
+        "testsuite",
+        name="kubetrain validate",
+        tests=str(len(report.results)),
+        failures=str(c["invalid"]),
+        errors=str(c["error"]),
+        skipped=str(c["skipped"]),
+    )
+    for r in report.results:
+        case = ET.SubElement(
+            suite, "testcase", classname=r.file, name=r.title or f"document {r.document + 1}"
+        )
+        if r.status == "skipped":
+            ET.SubElement(case, "skipped")
+        elif r.findings:
+            tag = "failure" if r.status == "invalid" else "error"
+            body = "\n".join(
+                f"{_where(r, f)}: {_path(f)}: {f.message} ({f.rule})" for f in r.findings
+            )
+            element = ET.SubElement(
+                case, tag, message=r.findings[0].message, type=r.findings[0].rule
+            )
+            element.text = body
+    ET.indent(suites)
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+    )
+
+
+def format_report(report: Report, fmt: Format = "text") -> str:
+    return {"text": _text, "json": _json, "junit": _junit}[fmt](report)

@@ -1,0 +1,42 @@
+"""Small helpers shared by the tests: load a stack from text, build it, pick objects."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kubetrain.build import build_stack
+from kubetrain.spec import Stack, load_stack
+
+
+def stack_from(tmp_path: Path, config: dict[str, Any], name: str = "test") -> Stack:
+    """Write ``{"config": config}`` as stacks/Pulumi.<name>.yaml under ``tmp_path`` and load it."""
+    (tmp_path / "Pulumi.yaml").write_text(
+        "name: kubetrain\nruntime: python\nstackConfigDir: stacks\n"
+    )
+    folder = tmp_path / "stacks"
+    folder.mkdir(exist_ok=True)
+    path = folder / f"Pulumi.{name}.yaml"
+    path.write_text(yaml.safe_dump({"config": config}, sort_keys=False))
+    return load_stack(path)
+
+
+def objects(stack: Stack, target: str = "render") -> list[dict[str, Any]]:
+    return [b.obj for b in build_stack(stack, target)]  # type: ignore[arg-type]
+
+
+def pick(objs: list[dict[str, Any]], kind: str, name: str) -> dict[str, Any]:
+    found = [o for o in objs if o["kind"] == kind and o["metadata"]["name"] == name]
+    assert len(found) == 1, f"expected one {kind} {name}, found {len(found)}"
+    return found[0]
+
+
+def container(pod: dict[str, Any], name: str = "tensorflow") -> dict[str, Any]:
+    spec = pod["spec"] if pod["kind"] == "Pod" else pod["spec"]["template"]["spec"]
+    return next(c for c in spec["containers"] if c["name"] == name)
+
+
+def env(c: dict[str, Any]) -> dict[str, Any]:
+    return {e["name"]: e.get("value", e.get("valueFrom")) for e in c.get("env", [])}

@@ -1,0 +1,13 @@
+"""The layering of DESIGN.md, enforced: spec <- build <- render | validate <- app <- cli, the core
+never imports pulumi, and components use only spec and build (contracts in .importlinter)."""
+
+from __future__ import annotations
+
+from importlinter.cli import lint_imports
+
+from conftest import REPO
+
+
+def test_import_contracts_are_kept(monkeypatch) -> None:
+    monkeypatch.chdir(REPO)
+    assert lint_imports(config_filename=str(REPO / ".importlinter"), no_cache=True) == 0
