@@ -100,8 +100,9 @@ def plan(stack: Stack, out_dir: Path) -> Planned:
     """Build and validate one stack, and lay out its files (nothing is written)."""
     built = build_stack(stack, "render")
     validator = Validator(stack.settings.version)
+    shown = display_path(out_dir)
     report = validator.validate(
-        Located(b.obj, display_path(out_dir / object_path(b.obj)), source=b.source) for b in built
+        Located(b.obj, f"{shown}/{object_path(b.obj)}", source=b.source) for b in built
     )
     files = plan_files(
         ((b.obj, b.source) for b in built), stack.source_name, stack.settings.kubernetes_version

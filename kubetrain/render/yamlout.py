@@ -25,9 +25,9 @@ Scalars are written so that every common reader gives the value back:
      letter, digit, ``_``, ``.`` or ``/`` (or a ``-`` glued to the next one), and no ``---`` or
      ``...`` at the start (document markers at column 0). Nothing in that set is a YAML
      indicator where it can stand, so the parsers all read it as one plain scalar;
-  2. PyYAML's implicit resolver (YAML 1.1, which libyaml, PyYAML and go-yaml v2 as used by
-     ``kubectl`` follow) resolves it as a string: not ``yes``/``off``/``~``, ``0x1F``, ``1_000``,
-     ``0777``, ``1:20``, ``.inf``, ``2001-12-14``...;
+  2. PyYAML's implicit resolver (its YAML 1.1 reading, shared by the C and pure loaders)
+     resolves it as a string: not ``yes``/``off``/``~``, ``0x1F``, ``1_000``, ``0777``,
+     ``1:20``, ``.inf``, ``2001-12-14``...;
   3. it is not a keyword any other reader knows, compared case-insensitively: the YAML 1.2 core
      words, go-yaml v2's ``y``/``n`` booleans (which PyYAML reads as strings), ``inf``/``nan``;
   4. once rid of ``_`` (go-yaml reads ``-_1_0`` as -10), it does not look like a number to YAML
@@ -97,7 +97,8 @@ _PYYAML_RESOLVERS: Final = yaml.resolver.Resolver.yaml_implicit_resolvers
 
 
 def is_plain(s: str) -> bool:
-    """Whether ``s`` can be written as a plain scalar and read back as the same string."""
+    """Whether ``s`` can be written plain and be read back as the same string by PyYAML, by
+    go-yaml v2 (kubectl) and v3 (kustomize), and under the YAML 1.2 core schema."""
     if _PLAIN_SHAPE.fullmatch(s) is None:  # also rules out ""
         return False
     if s.lower() in _KEYWORDS or _DATEISH.match(s) is not None:

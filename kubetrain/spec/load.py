@@ -11,7 +11,7 @@ import re
 import types
 import typing
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -42,11 +42,21 @@ Mode = Literal["native", "operator"]
 
 @dataclass(frozen=True)
 class JobSource:
-    """Where a job document was written."""
+    """Where a job document was written (its line is looked up only when a message needs it)."""
 
-    file: str
-    line: int | None
-    path: tuple[PathPart, ...]
+    document: Document = field(repr=False, compare=False)
+
+    @property
+    def file(self) -> str:
+        return self.document.file
+
+    @property
+    def path(self) -> tuple[PathPart, ...]:
+        return self.document.prefix
+
+    @property
+    def line(self) -> int | None:
+        return self.document.line_of(())
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}" if self.line else self.file
@@ -268,7 +278,7 @@ def _load_job(doc: Document, settings: StackSettings, problems: list[Problem]) -
             )
         )
         return None
-    source = JobSource(doc.file, doc.line_of(()), doc.prefix)
+    source = JobSource(doc)
     return LoadedJob(job, source, mode)  # type: ignore[arg-type]
 
 
@@ -459,11 +469,11 @@ def _embedded_problems(
     model: BaseModel, version: tuple[int, int]
 ) -> Iterator[tuple[tuple[PathPart, ...], str]]:
     """Schema problems of every :class:`K8sType` field, against the stack's Kubernetes version."""
-    for name, field in type(model).model_fields.items():
-        path: tuple[PathPart, ...] = (field.alias or name,)
+    for name, info in type(model).model_fields.items():
+        path: tuple[PathPart, ...] = (info.alias or name,)
         value = getattr(model, name)
-        marker = next((m for m in field.metadata if isinstance(m, K8sType)), None)
-        yield from _embedded_value(value, field.annotation, marker, path, version)
+        marker = next((m for m in info.metadata if isinstance(m, K8sType)), None)
+        yield from _embedded_value(value, info.annotation, marker, path, version)
 
 
 def _embedded_value(

@@ -20,6 +20,8 @@ from .errors import InputError, PathPart, Problem
 
 __all__ = ["Document", "display_path", "load_all", "load_documents", "parse_documents"]
 
+Path_ = tuple[PathPart, ...]
+
 
 class _Loader(yaml.CSafeLoader):
     """libyaml parser, safe constructors, no implicit timestamps, no duplicate keys."""
@@ -46,25 +48,59 @@ _Loader.yaml_implicit_resolvers = {
 }
 
 
+class _Lines:
+    """The line tables of one file's documents, computed on first use.
+
+    Loading uses libyaml's fast path; only a file with a problem to report is walked again to
+    find lines, so large job files load quickly.
+    """
+
+    def __init__(self, text: str, file: str, tables: list[dict[Path_, int]] | None = None) -> None:
+        self.text = text
+        self.file = file
+        self._tables = tables
+
+    def table(self, index: int) -> dict[Path_, int]:
+        if self._tables is None:
+            self._tables = [d.lines for d in parse_documents(self.text, self.file)]
+        return self._tables[index] if index < len(self._tables) else {}
+
+
 @dataclass
 class Document:
-    """One YAML document: its value and the line of every field path in it."""
+    """One YAML document: its value, and the line of every field path in it (on demand)."""
 
     file: str
     index: int
     data: Any
-    lines: dict[tuple[PathPart, ...], int] = field(default_factory=dict, repr=False)
-    # Where this document sits inside a larger one (a job inside the stack file's config).
-    prefix: tuple[PathPart, ...] = ()
+    source: _Lines | None = field(default=None, repr=False)
+    # Where this value sits inside the file's document (a job inside the stack file's config)...
+    base: Path_ = ()
+    # ...and how that place is shown in messages.
+    prefix: Path_ = ()
+
+    @property
+    def lines(self) -> dict[Path_, int]:
+        """Field path (relative to this document) -> line."""
+        if self.source is None:
+            return {}
+        table = self.source.table(self.index)
+        n = len(self.base)
+        if not n:
+            return table
+        return {k[n:]: v for k, v in table.items() if k[:n] == self.base}
 
     def line_of(self, path: Sequence[PathPart]) -> int | None:
         """Line of ``path``, or of its nearest ancestor that has one."""
-        path = tuple(path)
+        if self.source is None:
+            return None
+        table = self.source.table(self.index)
+        full = self.base + tuple(path)
         while True:
-            line = self.lines.get(path)
-            if line is not None or not path:
+            line = table.get(full)
+            if line is not None or len(full) <= len(self.base):
                 return line
-            path = path[:-1]
+            full = full[:-1]
 
     def as_written(self, path: Sequence[PathPart]) -> tuple[PathPart, ...]:
         """``path`` with each key spelled as in the document.
@@ -98,9 +134,9 @@ class Document:
         value: Any = self.data
         for part in path:
             value = value[part]
-        n = len(path)
-        lines = {k[n:]: v for k, v in self.lines.items() if k[:n] == path}
-        return Document(self.file, self.index, value, lines, self.prefix + path)
+        return Document(
+            self.file, self.index, value, self.source, self.base + path, self.prefix + path
+        )
 
 
 def display_path(path: str | os.PathLike[str]) -> str:
@@ -131,13 +167,21 @@ def load_documents(path: str | os.PathLike[str]) -> list[Document]:
         raise InputError.single(shown, f"not UTF-8 text ({exc.reason})") from None
     except OSError as exc:
         raise InputError.single(shown, f"cannot read: {exc.strerror}") from None
-    return parse_documents(text, shown)
+    try:
+        values = load_all(text)
+    except (yaml.YAMLError, RecursionError, TypeError):
+        # The slow, line-tracking parser says exactly what and where.
+        return parse_documents(text, shown)
+    lines = _Lines(text, shown)
+    return [Document(shown, i, value, lines) for i, value in enumerate(values)]
 
 
 def parse_documents(text: str, file: str) -> list[Document]:
     """Parse ``text`` (named ``file`` in messages) into documents; empty documents are skipped."""
     loader = _Loader(text)
     docs: list[Document] = []
+    tables: list[dict[Path_, int]] = []
+    source = _Lines(text, file, tables)
     try:
         index = 0
         while loader.check_node():
@@ -148,7 +192,8 @@ def parse_documents(text: str, file: str) -> list[Document]:
             data = _construct(loader, node, (), lines, file)
             if data is None:  # an empty document
                 continue
-            docs.append(Document(file, index, data, lines))
+            tables.append(lines)
+            docs.append(Document(file, index, data, source))
             index += 1
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark

@@ -11,7 +11,6 @@ import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
 import yaml
@@ -217,19 +216,22 @@ def version_from_header(text: str) -> tuple[int, int] | None:
     return int(major), int(minor)
 
 
-def _files(paths: Sequence[str]) -> Iterator[Path]:
+def _files(paths: Sequence[str]) -> Iterator[tuple[str, str]]:
+    """(path on disk, path as shown) of every YAML file under ``paths``, sorted per folder."""
     for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            for root, dirs, files in os.walk(path):
+        if os.path.isdir(raw):
+            shown_root = display_path(raw)
+            for root, dirs, files in os.walk(raw):
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                shown = os.path.normpath(os.path.join(shown_root, os.path.relpath(root, raw)))
+                prefix = "" if shown == "." else shown + os.sep
                 for name in sorted(files):
-                    if not name.startswith(".") and Path(name).suffix in _YAML_SUFFIXES:
-                        yield Path(root) / name
-        elif path.is_file():
-            yield path
+                    if not name.startswith(".") and os.path.splitext(name)[1] in _YAML_SUFFIXES:
+                        yield os.path.join(root, name), prefix + name
+        elif os.path.isfile(raw):
+            yield raw, display_path(raw)
         else:
-            raise InputError.single(display_path(path), "no such file or folder")
+            raise InputError.single(display_path(raw), "no such file or folder")
 
 
 def read_objects(
@@ -241,9 +243,8 @@ def read_objects(
     early: list[ObjectResult] = []
     versions: dict[str, tuple[int, int]] = {}
     texts: dict[str, str] = {}
-    for path in _files(paths):
-        shown = display_path(path)
-        if path.name in _KUSTOMIZE_FILES:
+    for path, shown in _files(paths):
+        if os.path.basename(path) in _KUSTOMIZE_FILES:
             early.append(
                 ObjectResult(
                     shown, 0, "kustomize.config.k8s.io/v1beta1", "Kustomization", "", "", "skipped"
@@ -251,7 +252,8 @@ def read_objects(
             )
             continue
         try:
-            text = path.read_text(encoding="utf-8")
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
             docs = load_all(text)
         except (OSError, UnicodeDecodeError) as exc:
             early.append(
