@@ -5,14 +5,15 @@ The CLI is a thin shell over these; tests and other tools can call them directly
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import yaml
 
 from .build import Built, build_stack
-from .render import TreeChange, diff_tree, object_path, plan_files, write_tree
+from .render import TreeChange, diff_tree, iter_files, object_path, write_tree
 from .spec import CheckFailed, InputError, Stack, discover_stacks, load_stack
 from .spec.load import find_project_root, stack_name
 from .spec.source import display_path
@@ -73,8 +74,20 @@ class Planned:
     stack: Stack
     built: list[Built]
     out_dir: Path
-    files: dict[str, str]
     report: Report
+
+    def iter_files(self) -> Iterator[tuple[str, str]]:
+        """The rendered files, emitted one by one."""
+        return iter_files(
+            ((b.obj, b.source) for b in self.built),
+            self.stack.source_name,
+            self.stack.settings.kubernetes_version,
+        )
+
+    @cached_property
+    def files(self) -> dict[str, str]:
+        """Relative path -> content of every rendered file."""
+        return dict(self.iter_files())
 
 
 def load_stacks(files: Sequence[Path], project: Project) -> list[Stack]:
@@ -104,10 +117,7 @@ def plan(stack: Stack, out_dir: Path) -> Planned:
     report = validator.validate(
         Located(b.obj, f"{shown}/{object_path(b.obj)}", source=b.source) for b in built
     )
-    files = plan_files(
-        ((b.obj, b.source) for b in built), stack.source_name, stack.settings.kubernetes_version
-    )
-    return Planned(stack, built, out_dir, files, report)
+    return Planned(stack, built, out_dir, report)
 
 
 def _selected(project: Project, names: Sequence[str], config: Path | None) -> list[Path]:
@@ -135,7 +145,7 @@ def render(
     failed = [p for p in plans if not p.report.ok]
     if failed:
         raise CheckFailed("".join(format_report(p.report) for p in failed))
-    return [write_tree(p.out_dir, p.files) for p in plans]
+    return [write_tree(p.out_dir, p.iter_files()) for p in plans]
 
 
 def diff(project: Project, names: Sequence[str] = ()) -> str:

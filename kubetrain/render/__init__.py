@@ -2,9 +2,9 @@
 
 from .diff import diff_tree
 from .tree import (
-    GENERATED_MARK,
     TreeChange,
     file_header,
+    iter_files,
     object_path,
     plan_files,
     read_tree,
@@ -13,11 +13,11 @@ from .tree import (
 from .yamlout import dump
 
 __all__ = [
-    "GENERATED_MARK",
     "TreeChange",
     "diff_tree",
     "dump",
     "file_header",
+    "iter_files",
     "object_path",
     "plan_files",
     "read_tree",

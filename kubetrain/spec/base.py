@@ -28,6 +28,7 @@ __all__ = [
     "Strict",
     "job_kind",
     "job_kinds",
+    "plain_copy",
     "resource_kind",
     "resource_kinds",
 ]
@@ -40,6 +41,15 @@ class Strict(BaseModel):
     """Base of every input model: unknown keys are errors, values are immutable."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+def plain_copy(value: Any) -> Any:
+    """Deep copy of plain data (dicts, lists, scalars); several times faster than ``deepcopy``."""
+    if type(value) is dict:
+        return {k: plain_copy(v) for k, v in value.items()}
+    if type(value) is list:
+        return [plain_copy(v) for v in value]
+    return value
 
 
 @dataclass(frozen=True)

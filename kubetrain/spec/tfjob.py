@@ -6,12 +6,11 @@ converted to v1 by :meth:`TFJobV1Alpha1.normalized` and is then expanded like an
 
 from __future__ import annotations
 
-import copy
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
-from .base import DerivedName, JobDocument, K8sType, Strict, job_kind
+from .base import DerivedName, JobDocument, K8sType, Strict, job_kind, plain_copy
 from .names import DNS1035_LABEL, DNS1123_SUBDOMAIN, LABEL_VALUE
 from .resources import pod_gpu_problems
 
@@ -149,7 +148,7 @@ class ReplicaSpec(Strict):
             p.get("name") == DEFAULT_PORT_NAME for p in container.get("ports", [])
         ):
             return self
-        template = copy.deepcopy(self.template)
+        template = plain_copy(self.template)
         for c in template["spec"]["containers"]:
             if c.get("name") == DEFAULT_CONTAINER:
                 c.setdefault("ports", []).append(
@@ -391,7 +390,7 @@ class TFJobV1Alpha1(JobDocument):
         becomes the replica's (v1alpha1 kept it in the pod template)."""
         specs: dict[str, Any] = {}
         for spec in self.spec.replica_specs:
-            template = copy.deepcopy(spec.template)
+            template = plain_copy(spec.template)
             pod_spec = template.setdefault("spec", {})
             for c in pod_spec.get("containers", []):
                 if c.get("name") == DEFAULT_CONTAINER:
