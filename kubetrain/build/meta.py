@@ -1,0 +1,118 @@
+"""Small metadata helpers: names, labels and the shape of a manifest.
+
+Each helper has one meaning; :func:`manifest` assembles them. Builders write manifests in any
+key order; :func:`canonical` gives every manifest one stable form (keys sorted, ``None`` dropped),
+which is what both back ends receive.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..spec.base import plain_copy
+from ..spec.resources import normalize_gpus
+
+__all__ = [
+    "MANAGED_BY",
+    "app_labels",
+    "canonical",
+    "manifest",
+    "merge",
+    "normalize_pod_gpus",
+    "object_meta",
+    "plain_copy",
+]
+
+#: Value of ``app.kubernetes.io/managed-by`` on everything kubetrain creates.
+MANAGED_BY = "kubetrain"
+
+
+def app_labels(name: str, instance: str, component: str | None = None) -> dict[str, str]:
+    """The recommended ``app.kubernetes.io/*`` labels.
+
+    ``name`` is the job kind in lower case (``tfjob``), ``instance`` the job name and
+    ``component`` the role inside the job (``worker``, ``pserver``, ``learner``).
+    """
+    labels = {
+        "app.kubernetes.io/name": name,
+        "app.kubernetes.io/instance": instance,
+        "app.kubernetes.io/managed-by": MANAGED_BY,
+    }
+    if component:
+        labels["app.kubernetes.io/component"] = component
+    return labels
+
+
+def merge(*maps: Mapping[str, str] | None) -> dict[str, str]:
+    """Later maps win; ``None`` maps are skipped."""
+    out: dict[str, str] = {}
+    for m in maps:
+        if m:
+            out.update(m)
+    return out
+
+
+def object_meta(
+    name: str,
+    namespace: str | None = None,
+    labels: Mapping[str, str] | None = None,
+    annotations: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """``metadata`` with empty parts left out."""
+    meta: dict[str, Any] = {"name": name}
+    if namespace:
+        meta["namespace"] = namespace
+    if labels:
+        meta["labels"] = dict(labels)
+    if annotations:
+        meta["annotations"] = dict(annotations)
+    return meta
+
+
+def manifest(api_version: str, kind: str, metadata: dict[str, Any], **body: Any) -> dict[str, Any]:
+    """A Kubernetes object: ``apiVersion``, ``kind``, ``metadata`` and the rest of ``body``."""
+    return {"apiVersion": api_version, "kind": kind, "metadata": metadata, **body}
+
+
+def canonical(value: Any) -> Any:
+    """A copy with mapping keys sorted and ``None`` values dropped (empty ``{}`` and ``[]`` stay:
+    ``emptyDir: {}`` means something). Every manifest passes through here: scalars are handled
+    inline rather than by a call each."""
+    if type(value) is dict:
+        return _canonical_map(value)
+    if type(value) is list:
+        return _canonical_list(value)
+    return value
+
+
+def _canonical_map(value: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k in sorted(value):
+        v = value[k]
+        t = type(v)
+        if t is dict:
+            out[k] = _canonical_map(v)
+        elif t is list:
+            out[k] = _canonical_list(v)
+        elif v is not None:
+            out[k] = v
+    return out
+
+
+def _canonical_list(value: list[Any]) -> list[Any]:
+    out = []
+    for v in value:
+        t = type(v)
+        out.append(_canonical_map(v) if t is dict else _canonical_list(v) if t is list else v)
+    return out
+
+
+def normalize_pod_gpus(pod_spec: dict[str, Any], gpu_resource: str) -> dict[str, Any]:
+    """Rewrite, in place, every container's GPUs under ``gpu_resource`` with requests equal to
+    limits (see :mod:`kubetrain.spec.resources`). Returns ``pod_spec``."""
+    for field in ("initContainers", "containers"):
+        for container in pod_spec.get(field) or ():
+            if "resources" in container:
+                container["resources"] = normalize_gpus(container["resources"], gpu_resource)
+    return pod_spec
