@@ -244,7 +244,7 @@ def _load_job(doc: Document, settings: StackSettings, problems: list[Problem]) -
     if cls is None:
         accepted = ", ".join(f"{a} {k}" for a, k in sorted(kinds))
         field = (
-            "kind" if "kind" not in data or api_version in {a for a, _ in kinds} else "apiVersion"
+            "kind" if "kind" not in data or api_version in [a for a, _ in kinds] else "apiVersion"
         )
         problems.append(
             doc.problem(

@@ -120,8 +120,8 @@ class ReplicaSpec(Strict):
     )
 
     def containers(self) -> list[dict[str, Any]]:
-        containers = self.template.get("spec", {}).get("containers", [])
-        return containers if isinstance(containers, list) else []
+        containers = (self.template.get("spec") or {}).get("containers") or []
+        return [c for c in containers if isinstance(c, dict)]
 
     def default_container(self) -> dict[str, Any] | None:
         return next((c for c in self.containers() if c.get("name") == DEFAULT_CONTAINER), None)
@@ -129,7 +129,7 @@ class ReplicaSpec(Strict):
     def port(self) -> int:
         """The ``tfjob-port`` of the ``tensorflow`` container (GetPortFromTFJob)."""
         container = self.default_container() or {}
-        for port in container.get("ports", []):
+        for port in container.get("ports") or []:
             if port.get("name") == DEFAULT_PORT_NAME:
                 return int(port["containerPort"])
         return DEFAULT_PORT
@@ -138,22 +138,23 @@ class ReplicaSpec(Strict):
         """Named container ports of the ``tensorflow`` container (GetPortsFromJob)."""
         container = self.default_container() or {}
         return {
-            p["name"]: int(p["containerPort"]) for p in container.get("ports", []) if p.get("name")
+            p["name"]: int(p["containerPort"])
+            for p in (container.get("ports") or [])
+            if p.get("name")
         }
 
     def defaulted(self) -> ReplicaSpec:
         """The spec with the operator's defaults: a ``tfjob-port`` 2222 on ``tensorflow``."""
         container = self.default_container()
         if container is None or any(
-            p.get("name") == DEFAULT_PORT_NAME for p in container.get("ports", [])
+            p.get("name") == DEFAULT_PORT_NAME for p in (container.get("ports") or [])
         ):
             return self
         template = plain_copy(self.template)
         for c in template["spec"]["containers"]:
             if c.get("name") == DEFAULT_CONTAINER:
-                c.setdefault("ports", []).append(
-                    {"name": DEFAULT_PORT_NAME, "containerPort": DEFAULT_PORT}
-                )
+                c["ports"] = c.get("ports") or []
+                c["ports"].append({"name": DEFAULT_PORT_NAME, "containerPort": DEFAULT_PORT})
                 break
         return self.model_copy(update={"template": template})
 
@@ -391,10 +392,10 @@ class TFJobV1Alpha1(JobDocument):
         specs: dict[str, Any] = {}
         for spec in self.spec.replica_specs:
             template = plain_copy(spec.template)
-            pod_spec = template.setdefault("spec", {})
-            for c in pod_spec.get("containers", []):
+            pod_spec = template["spec"] = template.get("spec") or {}
+            for c in pod_spec.get("containers") or []:
                 if c.get("name") == DEFAULT_CONTAINER:
-                    ports = c.setdefault("ports", [])
+                    ports = c["ports"] = c.get("ports") or []
                     if not any(p.get("name") == DEFAULT_PORT_NAME for p in ports):
                         ports.append({"name": DEFAULT_PORT_NAME, "containerPort": spec.tf_port})
             replica: dict[str, Any] = {"replicas": spec.replicas, "template": template}
