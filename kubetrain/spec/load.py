@@ -5,6 +5,7 @@ All problems found in one pass are reported together, each as ``FILE:LINE: path:
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import glob
 import re
@@ -20,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 from . import k8s
 from .base import DerivedName, JobDocument, K8sType, job_kinds
 from .errors import InputError, PathPart, Problem
+from .secrets import credential_value_message, looks_like_credential
 from .source import Document, display_path, load_documents
 from .stack import CONFIG_NAMESPACE, StackFile, StackSettings
 
@@ -47,6 +49,14 @@ class JobSource:
     file: str
     line: int | None
     path: tuple[PathPart, ...]
+    #: The document, to locate fields found wrong after loading (by a builder).
+    document: Document | None = dataclasses.field(default=None, compare=False, repr=False)
+
+    def problem(self, path: Sequence[PathPart], message: str) -> Problem:
+        """A :class:`Problem` at ``path`` relative to the job document."""
+        if self.document is None:
+            return Problem(self.file, self.line, (*self.path, *path), message)
+        return self.document.problem(path, message)
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}" if self.line else self.file
@@ -268,7 +278,7 @@ def _load_job(doc: Document, settings: StackSettings, problems: list[Problem]) -
             )
         )
         return None
-    source = JobSource(doc.file, doc.line_of(()), doc.prefix)
+    source = JobSource(doc.file, doc.line_of(()), doc.prefix, doc)
     return LoadedJob(job, source, mode)  # type: ignore[arg-type]
 
 
@@ -363,6 +373,8 @@ def _message(root: type[BaseModel], error: Any) -> str:
         return "required field is missing"
     if kind == "extra_forbidden":
         key = error["loc"][-1]
+        if isinstance(key, str) and looks_like_credential(key):
+            return credential_value_message()
         return _unknown_field(root, tuple(error["loc"][:-1]), key)
     if kind == "value_error":
         return str(msg).removeprefix("Value error, ")
