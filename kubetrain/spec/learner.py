@@ -335,7 +335,8 @@ class LearnerSpec(Strict):
         "Default: <learnerRegistry>/<framework>_gpu_<version>:<imageTag>.",
     )
     resources: Resources = Field(
-        default_factory=Resources, description="CPUs, memory and GPUs per learner."
+        default_factory=Resources,
+        description="CPUs, memory and GPUs per learner. Default: 1 CPU, 1Gi, no GPU.",
     )
     data_stores: DataStores = Field(
         default_factory=DataStores,
