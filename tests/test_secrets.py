@@ -251,3 +251,25 @@ def test_the_scan_finds_a_secret_with_values(tmp_path: Path) -> None:
         "apiVersion: v1\nkind: Secret\nmetadata: {name: e}\ntype: Opaque\n"
     )
     assert secrets_with_values(tmp_path) == ["ns/secret-x.yaml"]
+
+
+CREDENTIAL_FIXTURES = sorted((REPO / "tests" / "bad").glob("learner-credential*.yaml"))
+#: Secret-looking values written in those fixtures; none may reach the output.
+FIXTURE_VALUES = (
+    "AKIAIOSFODNN7EXAMPLE",
+    "wJalrXUtnFEMI",
+    "0viPHOY7LbLNa9eLftrtHPpTjoGv6hbLD1QalRXikliJ",
+)
+
+
+@pytest.mark.parametrize("case", CREDENTIAL_FIXTURES, ids=[c.stem for c in CREDENTIAL_FIXTURES])
+def test_credential_values_in_job_documents_are_never_echoed(
+    case: Path, project: Path, run
+) -> None:
+    text = case.read_text()
+    assert any(v in text for v in FIXTURE_VALUES)
+    (project / "stacks" / "Pulumi.bad.yaml").write_text(text)
+    result = run("render", cwd=project)
+    assert result.exit_code == 2
+    assert "a credential value is not allowed" in result.stderr
+    assert not any(v in result.stderr + result.stdout for v in FIXTURE_VALUES)
