@@ -848,3 +848,21 @@ def test_every_valid_learner_renders_schema_valid(
 def test_the_repository_stacks_use_a_learner() -> None:
     texts = [p.read_text() for p in (REPO / "stacks").rglob("*.yaml")]
     assert any("kind: Learner" in t for t in texts)
+
+
+def test_build_problems_of_every_job_are_reported_together(tmp_path: Path) -> None:
+    second = variant(image=None)
+    second["metadata"]["name"] = "second"
+    stack = stack_from(
+        tmp_path,
+        {"kubetrain:learnerRegistry": "r", "kubetrain:jobs": [variant(image=None), second]},
+    )
+    with pytest.raises(InputError) as info:
+        objects(stack)
+    lines = str(info.value).splitlines()
+    assert len(lines) == 2
+    assert (
+        "jobs[0].spec.dataStores.trainingData.credentials: Learner default/mnist-learner"
+        in lines[0]
+    )
+    assert "jobs[1].spec.dataStores.trainingData.credentials: Learner default/second" in lines[1]
