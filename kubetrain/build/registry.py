@@ -13,13 +13,24 @@ from .context import BuildContext, Target
 from .meta import canonical
 from .order import sort_key
 
-__all__ = ["Builder", "Built", "build_job", "build_stack", "builder"]
+__all__ = ["BuildProblem", "Builder", "Built", "build_job", "build_stack", "builder"]
 
 Manifest = dict[str, Any]
 #: A builder: (normalised job document, mode, context) -> manifests.
 Builder = Callable[[Any, str, BuildContext], list[Manifest]]
 _BUILDERS: dict[type[JobDocument], Builder] = {}
 F = TypeVar("F", bound=Builder)
+
+
+class BuildProblem(InputError):
+    """A builder cannot expand a job under the stack's settings (e.g. render mode needs a secret
+    store the stack does not name). ``path`` is relative to the job document; :func:`build_job`
+    locates the problem at the job's file and line and names the job."""
+
+    def __init__(self, path: tuple[str | int, ...], message: str) -> None:
+        self.path = tuple(path)
+        self.message = message
+        super().__init__([Problem("(job document)", None, self.path, message)])
 
 
 def builder(kind: type[JobDocument]) -> Callable[[F], F]:
@@ -50,7 +61,13 @@ def build_job(loaded: LoadedJob, ctx: BuildContext) -> list[Manifest]:
     fn = _BUILDERS.get(type(job))
     if fn is None:
         raise RuntimeError(f"no builder registered for {type(job).__name__}")
-    return [canonical(obj) for obj in fn(job, loaded.mode, ctx)]
+    try:
+        built = fn(job, loaded.mode, ctx)
+    except BuildProblem as exc:
+        raise InputError(
+            [loaded.source.problem(exc.path, f"{loaded.title} {exc.message}")]
+        ) from None
+    return [canonical(obj) for obj in built]
 
 
 def identity(obj: Manifest) -> tuple[str, str, str, str]:
@@ -73,7 +90,12 @@ def build_stack(stack: Stack, target: Target = "render") -> list[Built]:
     seen: dict[tuple[str, str, str, str], Built] = {}
     problems: list[Problem] = []
     for loaded in stack.jobs:
-        for obj in build_job(loaded, ctx):
+        try:
+            objs = build_job(loaded, ctx)
+        except InputError as exc:
+            problems += exc.problems
+            continue
+        for obj in objs:
             key = identity(obj)
             first = seen.get(key)
             if first is None:
@@ -81,12 +103,13 @@ def build_stack(stack: Stack, target: Target = "render") -> list[Built]:
             elif first.obj == obj:
                 seen[key] = Built(obj, None)
             else:
+                where = f"{key[2]}/{key[3]}" if key[2] else key[3]
                 problems.append(
                     Problem(
                         loaded.source.file,
                         loaded.source.line,
                         (*loaded.source.path, "metadata", "name"),
-                        f"{loaded.title} creates {key[1]} {'/'.join(filter(None, key[2:]))}, "
+                        f"{loaded.title} creates {key[1]} {where}, "
                         f"which {first.source} also creates differently",
                     )
                 )

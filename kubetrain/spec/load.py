@@ -20,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 from . import k8s
 from .base import DerivedName, JobDocument, K8sType, job_kinds
 from .errors import InputError, PathPart, Problem
+from .secrets import credential_value_message, looks_like_credential
 from .source import Document, display_path, load_documents
 from .stack import CONFIG_NAMESPACE, StackFile, StackSettings
 
@@ -57,6 +58,10 @@ class JobSource:
     @property
     def line(self) -> int | None:
         return self.document.line_of(())
+
+    def problem(self, path: Sequence[PathPart], message: str) -> Problem:
+        """A :class:`Problem` at ``path`` relative to the job document."""
+        return self.document.problem(path, message)
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}" if self.line else self.file
@@ -373,6 +378,8 @@ def _message(root: type[BaseModel], error: Any) -> str:
         return "required field is missing"
     if kind == "extra_forbidden":
         key = error["loc"][-1]
+        if isinstance(key, str) and looks_like_credential(key):
+            return credential_value_message()
         return _unknown_field(root, tuple(error["loc"][:-1]), key)
     if kind == "value_error":
         return str(msg).removeprefix("Value error, ")
