@@ -3,7 +3,10 @@
 Importing this package registers the builder of every job kind.
 """
 
-from . import tfjob  # noqa: F401  (registers the TFJob builder)
+from . import (
+    tfjob,  # noqa: F401  (registers the TFJob builder)
+    trainingjob,  # noqa: F401  (registers the TrainingJob builder and CRD)
+)
 from .context import BuildContext, Target
 from .registry import Built, build_job, build_stack
 
