@@ -493,11 +493,11 @@ def _walk(
 
 
 def _node_problems(path: str, node: Mapping[str, Any], in_junctor: bool) -> Iterator[str]:
-    unknown = sorted(set(node) - _ALLOWED_KEYS)
+    unknown = sorted(set(node) - _ALLOWED_KEYS - set(_FORBIDDEN))
     for key in unknown:
         yield f"{path}: {key!r} is not allowed in a CRD schema"
     for key in _FORBIDDEN:
-        if key in node and key not in unknown:
+        if key in node:
             yield f"{path}: {key!r} is not allowed in a structural schema"
     int_or_string = node.get("x-kubernetes-int-or-string") is True
     if in_junctor:
@@ -518,7 +518,7 @@ def _node_problems(path: str, node: Mapping[str, Any], in_junctor: bool) -> Iter
         for branch in branches:
             if isinstance(branch, Mapping) and set(branch) & {"properties", "items"}:
                 yield f"{path}: fields inside a junctor must also be specified outside it"
-    if "properties" in node and "additionalProperties" in node:
+    if "properties" in node and node.get("additionalProperties") not in (None, False):
         yield f"{path}: properties and additionalProperties are mutually exclusive"
     if node.get("additionalProperties") is False:
         yield f"{path}: additionalProperties must not be false (unknown fields are pruned)"

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from pydantic.json_schema import models_json_schema
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue, models_json_schema
+from pydantic_core import core_schema
 
 from . import k8s
 from .base import K8S_DEFINITION_KEY, job_kinds
@@ -25,11 +26,43 @@ JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 _JOB = "JobDocument"
 
 
+class _EditorJsonSchema(GenerateJsonSchema):
+    """Pydantic's generator, plus a property for every other accepted spelling of a field
+    (``AliasChoices``), marked deprecated so editors steer towards the canonical key."""
+
+    def model_fields_schema(self, schema: core_schema.ModelFieldsSchema) -> JsonSchemaValue:
+        out = super().model_fields_schema(schema)
+        properties = out.get("properties")
+        if self.mode != "validation" or not isinstance(properties, dict):
+            return out
+        for field in schema["fields"].values():
+            alias = field.get("validation_alias")
+            if not isinstance(alias, list):
+                continue
+            choices = [a[0] for a in alias if isinstance(a, list) and len(a) == 1]
+            canonical = choices[0] if choices else None
+            if not isinstance(canonical, str) or canonical not in properties:
+                continue
+            for other in choices[1:]:
+                if isinstance(other, str):
+                    properties.setdefault(
+                        other,
+                        {
+                            **properties[canonical],
+                            "description": f"Another spelling of {canonical}.",
+                            "deprecated": True,
+                        },
+                    )
+        return out
+
+
 def _definitions(version: tuple[int, int]) -> tuple[dict[str, Any], dict[str, str]]:
     """``$defs`` of the stack file, the settings and every job kind (plus the Kubernetes types
     they embed), and the definition name of each of those models."""
     models: list[Any] = [StackFile, StackSettings, *job_kinds().values()]
-    keys, schema = models_json_schema([(m, "validation") for m in models], by_alias=True)
+    keys, schema = models_json_schema(
+        [(m, "validation") for m in models], by_alias=True, schema_generator=_EditorJsonSchema
+    )
     names = {model.__name__: ref["$ref"].rsplit("/", 1)[-1] for (model, _), ref in keys.items()}
     defs: dict[str, Any] = _editor_nodes(schema.get("$defs", {}))
     needed = sorted(_k8s_refs(defs))

@@ -21,6 +21,7 @@ always uses the seed's key:
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import AliasChoices, BeforeValidator, Field, field_validator, model_validator
@@ -93,13 +94,16 @@ PullSecrets = Annotated[
     ),
 ]
 
-#: Field name -> every spelling accepted for it (the first is the canonical key).
+#: Field name -> the spellings documented above (the first is the canonical key). The field name
+#: itself is accepted too, as for every kubetrain model.
 _SPELLINGS = {
     "host_network": ("hostNetwork", "HostNetwork", "host_network"),
-    "volume_mounts": ("VolumeMounts", "volumeMounts", "volume_mounts"),
-    "node_selector": ("NodeSelector", "nodeSelector", "node_selector"),
-    "image_pull_secrets": ("imagePullSecrets", "image_pull_secrets"),
+    "volume_mounts": ("VolumeMounts", "volumeMounts"),
+    "node_selector": ("NodeSelector", "nodeSelector"),
+    "image_pull_secrets": ("imagePullSecrets",),
 }
+
+_ETCD_ENDPOINTS = re.compile(r"^https?://[^\s,]+(,https?://[^\s,]+)*$")
 
 TrainingJobState = Literal["Created", "Running", "Failed", "Succeed"]
 
@@ -152,11 +156,21 @@ class MasterSpec(Strict):
     etcd_endpoint: str | None = Field(
         default=None,
         alias="etcd-endpoint",
-        min_length=1,
-        pattern=r"^\S+$",
-        description="Endpoint of an existing etcd, e.g. http://etcd.infra:2379 (env "
-        "ETCD_ENDPOINT). Default: an etcd sidecar in the master pod.",
+        json_schema_extra={"pattern": _ETCD_ENDPOINTS.pattern},
+        description="Client URLs of an existing etcd, comma-separated, e.g. "
+        "http://etcd.infra:2379 (env ETCD_ENDPOINT). Default: an etcd sidecar in the master pod.",
     )
+
+    @field_validator("etcd_endpoint")
+    @classmethod
+    def _endpoint(cls, value: str | None) -> str | None:
+        if value is not None and not _ETCD_ENDPOINTS.fullmatch(value):
+            raise ValueError(
+                f"{value!r} is not a list of etcd client URLs, e.g. http://etcd.infra:2379 or "
+                "https://a:2379,https://b:2379"
+            )
+        return value
+
     resources: ResourceRequirements = Field(
         default_factory=dict,
         description="Resources of the master container. Default: requests cpu 1, memory 500Mi; "
@@ -239,8 +253,8 @@ class TrainingJobSpec(Strict):
     @classmethod
     def _one_spelling(cls, value: Any) -> Any:
         if isinstance(value, dict):
-            for spellings in _SPELLINGS.values():
-                given = [s for s in spellings if s in value]
+            for field, spellings in _SPELLINGS.items():
+                given = [s for s in dict.fromkeys((*spellings, field)) if s in value]
                 if len(given) > 1:
                     both = " and ".join(repr(s) for s in given)
                     raise ValueError(
