@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..spec.base import JobDocument
 from ..spec.resources import normalize_gpus
 from ..spec.trainingjob import (
     MASTER_LABEL,
@@ -105,7 +104,8 @@ def pod_env(job: TrainingJob, gpu_resource: str) -> list[dict[str, Any]]:
         {"name": "POD_IP", "valueFrom": field_ref("status.podIP")},
     ]
     if spec.master.etcd_endpoint:
-        # The controller ignored etcd-endpoint (it always ran the sidecar); kubetrain passes it.
+        # Fix: the controller ignored etcd-endpoint (it always ran the sidecar); kubetrain runs no
+        # sidecar then and passes the endpoint on.
         env.append({"name": "ETCD_ENDPOINT", "value": spec.master.etcd_endpoint})
     return env
 
@@ -147,8 +147,8 @@ class ParsedJob:
         }
         if spec.host_network:
             pod["hostNetwork"] = True
-            # Without it a host-network pod resolves names with the node's resolver and cannot
-            # reach cluster services (the controller left the default, ClusterFirst).
+            # Fix: the controller left the default dnsPolicy, with which a host-network pod
+            # resolves names with the node's resolver and cannot reach cluster services.
             pod["dnsPolicy"] = "ClusterFirstWithHostNet"
         return pod
 
@@ -276,6 +276,7 @@ class ParsedJob:
         }
         selector = {TRAINER_LABEL: self.name}
         pod = self.pod_spec([container], restartPolicy="Never")
+        # Fix: the controller put no labels on the Job itself, only on its pods.
         meta = object_meta(
             self.job.role_name("trainer"), self.namespace, merge(self.labels("trainer"), selector)
         )
@@ -360,10 +361,10 @@ def custom_resource(job: TrainingJob, ctx: BuildContext) -> dict[str, Any]:
 
 
 @builder(TrainingJob)
-def build_trainingjob(job: JobDocument, mode: str, ctx: BuildContext) -> list[dict[str, Any]]:
-    """Native mode: the EDL controller's objects. Operator mode: the CRD (kubetrain owns it; EDL
-    shipped none) and the custom resource."""
-    assert isinstance(job, TrainingJob)
+def build_trainingjob(job: TrainingJob, mode: str, ctx: BuildContext) -> list[dict[str, Any]]:
+    """Native mode: the EDL controller's objects. Operator mode: the TrainingJob CRD, generated
+    from kubetrain's model (so a GitOps tool installs it before the custom resources), and the
+    custom resource."""
     if mode == "operator":
         return [
             custom_resource_definition(TrainingJob, ctx.settings.version),
