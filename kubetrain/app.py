@@ -5,16 +5,20 @@ The CLI is a thin shell over these; tests and other tools can call them directly
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 from .build import Built, build_stack
+from .build.crd import kubeconform_schema, openapi_schema, owned_crds
 from .render import TreeChange, diff_tree, iter_files, object_path, write_tree
 from .spec import CheckFailed, InputError, Stack, discover_stacks, load_stack
+from .spec.editor import job_schema, stack_schema
 from .spec.load import find_project_root, stack_name
 from .spec.source import display_path
 from .validate import (
@@ -27,7 +31,18 @@ from .validate import (
     read_objects,
 )
 
-__all__ = ["Planned", "Project", "diff", "plan", "render", "validate_paths"]
+__all__ = [
+    "JOB_SCHEMA_FILE",
+    "STACK_SCHEMA_FILE",
+    "Planned",
+    "Project",
+    "diff",
+    "plan",
+    "render",
+    "schema_files",
+    "validate_paths",
+    "write_schemas",
+]
 
 #: Folder under rendered/ that holds GitOps delivery objects, so no stack may be named so.
 RESERVED_STACK_NAMES = {"clusters"}
@@ -178,3 +193,47 @@ def validate_paths(
     report.results = sorted(early + report.results, key=lambda r: (r.file, r.document))
     add_lines(report, texts)
     return report
+
+
+# --- kubetrain schema ------------------------------------------------------------------------
+
+#: File names of the editor schemas (stack file and job document) ``kubetrain schema`` writes.
+STACK_SCHEMA_FILE = "kubetrain-stack.schema.json"
+JOB_SCHEMA_FILE = "kubetrain-job.schema.json"
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def schema_files(version: tuple[int, int] = DEFAULT_VERSION) -> dict[str, str]:
+    """Relative path -> content of every schema ``kubetrain schema`` writes: the editor schemas
+    of the stack file and of a job document, and a kubeconform-layout schema
+    (``<group>/<kind>_<version>.json``, strict) for each CRD kubetrain owns."""
+    files = {
+        STACK_SCHEMA_FILE: _json(stack_schema(version)),
+        JOB_SCHEMA_FILE: _json(job_schema(version)),
+    }
+    for info in owned_crds():
+        path = f"{info.group}/{info.kind.lower()}_{info.version}.json"
+        files[path] = _json(kubeconform_schema(openapi_schema(info, version)))
+    return files
+
+
+def write_schemas(
+    project: Project, out: Path | None = None, version: tuple[int, int] = DEFAULT_VERSION
+) -> list[tuple[Path, bool]]:
+    """Write :func:`schema_files` under ``out`` (default ``schemas/`` in the project root);
+    returns each file and whether it changed."""
+    folder = out if out is not None else project.root / "schemas"
+    if folder.exists() and not folder.is_dir():
+        raise InputError.single(display_path(folder), "is a file, expected a folder")
+    written = []
+    for rel, text in schema_files(version).items():
+        path = folder / rel
+        changed = not path.is_file() or path.read_text(encoding="utf-8") != text
+        if changed:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        written.append((path, changed))
+    return written

@@ -18,7 +18,7 @@ from . import __version__, app
 from .spec import CheckFailed, InputError
 from .spec.k8s import parse_version
 from .spec.source import display_path
-from .validate import format_report
+from .validate import DEFAULT_VERSION, format_report
 
 __all__ = ["main"]
 
@@ -149,6 +149,27 @@ def diff(stacks: tuple[str, ...]) -> None:
     if text:
         click.echo(text, nl=False)
         sys.exit(EXIT_FAILED)
+
+
+@main.command()
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder to write (default: schemas/ in the project root).",
+)
+@click.option(
+    "--kubernetes-version",
+    callback=_version,
+    metavar="X.Y",
+    help="Kubernetes version of the embedded Kubernetes types (default 1.33).",
+)
+@_errors_to_exit_codes
+def schema(out: Path | None, kubernetes_version: tuple[int, int] | None) -> None:
+    """Write JSON schemas: the stack file's and a job document's (for editors), and one per CRD
+    kubetrain defines, in kubeconform's layout (<group>/<kind>_<version>.json)."""
+    version = kubernetes_version or DEFAULT_VERSION
+    for path, changed in app.write_schemas(app.Project.find(), out, version):
+        click.echo(f"{display_path(path)}: {'written' if changed else 'unchanged'}")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,12 @@
 Importing this package registers every job kind.
 """
 
-from . import learner, secrets, tfjob  # noqa: F401  (registers the job and resource kinds)
+from . import (  # noqa: F401  (registers the job and resource kinds)
+    learner,
+    secrets,
+    tfjob,
+    trainingjob,
+)
 from .base import DerivedName, JobDocument, JobMeta, K8sType, Strict, job_kind, job_kinds
 from .errors import CheckFailed, InputError, KubetrainError, OwnershipError, Problem
 from .load import MODE_ANNOTATION, JobSource, LoadedJob, Stack, discover_stacks, load_stack

@@ -410,8 +410,8 @@ def _unknown_field(root: type[BaseModel], parent: tuple[Any, ...], key: Any) -> 
             message += f"; did you mean {close[0]!r}?"
         belongs = [p for p in _where_defined(root, str(key)) if p != tuple(str(x) for x in parent)]
         if belongs and not close:
-            where = " or ".join(".".join(p) or "(top level)" for p in belongs[:3])
-            message += f"; it belongs under {where}"
+            where = " or ".join(_dotted((*p, str(key))) for p in belongs[:3])
+            message += f"; it belongs at {where}"
         if not close and not belongs:
             message += f"; allowed here: {', '.join(allowed)}"
     return message
@@ -421,15 +421,16 @@ def _aliases(cls: type[BaseModel]) -> dict[str, Any]:
     return {(f.alias or n): f.annotation for n, f in cls.model_fields.items()}
 
 
-def _models_in(annotation: Any) -> Iterator[tuple[type[BaseModel], bool]]:
-    """Models reachable from a type annotation, and whether a key/index precedes them."""
+def _models_in(annotation: Any) -> Iterator[tuple[type[BaseModel], str]]:
+    """Models reachable from a type annotation, and the key or index that precedes them, as a
+    placeholder for messages (``<key>``, ``[*]``; empty when there is none)."""
     origin = typing.get_origin(annotation)
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        yield annotation, False
+        yield annotation, ""
     elif origin in (list, tuple, dict):
         for arg in typing.get_args(annotation)[-1:]:
             for model, _ in _models_in(arg):
-                yield model, True
+                yield model, "<key>" if origin is dict else "[*]"
     elif origin in (typing.Union, types.UnionType, typing.Annotated):
         for arg in typing.get_args(annotation):
             yield from _models_in(arg)
@@ -452,6 +453,11 @@ def _model_at(root: type[BaseModel], path: tuple[Any, ...]) -> type[BaseModel] |
     return current
 
 
+def _dotted(path: Sequence[str]) -> str:
+    """``("spec", "replicaSpecs", "[*]", "tfPort")`` -> ``spec.replicaSpecs[*].tfPort``."""
+    return "".join(p if p.startswith("[") or not i else f".{p}" for i, p in enumerate(path))
+
+
 def _where_defined(root: type[BaseModel], key: str) -> list[tuple[str, ...]]:
     """Field paths of ``root`` (without map keys or indexes) that define the field ``key``."""
     out: list[tuple[str, ...]] = []
@@ -465,8 +471,8 @@ def _where_defined(root: type[BaseModel], key: str) -> list[tuple[str, ...]]:
         if key in fields:
             out.append(path)
         for alias, annotation in fields.items():
-            for model, _ in _models_in(annotation):
-                walk(model, (*path, alias))
+            for model, keyed in _models_in(annotation):
+                walk(model, (*path, alias, keyed) if keyed else (*path, alias))
 
     walk(root, ())
     return out

@@ -181,7 +181,9 @@ class TFJobSpec(Strict):
         description="Give each worker a sparse TF_CONFIG cluster (itself and the PS only).",
     )
 
-    @field_validator("tf_replica_specs", mode="before")
+    @field_validator(
+        "tf_replica_specs", mode="before", json_schema_input_type=dict[str, ReplicaSpec]
+    )
     @classmethod
     def _canonical_types(cls, value: Any) -> Any:
         """Replica-type keys are case-insensitive, as the operator's setTypeNamesToCamelCase."""

@@ -1,0 +1,582 @@
+"""CustomResourceDefinitions generated from kubetrain's own job-kind models.
+
+A kind whose CRD kubetrain owns is registered with :func:`register_crd` (names, status model,
+printer columns). :func:`openapi_schema` turns its pydantic model into a *structural*
+``openAPIV3Schema`` as the API server requires it:
+
+* every node is typed, or is int-or-string, or keeps unknown fields;
+* no ``$ref``/``$defs`` (models are inlined; a recursive model is an error), no ``anyOf`` with
+  ``null`` from optional fields, no ``const``, no ``additionalProperties: false`` (the API server
+  prunes unknown fields instead), no pydantic titles; defaults are kept (the API server applies
+  them) except ``null`` ones;
+* unions of an integer and a string become ``x-kubernetes-int-or-string``; so do Kubernetes
+  quantities, which also get the quantity pattern;
+* an embedded Kubernetes type (:class:`~kubetrain.spec.base.K8sType`) is either described in full
+  from the Kubernetes schema of the target version (the small, closed ones in
+  :data:`DESCRIBED_K8S_TYPES`) or kept as an object that preserves unknown fields (pods, volumes);
+  kubetrain's private ``x-kubetrain-k8s-definition`` key never reaches the output.
+
+:func:`structural_problems` checks those rules (the generator asserts it), and
+:func:`kubeconform_schema` turns a CRD version's schema into the JSON schema kubeconform and
+``kubetrain validate --schema-location`` read.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import jsonschema_rs
+from pydantic import BaseModel
+
+from ..spec import k8s
+from ..spec.base import K8S_DEFINITION_KEY, JobDocument
+from ..spec.quantity import QUANTITY_PATTERN
+from .meta import MANAGED_BY, manifest, object_meta
+
+__all__ = [
+    "CRD_API_VERSION",
+    "DESCRIBED_K8S_TYPES",
+    "CRDError",
+    "CRDInfo",
+    "PrinterColumn",
+    "crd_info",
+    "custom_resource_definition",
+    "kubeconform_schema",
+    "openapi_schema",
+    "owned_crds",
+    "register_crd",
+    "structural_problems",
+]
+
+CRD_API_VERSION = "apiextensions.k8s.io/v1"
+QUANTITY = "io.k8s.apimachinery.pkg.api.resource.Quantity"
+INT_OR_STRING = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
+
+#: Embedded Kubernetes types described field by field in generated CRDs. Larger or open-ended
+#: ones (pod templates, volumes) keep unknown fields instead: their full schemas are tens of
+#: kilobytes each, and ``kubetrain render`` validates them strictly before anything is written.
+DESCRIBED_K8S_TYPES = frozenset(
+    {
+        "io.k8s.api.core.v1.ResourceRequirements",
+        "io.k8s.api.core.v1.VolumeMount",
+        "io.k8s.api.core.v1.LocalObjectReference",
+    }
+)
+
+#: Keys a structural schema node may carry (``JSONSchemaProps`` minus what v1 CRDs forbid).
+_ALLOWED_KEYS = frozenset(
+    {
+        "type",
+        "format",
+        "title",
+        "description",
+        "default",
+        "enum",
+        "example",
+        "pattern",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "minLength",
+        "maxLength",
+        "minItems",
+        "maxItems",
+        "minProperties",
+        "maxProperties",
+        "required",
+        "properties",
+        "additionalProperties",
+        "items",
+        "allOf",
+        "anyOf",
+        "oneOf",
+        "not",
+        "nullable",
+        "externalDocs",
+        "uniqueItems",
+        "x-kubernetes-preserve-unknown-fields",
+        "x-kubernetes-embedded-resource",
+        "x-kubernetes-int-or-string",
+        "x-kubernetes-list-map-keys",
+        "x-kubernetes-list-type",
+        "x-kubernetes-map-type",
+        "x-kubernetes-validations",
+    }
+)
+#: Keys copied unchanged from a source schema node.
+_COPIED = (
+    "description",
+    "format",
+    "pattern",
+    "minimum",
+    "maximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "minProperties",
+    "maxProperties",
+    "x-kubernetes-list-map-keys",
+    "x-kubernetes-list-type",
+    "x-kubernetes-map-type",
+    "x-kubernetes-embedded-resource",
+)
+_INT_OR_STRING_ANYOF = [{"type": "integer"}, {"type": "string"}]
+
+
+class CRDError(ValueError):
+    """A model that has no structural schema (a programming error, not bad input)."""
+
+
+@dataclass(frozen=True)
+class PrinterColumn:
+    """One column of ``kubectl get`` (``additionalPrinterColumns``)."""
+
+    name: str
+    type: str
+    json_path: str
+    description: str = ""
+    priority: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "type": self.type, "jsonPath": self.json_path}
+        if self.description:
+            out["description"] = self.description
+        if self.priority:
+            out["priority"] = self.priority
+        return out
+
+
+@dataclass(frozen=True)
+class CRDInfo:
+    """What a CRD needs besides the model: names, status, printer columns, scope."""
+
+    model: type[JobDocument]
+    plural: str
+    short_names: tuple[str, ...] = ()
+    status: type[BaseModel] | None = None
+    printer_columns: tuple[PrinterColumn, ...] = ()
+    categories: tuple[str, ...] = ()
+    scope: str = "Namespaced"
+    described: frozenset[str] = field(default=DESCRIBED_K8S_TYPES)
+
+    @property
+    def group(self) -> str:
+        return k8s.split_api_version(self.model.API_VERSION)[0]
+
+    @property
+    def version(self) -> str:
+        return k8s.split_api_version(self.model.API_VERSION)[1]
+
+    @property
+    def kind(self) -> str:
+        return self.model.KIND
+
+    @property
+    def name(self) -> str:
+        """``<plural>.<group>``, the CRD's object name."""
+        return f"{self.plural}.{self.group}"
+
+
+_CRDS: dict[type[JobDocument], CRDInfo] = {}
+
+
+def register_crd(
+    model: type[JobDocument],
+    *,
+    plural: str,
+    short_names: Collection[str] = (),
+    status: type[BaseModel] | None = None,
+    printer_columns: Collection[PrinterColumn] = (),
+    categories: Collection[str] = (),
+    scope: str = "Namespaced",
+) -> CRDInfo:
+    """Declare that kubetrain owns the CRD of a job kind (the seed's ``RegisterResource``)."""
+    if model in _CRDS:
+        raise RuntimeError(f"CRD of {model.__name__} registered twice")
+    info = CRDInfo(
+        model,
+        plural,
+        tuple(short_names),
+        status,
+        tuple(printer_columns),
+        tuple(categories),
+        scope,
+    )
+    _CRDS[model] = info
+    return info
+
+
+def owned_crds() -> list[CRDInfo]:
+    """Every CRD kubetrain owns, by name."""
+    return sorted(_CRDS.values(), key=lambda info: info.name)
+
+
+def crd_info(model: type[JobDocument]) -> CRDInfo:
+    found = _CRDS.get(model)
+    if found is None:
+        raise KeyError(f"no CRD registered for {model.__name__}")
+    return found
+
+
+# --- model -> structural schema --------------------------------------------------------------
+
+
+class _Converter:
+    """Turns pydantic and Kubernetes JSON schemas into structural schema nodes."""
+
+    def __init__(
+        self, defs: Mapping[str, Any], version: tuple[int, int], described: frozenset[str]
+    ) -> None:
+        self.defs = defs
+        self.k8s_defs: Mapping[str, Any] = k8s._definitions(version)["$defs"]
+        self.described = described
+
+    def convert(self, node: Mapping[str, Any], path: str, seen: tuple[str, ...] = ()) -> Any:
+        if "$ref" in node:
+            name = str(node["$ref"]).rsplit("/", 1)[-1]
+            outer = {k: v for k, v in node.items() if k != "$ref"}
+            if name == QUANTITY:
+                target: Mapping[str, Any] = {"x-kubetrain-quantity": True}
+            elif name in seen:
+                raise CRDError(f"{path}: {name} is recursive; a structural schema cannot say so")
+            else:
+                target = self.defs.get(name) or self.k8s_defs.get(name) or {}
+                if not target:
+                    raise CRDError(f"{path}: unresolvable $ref {node['$ref']!r}")
+            inner = self.convert(target, path, (*seen, name))
+            return self._overlay(inner, outer)
+        if node.get("x-kubetrain-quantity"):
+            return {
+                "anyOf": list(_INT_OR_STRING_ANYOF),
+                "pattern": QUANTITY_PATTERN,
+                "x-kubernetes-int-or-string": True,
+            }
+        if K8S_DEFINITION_KEY in node:
+            return self._embedded(node, path, seen)
+        union = node.get("anyOf") or node.get("oneOf")
+        if union is not None:
+            return self._union(node, union, path, seen)
+        out: dict[str, Any] = {}
+        kind = node.get("type")
+        if isinstance(kind, list):
+            kinds = [k for k in kind if k != "null"]
+            if len(kinds) != 1:
+                raise CRDError(f"{path}: a node of types {kind} has no structural schema")
+            kind = kinds[0]
+        if "const" in node:
+            node = {**node, "enum": [node["const"]]}
+        if "enum" in node:
+            values = [v for v in node["enum"] if v is not None]
+            out["enum"] = values
+            kind = kind or _json_type(values)
+        if kind is not None:
+            out["type"] = kind
+        for key in _COPIED:
+            if key in node:
+                out[key] = node[key]
+        if "description" in out:
+            # Docstrings use reStructuredText literals; kubectl explain shows plain text.
+            out["description"] = out["description"].replace("``", "`")
+        if "exclusiveMinimum" in node and not isinstance(node["exclusiveMinimum"], bool):
+            out["minimum"], out["exclusiveMinimum"] = node["exclusiveMinimum"], True
+        if "exclusiveMaximum" in node and not isinstance(node["exclusiveMaximum"], bool):
+            out["maximum"], out["exclusiveMaximum"] = node["exclusiveMaximum"], True
+        if node.get("uniqueItems"):
+            raise CRDError(f"{path}: uniqueItems (a set) is not allowed in a structural schema")
+        if node.get("default") is not None:
+            out["default"] = node["default"]
+        if "properties" in node:
+            out["properties"] = {
+                key: self.convert(value, f"{path}.{key}", seen)
+                for key, value in node["properties"].items()
+            }
+            if required := [r for r in node.get("required", ()) if r in out["properties"]]:
+                out["required"] = required
+        extra = node.get("additionalProperties")
+        if isinstance(extra, Mapping) and "properties" not in node:
+            out["additionalProperties"] = self.convert(extra, f"{path}.*", seen)
+        elif extra is True and "properties" not in node:
+            out["x-kubernetes-preserve-unknown-fields"] = True
+        if "items" in node:
+            out["items"] = self.convert(node["items"], f"{path}[]", seen)
+        if node.get("x-kubernetes-preserve-unknown-fields"):
+            out["x-kubernetes-preserve-unknown-fields"] = True
+        if "type" not in out:
+            # Anything (pydantic's Any): keep it as it is.
+            out["x-kubernetes-preserve-unknown-fields"] = True
+        elif out["type"] == "object" and not ({"properties", "additionalProperties"} & out.keys()):
+            out["x-kubernetes-preserve-unknown-fields"] = True
+        return out
+
+    def _embedded(self, node: Mapping[str, Any], path: str, seen: tuple[str, ...]) -> Any:
+        definition = str(node[K8S_DEFINITION_KEY])
+        if definition in self.described:
+            out = self.convert({"$ref": f"#/$defs/{definition}"}, path, seen)
+        else:
+            target = self.k8s_defs.get(definition) or {}
+            kind = target.get("type", "object")
+            kind = (
+                next((k for k in kind if k != "null"), "object") if isinstance(kind, list) else kind
+            )
+            out = {"type": kind, "x-kubernetes-preserve-unknown-fields": True}
+        if node.get("description"):
+            out["description"] = str(node["description"]).replace("``", "`")
+        return out
+
+    def _union(
+        self, node: Mapping[str, Any], union: list[Any], path: str, seen: tuple[str, ...]
+    ) -> Any:
+        members = [m for m in union if not _is_null(m)]
+        outer = {k: v for k, v in node.items() if k not in ("anyOf", "oneOf")}
+        if len(members) == 1:
+            return self._overlay(self.convert(members[0], path, seen), outer)
+        converted = [self.convert(m, path, seen) for m in members]
+        kinds = {c.get("type") for c in converted}
+        if kinds in ({"integer", "string"}, {"number", "string"}):
+            out = {"anyOf": list(_INT_OR_STRING_ANYOF), "x-kubernetes-int-or-string": True}
+            return self._overlay(out, outer)
+        raise CRDError(f"{path}: a union of {sorted(map(str, kinds))} has no structural schema")
+
+    @staticmethod
+    def _overlay(inner: dict[str, Any], outer: Mapping[str, Any]) -> dict[str, Any]:
+        """``inner`` with the description and default written beside a ``$ref`` or union."""
+        out = dict(inner)
+        if outer.get("description"):
+            out["description"] = str(outer["description"]).replace("``", "`")
+        if outer.get("default") is not None:
+            out["default"] = outer["default"]
+        return out
+
+
+def _is_null(node: Any) -> bool:
+    return isinstance(node, Mapping) and node.get("type") == "null" and len(node) == 1
+
+
+def _json_type(values: list[Any]) -> str:
+    kinds = {
+        "boolean"
+        if isinstance(v, bool)
+        else "integer"
+        if isinstance(v, int)
+        else "number"
+        if isinstance(v, float)
+        else "string"
+        for v in values
+    }
+    if len(kinds) != 1:
+        raise CRDError(f"an enum of mixed types {sorted(kinds)} has no structural schema")
+    return kinds.pop()
+
+
+def model_schema(
+    model: type[BaseModel], version: tuple[int, int], described: frozenset[str], path: str
+) -> dict[str, Any]:
+    """The structural schema of one pydantic model (as it is serialised, by alias)."""
+    raw = model.model_json_schema(by_alias=True, mode="serialization")
+    converter = _Converter(raw.get("$defs", {}), version, described)
+    schema: dict[str, Any] = converter.convert({k: v for k, v in raw.items() if k != "$defs"}, path)
+    return schema
+
+
+def openapi_schema(info: CRDInfo, version: tuple[int, int]) -> dict[str, Any]:
+    """The structural ``openAPIV3Schema`` of a registered kind for a Kubernetes version."""
+    document = model_schema(info.model, version, info.described, info.kind)
+    spec = document["properties"]["spec"]
+    properties: dict[str, Any] = {
+        "apiVersion": {
+            "type": "string",
+            "description": "APIVersion defines the versioned schema of this representation.",
+        },
+        "kind": {"type": "string", "description": "Kind is the type of this object."},
+        "metadata": {"type": "object"},
+        "spec": spec,
+    }
+    if info.status is not None:
+        properties["status"] = model_schema(info.status, version, info.described, "status")
+    schema = {"type": "object", "properties": properties, "required": ["spec"]}
+    if description := document.get("description"):
+        schema = {"description": description, **schema}
+    problems = structural_problems(schema)
+    if problems:
+        raise CRDError(f"{info.name}: not a structural schema: " + "; ".join(problems))
+    # A tree of its own: nothing shared with the Kubernetes definitions or between nodes.
+    copied: dict[str, Any] = json.loads(json.dumps(schema))
+    return copied
+
+
+def custom_resource_definition(
+    model: type[JobDocument], version: tuple[int, int]
+) -> dict[str, Any]:
+    """The ``CustomResourceDefinition`` of a registered kind for a Kubernetes version."""
+    info = crd_info(model)
+    names: dict[str, Any] = {
+        "kind": info.kind,
+        "listKind": f"{info.kind}List",
+        "plural": info.plural,
+        "singular": info.kind.lower(),
+    }
+    if info.short_names:
+        names["shortNames"] = list(info.short_names)
+    if info.categories:
+        names["categories"] = list(info.categories)
+    served: dict[str, Any] = {
+        "name": info.version,
+        "served": True,
+        "storage": True,
+        "schema": {"openAPIV3Schema": openapi_schema(info, version)},
+    }
+    if info.status is not None:
+        served["subresources"] = {"status": {}}
+    if info.printer_columns:
+        served["additionalPrinterColumns"] = [c.to_dict() for c in info.printer_columns]
+    meta = object_meta(info.name, labels={"app.kubernetes.io/managed-by": MANAGED_BY})
+    return manifest(
+        CRD_API_VERSION,
+        "CustomResourceDefinition",
+        meta,
+        spec={"group": info.group, "names": names, "scope": info.scope, "versions": [served]},
+    )
+
+
+# --- checks ----------------------------------------------------------------------------------
+
+_FORBIDDEN = (
+    "$ref",
+    "$schema",
+    "definitions",
+    "dependencies",
+    "id",
+    "additionalItems",
+    "patternProperties",
+)
+_JUNCTORS = ("allOf", "anyOf", "oneOf", "not")
+_NOT_IN_JUNCTORS = ("type", "description", "default", "additionalProperties", "nullable")
+
+
+def structural_problems(schema: Mapping[str, Any]) -> list[str]:
+    """Ways ``schema`` breaks the rules of a structural CRD schema (empty when it is one)."""
+    problems: list[str] = []
+    if schema.get("type") != "object":
+        problems.append("(root): must be of type object")
+    metadata = (schema.get("properties") or {}).get("metadata")
+    if isinstance(metadata, Mapping):
+        extra = set(metadata.get("properties") or {}) - {"name", "generateName"}
+        if extra or set(metadata) - {"type", "description", "properties"}:
+            problems.append("metadata: only restrictions of name and generateName are allowed")
+    for path, node, in_junctor in _walk(schema, "(root)", False):
+        problems.extend(_node_problems(path, node, in_junctor))
+    return problems
+
+
+def _walk(
+    node: Mapping[str, Any], path: str, in_junctor: bool
+) -> Iterator[tuple[str, Mapping[str, Any], bool]]:
+    yield path, node, in_junctor
+    for key, child in (node.get("properties") or {}).items():
+        yield from _walk(child, f"{path}.{key}", in_junctor)
+    if isinstance(node.get("additionalProperties"), Mapping):
+        yield from _walk(node["additionalProperties"], f"{path}.*", in_junctor)
+    if isinstance(node.get("items"), Mapping):
+        yield from _walk(node["items"], f"{path}[]", in_junctor)
+    for junctor in _JUNCTORS:
+        branches = node.get(junctor)
+        for i, branch in enumerate(branches if isinstance(branches, list) else [branches]):
+            if isinstance(branch, Mapping):
+                yield from _walk(branch, f"{path}.{junctor}[{i}]", True)
+
+
+def _node_problems(path: str, node: Mapping[str, Any], in_junctor: bool) -> Iterator[str]:
+    unknown = sorted(set(node) - _ALLOWED_KEYS - set(_FORBIDDEN))
+    for key in unknown:
+        yield f"{path}: {key!r} is not allowed in a CRD schema"
+    for key in _FORBIDDEN:
+        if key in node:
+            yield f"{path}: {key!r} is not allowed in a structural schema"
+    int_or_string = node.get("x-kubernetes-int-or-string") is True
+    if in_junctor:
+        for key in _NOT_IN_JUNCTORS:
+            if key in node and not (key == "type" and node == {"type": node["type"]}):
+                yield f"{path}: {key!r} must not be set inside allOf/anyOf/oneOf/not"
+    elif not (
+        node.get("type") or int_or_string or node.get("x-kubernetes-preserve-unknown-fields")
+    ):
+        yield f"{path}: has no type"
+    if int_or_string:
+        if "type" in node:
+            yield f"{path}: an int-or-string node must not have a type"
+        if "anyOf" in node and node["anyOf"] != _INT_OR_STRING_ANYOF:
+            yield f"{path}: an int-or-string node's anyOf must be [integer, string]"
+    elif any(j in node for j in _JUNCTORS) and not in_junctor:
+        branches = [b for j in ("allOf", "anyOf", "oneOf") for b in node.get(j) or ()]
+        for branch in branches:
+            if isinstance(branch, Mapping) and set(branch) & {"properties", "items"}:
+                yield f"{path}: fields inside a junctor must also be specified outside it"
+    if "properties" in node and node.get("additionalProperties") not in (None, False):
+        yield f"{path}: properties and additionalProperties are mutually exclusive"
+    if node.get("additionalProperties") is False:
+        yield f"{path}: additionalProperties must not be false (unknown fields are pruned)"
+    if node.get("x-kubernetes-preserve-unknown-fields") is False:
+        yield f"{path}: x-kubernetes-preserve-unknown-fields must be true or absent"
+    if node.get("uniqueItems") is True:
+        yield f"{path}: uniqueItems must not be true"
+    if "enum" in node and node.get("type") and node["enum"]:
+        try:
+            expected = _json_type(list(node["enum"]))
+        except CRDError:
+            expected = "mixed"
+        if expected not in (node["type"], "integer" if node["type"] == "number" else None):
+            yield f"{path}: enum values are not of type {node['type']}"
+    if node.get("x-kubernetes-list-type") == "map":
+        item = node.get("items") or {}
+        item_props = item.get("properties") or {}
+        for key in node.get("x-kubernetes-list-map-keys") or ():
+            if key not in item_props:
+                yield f"{path}: list map key {key!r} is not a property of the items"
+            elif key not in (item.get("required") or ()) and "default" not in item_props[key]:
+                yield f"{path}: list map key {key!r} must be required or have a default"
+    if "default" in node:
+        validator = jsonschema_rs.validator_for(kubeconform_schema(node, strict=False))
+        if not validator.is_valid(node["default"]):
+            yield f"{path}: default {json.dumps(node['default'])} does not match the schema"
+
+
+# --- CRD schema -> kubeconform JSON schema ---------------------------------------------------
+
+
+def kubeconform_schema(node: Any, *, strict: bool = True) -> Any:
+    """The JSON schema kubeconform uses for a CRD version, from its ``openAPIV3Schema`` (what
+    openapi2jsonschema does): OpenAPI's ``nullable`` and boolean exclusive bounds in JSON-schema
+    form, and with ``strict``, objects without unknown fields closed by
+    ``additionalProperties: false``."""
+    if isinstance(node, list):
+        return [kubeconform_schema(n, strict=strict) for n in node]
+    if not isinstance(node, Mapping):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in ("properties",) and isinstance(value, Mapping):
+            out[key] = {k: kubeconform_schema(v, strict=strict) for k, v in value.items()}
+        elif key in ("items", "additionalProperties", "not", "allOf", "anyOf", "oneOf"):
+            out[key] = kubeconform_schema(value, strict=strict)
+        elif key not in ("nullable", "exclusiveMinimum", "exclusiveMaximum"):
+            out[key] = value
+    if node.get("nullable") and isinstance(node.get("type"), str):
+        out["type"] = [node["type"], "null"]
+    for bound, limit in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
+        if node.get(bound) is True and limit in node:
+            out[bound] = out.pop(limit)
+    if (
+        strict
+        and "properties" in node
+        and "additionalProperties" not in node
+        and not node.get("x-kubernetes-preserve-unknown-fields")
+    ):
+        out["additionalProperties"] = False
+    return out
