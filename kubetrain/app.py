@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import yaml
 
@@ -16,18 +17,25 @@ from .render import TreeChange, diff_tree, object_path, plan_files, write_tree
 from .spec import CheckFailed, InputError, Stack, discover_stacks, load_stack
 from .spec.load import find_project_root, stack_name
 from .spec.source import display_path
+from .spec.stack import StackSettings
 from .validate import (
     DEFAULT_VERSION,
+    RULES,
+    CheckSettings,
     Located,
     Report,
     Validator,
     add_lines,
+    check_objects,
     format_report,
     read_objects,
 )
+from .validate.kubeconform import find_kubeconform, merge_results, run_kubeconform
 
-__all__ = ["Planned", "Project", "diff", "plan", "render", "validate_paths"]
+__all__ = ["Engine", "Planned", "Project", "diff", "plan", "render", "validate_paths"]
 
+#: Validation engines: kubetrain's own schemas, or kubeconform when it is on PATH.
+Engine = Literal["builtin", "kubeconform"]
 #: Folder under rendered/ that holds GitOps delivery objects, so no stack may be named so.
 RESERVED_STACK_NAMES = {"clusters"}
 
@@ -100,9 +108,11 @@ def plan(stack: Stack, out_dir: Path) -> Planned:
     """Build and validate one stack, and lay out its files (nothing is written)."""
     built = build_stack(stack, "render")
     validator = Validator(stack.settings.version)
-    report = validator.validate(
+    items = [
         Located(b.obj, display_path(out_dir / object_path(b.obj)), source=b.source) for b in built
-    )
+    ]
+    report = validator.validate(items)
+    check_objects(items, report.results, CheckSettings.from_stack(stack.settings))
     files = plan_files(
         ((b.obj, b.source) for b in built), stack.source_name, stack.settings.kubernetes_version
     )
@@ -150,20 +160,107 @@ def diff(project: Project, names: Sequence[str] = ()) -> str:
     return "".join(out)
 
 
+def _env_of(project: Project, file: str) -> str | None:
+    """The environment a file was rendered for: ``rendered/<env>/...`` and
+    ``rendered/clusters/<env>/...`` belong to ``<env>``; other files to none."""
+    try:
+        rel = Path(file).resolve().relative_to(project.rendered_dir.resolve())
+    except ValueError:
+        return None
+    parts = rel.parts
+    if parts and parts[0] in RESERVED_STACK_NAMES:
+        parts = parts[1:]
+    return parts[0] if len(parts) >= 2 else None
+
+
+def _check_groups(
+    project: Project | None, items: Sequence[Located], stack: str | None
+) -> dict[str | None, tuple[StackSettings | None, list[int]]]:
+    """Objects grouped by the stack whose settings the semantic checks use.
+
+    ``--stack ENV`` puts every object under that stack. Otherwise a file under
+    ``rendered/<env>/`` (or ``rendered/clusters/<env>/``) uses ``stacks/Pulumi.<env>.yaml`` when
+    it exists; any other file uses the defaults (podSecurity baseline, nothing external).
+    """
+    envs: list[str | None] = [stack] * len(items)
+    if stack is None and project is not None:
+        known = {stack_name(p) for p in project.stack_files()} if _has_stacks(project) else set()
+        envs = [env if env in known else None for env in (_env_of(project, i.file) for i in items)]
+    wanted = sorted({e for e in envs if e is not None})
+    settings: dict[str, StackSettings] = {}
+    if wanted:
+        if project is None:
+            project = Project.find()
+        for loaded in load_stacks(project.stack_files(wanted), project):
+            settings[loaded.name] = loaded.settings
+    groups: dict[str | None, tuple[StackSettings | None, list[int]]] = {}
+    for index, env in enumerate(envs):
+        groups.setdefault(env, (settings.get(env) if env else None, []))[1].append(index)
+    return groups
+
+
+def _has_stacks(project: Project) -> bool:
+    try:
+        project.stack_files()
+    except InputError:
+        return False
+    return True
+
+
 def validate_paths(
     paths: Sequence[str],
     *,
     version: tuple[int, int] | None = None,
     schema_locations: Sequence[str] = (),
     ignore_missing_schemas: bool = False,
+    project: Project | None = None,
+    stack: str | None = None,
+    skip_checks: Sequence[str] = (),
+    engine: Engine = "builtin",
 ) -> Report:
-    """Validate YAML files and folders. Files rendered by kubetrain name their Kubernetes
-    version in their header; ``version`` overrides it."""
+    """Validate YAML files and folders: schemas (kubetrain's own engine, or kubeconform), then
+    the semantic checks with the settings of the stack each file was rendered from. Files
+    rendered by kubetrain name their Kubernetes version in their header; ``version`` overrides
+    it."""
+    unknown = [rule for rule in skip_checks if rule not in RULES]
+    if unknown:
+        raise InputError.single(
+            "--skip-check",
+            f"unknown rule {', '.join(map(repr, unknown))}; rules: {', '.join(RULES)}",
+        )
+    executable = find_kubeconform() if engine == "kubeconform" else None
     validator = Validator(
-        version or DEFAULT_VERSION, schema_locations, ignore_missing_schemas=ignore_missing_schemas
+        version or DEFAULT_VERSION,
+        schema_locations,
+        ignore_missing_schemas=ignore_missing_schemas,
+        schemas=engine == "builtin",
     )
     items, early, versions, texts = read_objects(paths)
     report = validator.validate(items, {} if version else versions)
+    for settings, indexes in _check_groups(project, items, stack).values():
+        check_objects(
+            [items[i] for i in indexes],
+            [report.results[i] for i in indexes],
+            CheckSettings.from_stack(settings, skip_checks),
+        )
+    if executable is not None:
+        by_version: dict[tuple[int, int], list[str]] = {}
+        for item in items:
+            v = version or versions.get(item.file, DEFAULT_VERSION)
+            files = by_version.setdefault(v, [])
+            if item.file not in files:
+                files.append(item.file)
+        for v, files in sorted(by_version.items()):
+            merge_results(
+                report,
+                run_kubeconform(
+                    files,
+                    version=v,
+                    locations=schema_locations,
+                    ignore_missing_schemas=ignore_missing_schemas,
+                    executable=executable,
+                ),
+            )
     report.results = sorted(early + report.results, key=lambda r: (r.file, r.document))
     add_lines(report, texts)
     return report
