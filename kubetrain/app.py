@@ -6,16 +6,19 @@ The CLI is a thin shell over these; tests and other tools can call them directly
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
 
 from .build import Built, build_stack
-from .render import TreeChange, diff_tree, object_path, plan_files, write_tree
+from .build.delivery import delivery_name, delivery_objects
+from .render import TreeChange, diff_tree, object_path, plan_files, remove_tree, write_tree
+from .render.tree import check_ownership, is_crd
 from .spec import CheckFailed, InputError, Stack, discover_stacks, load_stack
 from .spec.load import find_project_root, stack_name
+from .spec.names import DNS1123_SUBDOMAIN
 from .spec.source import display_path
 from .spec.stack import StackSettings
 from .validate import (
@@ -37,7 +40,8 @@ __all__ = ["Engine", "Planned", "Project", "diff", "plan", "render", "validate_p
 #: Validation engines: kubetrain's own schemas, or kubeconform when it is on PATH.
 Engine = Literal["builtin", "kubeconform"]
 #: Folder under rendered/ that holds GitOps delivery objects, so no stack may be named so.
-RESERVED_STACK_NAMES = {"clusters"}
+CLUSTERS_DIR = "clusters"
+RESERVED_STACK_NAMES = {CLUSTERS_DIR}
 
 
 @dataclass(frozen=True)
@@ -70,19 +74,36 @@ class Project:
     def rendered_dir(self) -> Path:
         return self.root / "rendered"
 
+    def delivery_dir(self, env: str) -> Path:
+        """``rendered/clusters/<env>``: the GitOps delivery objects of one environment."""
+        return self.rendered_dir / CLUSTERS_DIR / env
+
     def stack_files(self, names: Sequence[str] = ()) -> list[Path]:
         return discover_stacks(self.stacks_dir, names)
 
 
 @dataclass
 class Planned:
-    """A stack rendered in memory: its objects, files and their validation report."""
+    """A stack rendered in memory: its objects, files and their validation report, and the
+    GitOps delivery files for ``rendered/clusters/<env>`` (``delivery_dir`` is ``None`` when
+    the stack is rendered elsewhere with ``--out``; ``delivery_files`` is empty without
+    ``kubetrain:gitops``)."""
 
     stack: Stack
     built: list[Built]
     out_dir: Path
     files: dict[str, str]
     report: Report
+    delivery_dir: Path | None = None
+    delivery_files: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def trees(self) -> list[tuple[Path, dict[str, str]]]:
+        """Every folder this plan owns and what it must hold (an empty delivery folder: none)."""
+        out = [(self.out_dir, self.files)]
+        if self.delivery_dir is not None:
+            out.append((self.delivery_dir, self.delivery_files))
+        return out
 
 
 def load_stacks(files: Sequence[Path], project: Project) -> list[Stack]:
@@ -104,19 +125,41 @@ def load_stacks(files: Sequence[Path], project: Project) -> list[Stack]:
     return stacks
 
 
-def plan(stack: Stack, out_dir: Path) -> Planned:
-    """Build and validate one stack, and lay out its files (nothing is written)."""
+def _delivery(stack: Stack, built: list[Built]) -> list[dict[str, Any]]:
+    gitops = stack.settings.gitops
+    if gitops is None:
+        return []
+    if problem := DNS1123_SUBDOMAIN.check(delivery_name(stack.name)):
+        raise InputError.single(
+            stack.source_name,
+            f"the stack name {stack.name!r} cannot name GitOps objects: {problem}",
+            path=("config", "kubetrain:gitops"),
+        )
+    return delivery_objects(gitops, stack.name, any(is_crd(b.obj) for b in built))
+
+
+def plan(stack: Stack, out_dir: Path, delivery_dir: Path | None = None) -> Planned:
+    """Build and validate one stack, and lay out its files (nothing is written). With
+    ``delivery_dir``, also the GitOps delivery objects of ``kubetrain:gitops``."""
     built = build_stack(stack, "render")
     validator = Validator(stack.settings.version)
     items = [
         Located(b.obj, display_path(out_dir / object_path(b.obj)), source=b.source) for b in built
     ]
+    delivery = _delivery(stack, built) if delivery_dir is not None else []
+    what = f"GitOps delivery of rendered/{stack.name}"
+    if delivery_dir is not None:
+        items += [
+            Located(o, display_path(delivery_dir / object_path(o)), source=what) for o in delivery
+        ]
     report = validator.validate(items)
     check_objects(items, report.results, CheckSettings.from_stack(stack.settings))
-    files = plan_files(
-        ((b.obj, b.source) for b in built), stack.source_name, stack.settings.kubernetes_version
+    version = stack.settings.kubernetes_version
+    files = plan_files(((b.obj, b.source) for b in built), stack.source_name, version)
+    delivery_files = (
+        plan_files(((o, what) for o in delivery), stack.source_name, version) if delivery else {}
     )
-    return Planned(stack, built, out_dir, files, report)
+    return Planned(stack, built, out_dir, files, report, delivery_dir, delivery_files)
 
 
 def _selected(project: Project, names: Sequence[str], config: Path | None) -> list[Path]:
@@ -140,11 +183,26 @@ def render(
             "--out", "--out needs exactly one stack (--config FILE or one --stack)"
         )
     stacks = load_stacks(files, project)
-    plans = [plan(s, out or project.rendered_dir / s.name) for s in stacks]
+    plans = [
+        plan(s, out, None)
+        if out is not None
+        else plan(s, project.rendered_dir / s.name, project.delivery_dir(s.name))
+        for s in stacks
+    ]
     failed = [p for p in plans if not p.report.ok]
     if failed:
         raise CheckFailed("".join(format_report(p.report) for p in failed))
-    return [write_tree(p.out_dir, p.files) for p in plans]
+    for p in plans:  # refuse before anything is written
+        for folder, _ in p.trees:
+            check_ownership(folder)
+    changes = []
+    for p in plans:
+        for folder, tree_files in p.trees:
+            if tree_files:
+                changes.append(write_tree(folder, tree_files))
+            elif folder.exists():
+                changes.append(remove_tree(folder))
+    return changes
 
 
 def diff(project: Project, names: Sequence[str] = ()) -> str:
@@ -152,11 +210,11 @@ def diff(project: Project, names: Sequence[str] = ()) -> str:
     stacks = load_stacks(project.stack_files(names), project)
     out = []
     for stack in stacks:
-        planned = plan(stack, project.rendered_dir / stack.name)
+        planned = plan(stack, project.rendered_dir / stack.name, project.delivery_dir(stack.name))
         if not planned.report.ok:
             raise CheckFailed(format_report(planned.report))
-        label = display_path(planned.out_dir)
-        out.append(diff_tree(planned.out_dir, planned.files, label))
+        for folder, files in planned.trees:
+            out.append(diff_tree(folder, files, display_path(folder)))
     return "".join(out)
 
 

@@ -10,6 +10,7 @@ from ..spec.base import JobDocument
 from ..spec.errors import InputError, Problem
 from ..spec.load import LoadedJob, Stack
 from .context import BuildContext, Target
+from .delivery import crd_sync_wave
 from .meta import canonical
 from .order import sort_key
 
@@ -50,7 +51,8 @@ def build_job(loaded: LoadedJob, ctx: BuildContext) -> list[Manifest]:
     fn = _BUILDERS.get(type(job))
     if fn is None:
         raise RuntimeError(f"no builder registered for {type(job).__name__}")
-    return [canonical(obj) for obj in fn(job, loaded.mode, ctx)]
+    # CRDs get the Argo CD sync wave that applies them first (see .delivery).
+    return [canonical(crd_sync_wave(obj)) for obj in fn(job, loaded.mode, ctx)]
 
 
 def identity(obj: Manifest) -> tuple[str, str, str, str]:

@@ -3,7 +3,7 @@
 Importing this package registers every job kind.
 """
 
-from . import scheduling, tfjob  # noqa: F401  (register the TFJob and PodGroup kinds)
+from . import delivery, scheduling, tfjob  # noqa: F401  (register the kinds kubetrain emits)
 from .base import DerivedName, JobDocument, JobMeta, K8sType, Strict, job_kind, job_kinds
 from .errors import CheckFailed, InputError, KubetrainError, OwnershipError, Problem
 from .load import MODE_ANNOTATION, JobSource, LoadedJob, Stack, discover_stacks, load_stack
