@@ -72,11 +72,22 @@ def test_round_trip_is_exact_for_nano_multiples(value: Fraction, fmt: str) -> No
 
 
 @given(value=values, fmt=formats)
-def test_canonical_text_is_a_fixed_point(value: Fraction, fmt: str) -> None:
+def test_canonical_text_is_stable(value: Fraction, fmt: str) -> None:
     text = format_quantity(Quantity(value, fmt))  # type: ignore[arg-type]
-    assert canonical_quantity(text) == text
     back = parse_quantity(text).value
     assert value <= back < value + Fraction(1, 10**9)  # rounded up to the next nano-unit
+    once = canonical_quantity(text)
+    assert parse_quantity(once).value == back and canonical_quantity(once) == once
+    if fmt != "BinarySI" or text[-1] == "i":
+        assert once == text  # a fixed point, but for the case below
+
+
+def test_a_bare_binary_integer_reads_back_as_decimal() -> None:
+    """As in Kubernetes: a BinarySI value that is no multiple of 1024 is written without a
+    suffix, and that text is DecimalSI when read back."""
+    text = format_quantity(Quantity(Fraction(1_024_000), "BinarySI"))
+    assert text == "1024000"
+    assert canonical_quantity(text) == "1024k"
 
 
 @given(a=nano_values, b=nano_values, fmt=formats)
