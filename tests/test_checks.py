@@ -12,12 +12,14 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from kubetrain.spec import StackSettings
 from kubetrain.spec.errors import format_path
-from kubetrain.validate import RULES, CheckSettings, Validator, check_objects, read_objects
+from kubetrain.validate import RULES, CheckSettings, Located, Validator, check_objects, read_objects
 
 from conftest import REPO, UPSTREAM_LOCATION
+from helpers import objects, stack_from
 
 FIXTURES = sorted((REPO / "tests" / "checks").glob("*.yaml"))
 
@@ -130,3 +132,22 @@ def test_validate_uses_the_stack_of_each_rendered_env(project: Path, run) -> Non
     assert skipped.exit_code == 0, skipped.stdout
     unknown = run("validate", "--skip-check", "pod-securty", cwd=project)
     assert unknown.exit_code == 2 and "unknown rule 'pod-securty'" in unknown.stderr
+
+
+def test_restricted_reaches_the_templates_of_an_operator_mode_tfjob(tmp_path: Path) -> None:
+    job = yaml.safe_load((JOB % ("restricted", "")).split("kubetrain:jobs:\n", 1)[1])[0]
+    job["metadata"]["annotations"] = {"kubetrain.io/mode": "operator"}
+    stack = stack_from(tmp_path, {"kubetrain:podSecurity": "restricted", "kubetrain:jobs": [job]})
+    (tfjob,) = objects(stack)
+    pod_spec = tfjob["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]
+    assert pod_spec["securityContext"] == {
+        "runAsNonRoot": True,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+    items = [Located(tfjob, "tfjob.yaml")]
+    report = Validator((1, 33), [UPSTREAM_LOCATION]).validate(items)
+    check_objects(items, report.results, CheckSettings.from_stack(stack.settings))
+    assert report.ok, report.results[0].findings
+    del pod_spec["containers"][0]["securityContext"]
+    check_objects(items, report.results, CheckSettings.from_stack(stack.settings))
+    assert {f.rule for f in report.results[0].findings} == {"pod-security"}
