@@ -7,33 +7,50 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 
 from .build import Built, build_stack
 from .build.crd import kubeconform_schema, openapi_schema, owned_crds
-from .render import TreeChange, diff_tree, iter_files, object_path, write_tree
+from .build.delivery import delivery_name, delivery_objects
+from .render import (
+    TreeChange,
+    diff_tree,
+    iter_files,
+    object_path,
+    plan_files,
+    remove_tree,
+    write_tree,
+)
+from .render.tree import check_ownership, is_crd
 from .spec import CheckFailed, InputError, Stack, discover_stacks, load_stack
 from .spec.editor import job_schema, stack_schema
 from .spec.load import find_project_root, stack_name
+from .spec.names import DNS1123_SUBDOMAIN
 from .spec.source import display_path
+from .spec.stack import StackSettings
 from .validate import (
     DEFAULT_VERSION,
+    RULES,
+    CheckSettings,
     Located,
     Report,
     Validator,
     add_lines,
+    check_objects,
     format_report,
     read_objects,
 )
+from .validate.kubeconform import find_kubeconform, merge_results, run_kubeconform
 
 __all__ = [
     "JOB_SCHEMA_FILE",
     "STACK_SCHEMA_FILE",
+    "Engine",
     "Planned",
     "Project",
     "diff",
@@ -44,8 +61,11 @@ __all__ = [
     "write_schemas",
 ]
 
+#: Validation engines: kubetrain's own schemas, or kubeconform when it is on PATH.
+Engine = Literal["builtin", "kubeconform"]
 #: Folder under rendered/ that holds GitOps delivery objects, so no stack may be named so.
-RESERVED_STACK_NAMES = {"clusters"}
+CLUSTERS_DIR = "clusters"
+RESERVED_STACK_NAMES = {CLUSTERS_DIR}
 
 
 @dataclass(frozen=True)
@@ -78,18 +98,35 @@ class Project:
     def rendered_dir(self) -> Path:
         return self.root / "rendered"
 
+    def delivery_dir(self, env: str) -> Path:
+        """``rendered/clusters/<env>``: the GitOps delivery objects of one environment."""
+        return self.rendered_dir / CLUSTERS_DIR / env
+
     def stack_files(self, names: Sequence[str] = ()) -> list[Path]:
         return discover_stacks(self.stacks_dir, names)
 
 
 @dataclass
 class Planned:
-    """A stack rendered in memory: its objects, files and their validation report."""
+    """A stack rendered in memory: its objects, files and their validation report, and the
+    GitOps delivery files for ``rendered/clusters/<env>`` (``delivery_dir`` is ``None`` when
+    the stack is rendered elsewhere with ``--out``; ``delivery_files`` is empty without
+    ``kubetrain:gitops``)."""
 
     stack: Stack
     built: list[Built]
     out_dir: Path
     report: Report
+    delivery_dir: Path | None = None
+    delivery_files: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def trees(self) -> list[tuple[Path, dict[str, str]]]:
+        """Every folder this plan owns and what it must hold (an empty delivery folder: none)."""
+        out = [(self.out_dir, self.files)]
+        if self.delivery_dir is not None:
+            out.append((self.delivery_dir, self.delivery_files))
+        return out
 
     def iter_files(self) -> Iterator[tuple[str, str]]:
         """The rendered files, emitted one by one."""
@@ -116,23 +153,57 @@ def load_stacks(files: Sequence[Path], project: Project) -> list[Stack]:
                     f"the stack name {stack_name(file)!r} is reserved "
                     "(rendered/clusters/ holds GitOps objects)",
                 )
-            stacks.append(load_stack(file, project_root=project.root))
+            stack = load_stack(file, project_root=project.root)
         except InputError as exc:
             problems += exc.problems
+            continue
+        stacks.append(stack)
+        for i, rule in enumerate(stack.settings.skip_checks):
+            if rule not in RULES:
+                problems.append(
+                    stack.problem(
+                        ("config", "kubetrain:skipChecks", i),
+                        f"unknown check {rule!r}; the checks are {', '.join(sorted(RULES))}",
+                    )
+                )
     if problems:
         raise InputError(problems)
     return stacks
 
 
-def plan(stack: Stack, out_dir: Path) -> Planned:
-    """Build and validate one stack, and lay out its files (nothing is written)."""
+def _delivery(stack: Stack, built: list[Built]) -> list[dict[str, Any]]:
+    gitops = stack.settings.gitops
+    if gitops is None:
+        return []
+    if problem := DNS1123_SUBDOMAIN.check(delivery_name(stack.name)):
+        raise InputError.single(
+            stack.source_name,
+            f"the stack name {stack.name!r} cannot name GitOps objects: {problem}",
+            path=("config", "kubetrain:gitops"),
+        )
+    return delivery_objects(gitops, stack.name, any(is_crd(b.obj) for b in built))
+
+
+def plan(stack: Stack, out_dir: Path, delivery_dir: Path | None = None) -> Planned:
+    """Build and validate one stack, and lay out its files (nothing is written). With
+    ``delivery_dir``, also the GitOps delivery objects of ``kubetrain:gitops``."""
     built = build_stack(stack, "render")
     validator = Validator(stack.settings.version)
     shown = display_path(out_dir)
-    report = validator.validate(
-        Located(b.obj, f"{shown}/{object_path(b.obj)}", source=b.source) for b in built
+    items = [Located(b.obj, f"{shown}/{object_path(b.obj)}", source=b.source) for b in built]
+    delivery = _delivery(stack, built) if delivery_dir is not None else []
+    what = f"GitOps delivery of rendered/{stack.name}"
+    if delivery_dir is not None:
+        items += [
+            Located(o, display_path(delivery_dir / object_path(o)), source=what) for o in delivery
+        ]
+    report = validator.validate(items)
+    check_objects(items, report.results, CheckSettings.from_stack(stack.settings))
+    version = stack.settings.kubernetes_version
+    delivery_files = (
+        plan_files(((o, what) for o in delivery), stack.source_name, version) if delivery else {}
     )
-    return Planned(stack, built, out_dir, report)
+    return Planned(stack, built, out_dir, report, delivery_dir, delivery_files)
 
 
 def _selected(project: Project, names: Sequence[str], config: Path | None) -> list[Path]:
@@ -156,11 +227,28 @@ def render(
             "--out", "--out needs exactly one stack (--config FILE or one --stack)"
         )
     stacks = load_stacks(files, project)
-    plans = [plan(s, out or project.rendered_dir / s.name) for s in stacks]
+    plans = [
+        plan(s, out, None)
+        if out is not None
+        else plan(s, project.rendered_dir / s.name, project.delivery_dir(s.name))
+        for s in stacks
+    ]
     failed = [p for p in plans if not p.report.ok]
     if failed:
         raise CheckFailed("".join(format_report(p.report) for p in failed))
-    return [write_tree(p.out_dir, p.iter_files()) for p in plans]
+    for p in plans:  # refuse before anything is written
+        for folder in (p.out_dir, p.delivery_dir):
+            if folder is not None:
+                check_ownership(folder)
+    changes = []
+    for p in plans:
+        changes.append(write_tree(p.out_dir, p.iter_files()))
+        if p.delivery_dir is not None:
+            if p.delivery_files:
+                changes.append(write_tree(p.delivery_dir, p.delivery_files))
+            elif p.delivery_dir.exists():
+                changes.append(remove_tree(p.delivery_dir))
+    return changes
 
 
 def diff(project: Project, names: Sequence[str] = ()) -> str:
@@ -168,12 +256,59 @@ def diff(project: Project, names: Sequence[str] = ()) -> str:
     stacks = load_stacks(project.stack_files(names), project)
     out = []
     for stack in stacks:
-        planned = plan(stack, project.rendered_dir / stack.name)
+        planned = plan(stack, project.rendered_dir / stack.name, project.delivery_dir(stack.name))
         if not planned.report.ok:
             raise CheckFailed(format_report(planned.report))
-        label = display_path(planned.out_dir)
-        out.append(diff_tree(planned.out_dir, planned.files, label))
+        for folder, files in planned.trees:
+            out.append(diff_tree(folder, files, display_path(folder)))
     return "".join(out)
+
+
+def _env_of(project: Project, file: str) -> str | None:
+    """The environment a file was rendered for: ``rendered/<env>/...`` and
+    ``rendered/clusters/<env>/...`` belong to ``<env>``; other files to none."""
+    try:
+        rel = Path(file).resolve().relative_to(project.rendered_dir.resolve())
+    except ValueError:
+        return None
+    parts = rel.parts
+    if parts and parts[0] in RESERVED_STACK_NAMES:
+        parts = parts[1:]
+    return parts[0] if len(parts) >= 2 else None
+
+
+def _check_groups(
+    project: Project | None, items: Sequence[Located], stack: str | None
+) -> dict[str | None, tuple[StackSettings | None, list[int]]]:
+    """Objects grouped by the stack whose settings the semantic checks use.
+
+    ``--stack ENV`` puts every object under that stack. Otherwise a file under
+    ``rendered/<env>/`` (or ``rendered/clusters/<env>/``) uses ``stacks/Pulumi.<env>.yaml`` when
+    it exists; any other file uses the defaults (podSecurity baseline, nothing external).
+    """
+    envs: list[str | None] = [stack] * len(items)
+    if stack is None and project is not None:
+        known = {stack_name(p) for p in project.stack_files()} if _has_stacks(project) else set()
+        envs = [env if env in known else None for env in (_env_of(project, i.file) for i in items)]
+    wanted = sorted({e for e in envs if e is not None})
+    settings: dict[str, StackSettings] = {}
+    if wanted:
+        if project is None:
+            project = Project.find()
+        for loaded in load_stacks(project.stack_files(wanted), project):
+            settings[loaded.name] = loaded.settings
+    groups: dict[str | None, tuple[StackSettings | None, list[int]]] = {}
+    for index, env in enumerate(envs):
+        groups.setdefault(env, (settings.get(env) if env else None, []))[1].append(index)
+    return groups
+
+
+def _has_stacks(project: Project) -> bool:
+    try:
+        project.stack_files()
+    except InputError:
+        return False
+    return True
 
 
 def validate_paths(
@@ -182,14 +317,54 @@ def validate_paths(
     version: tuple[int, int] | None = None,
     schema_locations: Sequence[str] = (),
     ignore_missing_schemas: bool = False,
+    project: Project | None = None,
+    stack: str | None = None,
+    skip_checks: Sequence[str] = (),
+    engine: Engine = "builtin",
 ) -> Report:
-    """Validate YAML files and folders. Files rendered by kubetrain name their Kubernetes
-    version in their header; ``version`` overrides it."""
+    """Validate YAML files and folders: schemas (kubetrain's own engine, or kubeconform), then
+    the semantic checks with the settings of the stack each file was rendered from. Files
+    rendered by kubetrain name their Kubernetes version in their header; ``version`` overrides
+    it."""
+    unknown = [rule for rule in skip_checks if rule not in RULES]
+    if unknown:
+        raise InputError.single(
+            "--skip-check",
+            f"unknown rule {', '.join(map(repr, unknown))}; rules: {', '.join(RULES)}",
+        )
+    executable = find_kubeconform() if engine == "kubeconform" else None
     validator = Validator(
-        version or DEFAULT_VERSION, schema_locations, ignore_missing_schemas=ignore_missing_schemas
+        version or DEFAULT_VERSION,
+        schema_locations,
+        ignore_missing_schemas=ignore_missing_schemas,
+        schemas=engine == "builtin",
     )
     items, early, versions, texts = read_objects(paths)
     report = validator.validate(items, {} if version else versions)
+    for settings, indexes in _check_groups(project, items, stack).values():
+        check_objects(
+            [items[i] for i in indexes],
+            [report.results[i] for i in indexes],
+            CheckSettings.from_stack(settings, skip_checks),
+        )
+    if executable is not None:
+        by_version: dict[tuple[int, int], list[str]] = {}
+        for item in items:
+            v = version or versions.get(item.file, DEFAULT_VERSION)
+            files = by_version.setdefault(v, [])
+            if item.file not in files:
+                files.append(item.file)
+        for v, files in sorted(by_version.items()):
+            merge_results(
+                report,
+                run_kubeconform(
+                    files,
+                    version=v,
+                    locations=schema_locations,
+                    ignore_missing_schemas=ignore_missing_schemas,
+                    executable=executable,
+                ),
+            )
     report.results = sorted(early + report.results, key=lambda r: (r.file, r.document))
     add_lines(report, texts)
     return report

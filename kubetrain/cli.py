@@ -116,6 +116,26 @@ def render(stacks: tuple[str, ...], config: Path | None, out: Path | None) -> No
     show_default=True,
     help="Report format.",
 )
+@click.option(
+    "--engine",
+    type=click.Choice(["builtin", "kubeconform"]),
+    default="builtin",
+    show_default=True,
+    help="Schema validation by kubetrain itself, or by kubeconform (must be on PATH).",
+)
+@click.option(
+    "--stack",
+    metavar="ENV",
+    help="Check every file with the settings of stacks/Pulumi.ENV.yaml "
+    "(default: rendered/<env>/ uses <env>'s stack, other files the defaults).",
+)
+@click.option(
+    "--skip-check",
+    "skip_checks",
+    multiple=True,
+    metavar="RULE",
+    help="Do not run this semantic rule (repeatable); see the README for the rule ids.",
+)
 @_errors_to_exit_codes
 def validate(
     paths: tuple[str, ...],
@@ -123,15 +143,24 @@ def validate(
     locations: tuple[str, ...],
     ignore_missing_schemas: bool,
     output: str,
+    engine: str,
+    stack: str | None,
+    skip_checks: tuple[str, ...],
 ) -> None:
-    """Validate YAML files or folders (default: rendered/) against strict schemas."""
+    """Validate YAML files or folders (default: rendered/) against strict schemas and the
+    semantic checks schemas cannot make."""
+    project = app.Project.find()
     if not paths:
-        paths = (str(app.Project.find().rendered_dir),)
+        paths = (str(project.rendered_dir),)
     report = app.validate_paths(
         paths,
         version=kubernetes_version,
         schema_locations=locations,
         ignore_missing_schemas=ignore_missing_schemas,
+        project=project,
+        stack=stack,
+        skip_checks=skip_checks,
+        engine=engine,  # type: ignore[arg-type]
     )
     click.echo(format_report(report, output), nl=False)  # type: ignore[arg-type]
     if not report.ok:

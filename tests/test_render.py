@@ -196,7 +196,7 @@ def test_diff_reports_drift_with_exit_1(repo_copy: Path, run) -> None:
     assert run("diff", "--stack", "prod", cwd=repo_copy).exit_code == 0
 
 
-@pytest.mark.parametrize("env_name", ["dev", "staging", "prod"])
+@pytest.mark.parametrize("env_name", ["dev", "staging", "prod", "clusters/dev", "clusters/prod"])
 def test_kubectl_kustomize_builds_every_env(env_name: str) -> None:
     kubectl = Path(sys.executable).parent / "kubectl"
     binary = str(kubectl) if kubectl.exists() else "kubectl"

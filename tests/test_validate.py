@@ -16,7 +16,7 @@ import yaml
 
 from kubetrain.validate.schemas import location_path
 
-from conftest import UPSTREAM_LOCATION, UPSTREAM_SCHEMAS
+from conftest import REPO, UPSTREAM_LOCATION, UPSTREAM_SCHEMAS
 
 POD = {
     "apiVersion": "v1",
@@ -240,10 +240,19 @@ def test_kustomization_files_are_skipped(tmp_path: Path, run) -> None:
     assert result.exit_code == 0 and "1 valid, 0 invalid, 0 errors, 1 skipped" in result.stdout
 
 
-@pytest.mark.parametrize("env_name", ["dev", "staging", "prod"])
-def test_every_rendered_env_validates_against_upstream_schemas(env_name: str, run) -> None:
-    from conftest import REPO
+RENDERED = sorted(
+    p.relative_to(REPO / "rendered").as_posix()
+    for p in [*(REPO / "rendered").iterdir(), *(REPO / "rendered" / "clusters").iterdir()]
+    if p.is_dir() and p.name != "clusters"
+)
 
+
+def test_the_rendered_trees_include_gitops_delivery() -> None:
+    assert {"dev", "staging", "prod", "clusters/dev", "clusters/prod"} <= set(RENDERED)
+
+
+@pytest.mark.parametrize("env_name", RENDERED)
+def test_every_rendered_env_validates_against_upstream_schemas(env_name: str, run) -> None:
     result = run(
         "validate", f"rendered/{env_name}", "--schema-location", UPSTREAM_LOCATION, cwd=REPO
     )

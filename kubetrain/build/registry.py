@@ -10,6 +10,7 @@ from ..spec.base import JobDocument
 from ..spec.errors import InputError, Problem
 from ..spec.load import LoadedJob, Stack
 from .context import BuildContext, Target
+from .delivery import crd_sync_wave
 from .meta import canonical
 from .order import sort_key
 
@@ -67,7 +68,8 @@ def build_job(loaded: LoadedJob, ctx: BuildContext) -> list[Manifest]:
         raise InputError(
             [loaded.source.problem(exc.path, f"{loaded.title} {exc.message}")]
         ) from None
-    return [canonical(obj) for obj in built]
+    # CRDs get the Argo CD sync wave that applies them first (see .delivery).
+    return [canonical(crd_sync_wave(obj)) for obj in built]
 
 
 def identity(obj: Manifest) -> tuple[str, str, str, str]:

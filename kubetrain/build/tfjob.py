@@ -12,8 +12,17 @@ from typing import Any
 
 from ..spec.tfjob import DEFAULT_CONTAINER, ReplicaSpec, TFJob
 from .context import BuildContext
+from .gang import (
+    SCHEDULER_NAMES,
+    GangJob,
+    GangPolicy,
+    GangScheduler,
+    gang_scheduler,
+    with_gang_scheduling,
+)
 from .meta import app_labels, manifest, merge, normalize_pod_gpus, object_meta, plain_copy
 from .registry import builder
+from .security import apply_pod_security
 
 __all__ = [
     "JOB_NAME_LABEL",
@@ -35,9 +44,6 @@ REPLICA_INDEX_LABEL = "training.kubeflow.org/replica-index"
 JOB_ROLE_LABEL = "training.kubeflow.org/job-role"
 OPERATOR_NAME = "tfjob-controller"
 TF_CONFIG = "TF_CONFIG"
-
-#: Gang schedulers and the scheduler name their pods ask for.
-SCHEDULER_NAMES = {"volcano": "volcano", "scheduler-plugins": "scheduler-plugins-scheduler"}
 
 ClusterSpec = dict[str, list[str]]
 
@@ -96,12 +102,33 @@ class TFTrainingJob:
             doc = {"cluster": self.cluster_spec(), "task": task, "environment": "cloud"}
         return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
 
-    def scheduler_name(self) -> str | None:
-        """The scheduler the pods ask for: the gang scheduler's when gang scheduling applies."""
-        gang = self.ctx.settings.gang_scheduler
-        if gang == "none" and self.job.spec.run_policy.scheduling_policy is None:
+    def gang_policy(self) -> GangPolicy | None:
+        """``runPolicy.schedulingPolicy`` as the shared gang-scheduling code takes it."""
+        policy = self.job.spec.run_policy.scheduling_policy
+        if policy is None:
             return None
-        return SCHEDULER_NAMES.get(gang if gang != "none" else "volcano")
+        return GangPolicy(
+            min_available=policy.min_available,
+            queue=policy.queue,
+            priority_class=policy.priority_class,
+            min_resources=policy.min_resources,
+            schedule_timeout_seconds=policy.schedule_timeout_seconds,
+        )
+
+    def gang_scheduler(self) -> GangScheduler | None:
+        """The gang scheduler of this job: the stack's when it has more than one pod, Volcano
+        when only its schedulingPolicy asks for one, else none (see :mod:`.gang`)."""
+        requested = self.gang_policy() is not None
+        scheduler = gang_scheduler(self.ctx.settings, requested)
+        if scheduler is not None and not requested and self.job.total_replicas() < 2:
+            return None
+        return scheduler
+
+    def scheduler_name(self) -> str | None:
+        """The scheduler the pods ask for (the seed's ``SchedulerName``): the gang scheduler's
+        when gang scheduling applies; a pod template naming its own scheduler keeps it."""
+        scheduler = self.gang_scheduler()
+        return SCHEDULER_NAMES[scheduler] if scheduler else None
 
     def is_master(self, rtype: str, index: int) -> bool:
         """Chief and Master pods lead; without them, worker 0 does (the operator's IsMasterRole)."""
@@ -110,7 +137,9 @@ class TFTrainingJob:
         return rtype == "Worker" and index == 0
 
     def build(self) -> list[dict[str, Any]]:
-        return [obj for rs in self.replicas for obj in rs.build()]
+        objs = [obj for rs in self.replicas for obj in rs.build()]
+        gang = GangJob(self.name, self.namespace, app_labels("tfjob", self.name))
+        return with_gang_scheduling(objs, gang, self.ctx.settings, self.gang_policy())
 
 
 class TFReplicaSet:
@@ -147,9 +176,9 @@ class TFReplicaSet:
         labels = merge(self._app_labels(), template_meta.get("labels"), self.labels_by_index(index))
         if self.job.is_master(self.rtype, index):
             labels[JOB_ROLE_LABEL] = "master"
-        spec = normalize_pod_gpus(
-            plain_copy(template.get("spec") or {}), self.job.ctx.settings.gpu_resource
-        )
+        settings = self.job.ctx.settings
+        spec = normalize_pod_gpus(plain_copy(template.get("spec") or {}), settings.gpu_resource)
+        apply_pod_security(spec, settings.pod_security)
         # ExitCode is the operator's own policy (retry on exit codes >= 128); the pod never
         # restarts itself under it.
         restart = self.spec.restart_policy
@@ -194,7 +223,9 @@ def custom_resource(job: TFJob, ctx: BuildContext) -> dict[str, Any]:
     defaulted = job.defaulted()
     spec = defaulted.spec.model_dump(mode="json", by_alias=True, exclude_none=True)
     for replica in spec["tfReplicaSpecs"].values():
-        normalize_pod_gpus(replica["template"].get("spec") or {}, ctx.settings.gpu_resource)
+        pod_spec = replica["template"]["spec"] = replica["template"].get("spec") or {}
+        normalize_pod_gpus(pod_spec, ctx.settings.gpu_resource)
+        apply_pod_security(pod_spec, ctx.settings.pod_security)
     labels = merge(app_labels("tfjob", job.name), job.metadata.labels)
     meta = object_meta(job.name, job.namespace, labels, job.metadata.annotations)
     return manifest(TFJob.API_VERSION, TFJob.KIND, meta, spec=spec)

@@ -2,17 +2,22 @@
 
 from .diff import diff_tree
 from .tree import (
+    CRDS_DIR,
+    GENERATED_MARK,
     TreeChange,
     file_header,
     iter_files,
     object_path,
     plan_files,
     read_tree,
+    remove_tree,
     write_tree,
 )
 from .yamlout import dump
 
 __all__ = [
+    "CRDS_DIR",
+    "GENERATED_MARK",
     "TreeChange",
     "diff_tree",
     "dump",
@@ -21,5 +26,6 @@ __all__ = [
     "object_path",
     "plan_files",
     "read_tree",
+    "remove_tree",
     "write_tree",
 ]

@@ -1,10 +1,10 @@
 """The ``rendered/<env>/`` tree: file layout, headers, kustomization, and safe replacement.
 
 Layout: one object per file, ``<namespace>/<kind>-<name>.yaml`` (cluster-scoped objects under
-``_cluster/``), each headed by a comment naming its source and the Kubernetes version, and a
-``kustomization.yaml`` listing every file in install order. Render owns the folder: it replaces it
-as a whole, drops files of objects that are gone, and refuses to touch a folder holding a file it
-did not generate.
+``_cluster/``, CRDs under ``crds/``), each headed by a comment naming its source and the
+Kubernetes version, and a ``kustomization.yaml`` listing every file in install order. Render
+owns the folder: it replaces it as a whole, drops files of objects that are gone, and refuses to
+touch a folder holding a file it did not generate.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from ..spec.source import GENERATED_MARK, display_path
 from .yamlout import dump
 
 __all__ = [
+    "CRDS_DIR",
     "GENERATED_MARK",
     "TreeChange",
     "file_header",
@@ -31,10 +32,13 @@ __all__ = [
     "object_path",
     "plan_files",
     "read_tree",
+    "remove_tree",
     "write_tree",
 ]
 
 CLUSTER_SCOPED_DIR = "_cluster"
+#: Folder of a tree's CustomResourceDefinitions (with a kustomization of its own).
+CRDS_DIR = "crds"
 KUSTOMIZATION = "kustomization.yaml"
 
 
@@ -47,19 +51,40 @@ def file_header(stack_source: str, what: str, version: str) -> str:
     )
 
 
+def is_crd(obj: Mapping[str, Any]) -> bool:
+    return obj.get("kind") == "CustomResourceDefinition" and str(
+        obj.get("apiVersion", "")
+    ).startswith("apiextensions.k8s.io/")
+
+
 def object_path(obj: Mapping[str, Any]) -> str:
-    """``<namespace>/<kind>-<name>.yaml``, or ``_cluster/<kind>-<name>.yaml``."""
+    """``<namespace>/<kind>-<name>.yaml``, ``_cluster/<kind>-<name>.yaml`` for cluster-scoped
+    objects, and ``crds/<kind>-<name>.yaml`` for CRDs (applied first, see ``plan_files``)."""
     meta = obj["metadata"]
-    folder = meta.get("namespace") or CLUSTER_SCOPED_DIR
+    folder = CRDS_DIR if is_crd(obj) else meta.get("namespace") or CLUSTER_SCOPED_DIR
     return f"{folder}/{obj['kind'].lower()}-{meta['name']}.yaml"
+
+
+def _kustomization(resources: list[str], stack_source: str, version: str) -> str:
+    kustomization = {
+        "apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization",
+        "resources": resources,
+    }
+    return file_header(stack_source, "kustomization", version) + dump(kustomization)
 
 
 def iter_files(
     objects: Iterable[tuple[Mapping[str, Any], str]], stack_source: str, version: str
 ) -> Iterator[tuple[str, str]]:
     """(file path, content) for ``objects`` (each with a description of its source), in the
-    order given, then the kustomization listing them. Lazy, so writing can start before the
-    last object is emitted."""
+    order given, then the kustomizations listing them. Lazy, so writing can start before the
+    last object is emitted.
+
+    CRDs go to ``crds/`` with a kustomization of their own, which the top kustomization lists
+    first: ``kubectl kustomize`` of the folder builds everything, and GitOps engines can apply
+    ``crds/`` on its own before the rest (see :mod:`kubetrain.build.delivery`).
+    """
     paths: dict[str, None] = {}
     for obj, what in objects:
         path = object_path(obj)
@@ -69,12 +94,14 @@ def iter_files(
             path = path.replace(f"/{obj['kind'].lower()}-", f"/{obj['kind'].lower()}.{group}-", 1)
         paths[path] = None
         yield path, file_header(stack_source, what, version) + dump(obj)
-    kustomization = {
-        "apiVersion": "kustomize.config.k8s.io/v1beta1",
-        "kind": "Kustomization",
-        "resources": list(paths),
-    }
-    yield KUSTOMIZATION, file_header(stack_source, "kustomization", version) + dump(kustomization)
+    crds = [p.removeprefix(f"{CRDS_DIR}/") for p in paths if p.startswith(f"{CRDS_DIR}/")]
+    others = [p for p in paths if not p.startswith(f"{CRDS_DIR}/")]
+    if crds:
+        yield f"{CRDS_DIR}/{KUSTOMIZATION}", _kustomization(crds, stack_source, version)
+    yield (
+        KUSTOMIZATION,
+        _kustomization([CRDS_DIR, *others] if crds else others, stack_source, version),
+    )
 
 
 def plan_files(
@@ -140,6 +167,20 @@ def check_ownership(folder: Path) -> dict[str, str]:
             for path in foreign
         )
     return existing
+
+
+def remove_tree(folder: Path) -> TreeChange:
+    """Delete ``folder``, which must hold only files kubetrain generated (a folder that does not
+    exist is left alone)."""
+    change = TreeChange(folder)
+    if not folder.exists():
+        return change
+    change.removed = sorted(check_ownership(folder))
+    retired = Path(tempfile.mkdtemp(prefix=f".{folder.name}.old-", dir=folder.parent))
+    os.rmdir(retired)
+    os.replace(folder, retired)
+    shutil.rmtree(retired)
+    return change
 
 
 def write_tree(folder: Path, files: Mapping[str, str] | Iterable[tuple[str, str]]) -> TreeChange:

@@ -4,7 +4,9 @@ Importing this package registers every job kind.
 """
 
 from . import (  # noqa: F401  (registers the job and resource kinds)
+    delivery,
     learner,
+    scheduling,
     secrets,
     tfjob,
     trainingjob,

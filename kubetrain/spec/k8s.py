@@ -23,6 +23,7 @@ __all__ = [
     "DEFINITIONS_URI",
     "SchemaIssue",
     "builtin_validator",
+    "definitions",
     "definitions_registry",
     "embedded_validator",
     "parse_version",
@@ -76,6 +77,11 @@ def _definitions(version: tuple[int, int]) -> dict[str, Any]:
     with (version_dir(version) / "_definitions.json").open("rb") as f:
         defs: dict[str, Any] = json.load(f)
     return defs
+
+
+def definitions(version: tuple[int, int]) -> dict[str, Any]:
+    """Kubernetes' shared definitions of ``version`` (``{"$defs": {...}}``); do not modify."""
+    return _definitions(version)
 
 
 @cache

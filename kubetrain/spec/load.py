@@ -94,6 +94,14 @@ class Stack:
     project_root: Path
     settings: StackSettings
     jobs: tuple[LoadedJob, ...]
+    #: The stack file's document, to locate settings found wrong after loading.
+    document: Document | None = field(default=None, repr=False, compare=False)
+
+    def problem(self, path: Sequence[PathPart], message: str) -> Problem:
+        """A :class:`Problem` at ``path`` of the stack file (e.g. ``("config", "kubetrain:x")``)."""
+        if self.document is None:
+            return Problem(display_path(self.file), None, tuple(path), message)
+        return self.document.problem(path, message)
 
     @property
     def source_name(self) -> str:
@@ -174,7 +182,7 @@ def load_stack(path: str | Path, *, project_root: Path | None = None) -> Stack:
     problems += _duplicates(jobs)
     if problems:
         raise InputError(problems)
-    return Stack(name, path, root, settings, tuple(jobs))
+    return Stack(name, path, root, settings, tuple(jobs), doc)
 
 
 # --- stack-level pieces ----------------------------------------------------------------------

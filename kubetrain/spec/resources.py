@@ -11,7 +11,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["GPU_ALIASES", "gpu_count", "gpu_problems", "normalize_gpus", "pod_gpu_problems"]
+__all__ = [
+    "GPU_ALIASES",
+    "gpu_count",
+    "gpu_findings",
+    "gpu_problems",
+    "normalize_gpus",
+    "pod_gpu_problems",
+]
 
 #: Resource names that mean "NVIDIA GPUs" besides the stack's own gpuResource.
 GPU_ALIASES = ("nvidia.com/gpu", "alpha.kubernetes.io/nvidia-gpu")
@@ -33,9 +40,14 @@ def _whole(value: Any) -> int | None:
     return None
 
 
-def gpu_problems(resources: Mapping[str, Any] | None, gpu_resource: str) -> list[tuple[Path, str]]:
-    """Problems with the GPUs of one container's ``resources`` (paths relative to it)."""
-    problems: list[tuple[Path, str]] = []
+def gpu_findings(
+    resources: Mapping[str, Any] | None, gpu_resource: str
+) -> list[tuple[str, Path, str]]:
+    """Problems with the GPUs of one container's ``resources`` as (code, path, message), paths
+    relative to ``resources``. Codes: ``count`` (not a whole number, or conflicting counts under
+    two names), ``requests`` (requests differ from limits) and ``limits`` (GPUs requested but not
+    limited: Kubernetes takes extended resources from limits)."""
+    problems: list[tuple[str, Path, str]] = []
     if not isinstance(resources, Mapping):
         return problems
     counts: dict[str, dict[str, int]] = {}
@@ -47,23 +59,45 @@ def gpu_problems(resources: Mapping[str, Any] | None, gpu_resource: str) -> list
             if name in values:
                 n = _whole(values[name])
                 if n is None:
-                    problems.append(((part, name), f"GPUs are whole devices, got {values[name]!r}"))
+                    problems.append(
+                        ("count", (part, name), f"GPUs are whole devices, got {values[name]!r}")
+                    )
                 else:
                     counts.setdefault(part, {})[name] = n
     for part, found in counts.items():
         if len(set(found.values())) > 1:
             given = ", ".join(f"{k}: {v}" for k, v in found.items())
-            problems.append(((part,), f"conflicting GPU counts ({given}); give GPUs once"))
+            problems.append(("count", (part,), f"conflicting GPU counts ({given}); give GPUs once"))
     limits = max(counts.get("limits", {}).values(), default=None)
     requests = max(counts.get("requests", {}).values(), default=None)
     if limits is not None and requests is not None and limits != requests:
         problems.append(
             (
+                "requests",
                 ("requests",),
                 f"GPU requests must equal limits, got requests {requests}, limits {limits}",
             )
         )
+    if limits is None and requests is not None:
+        name = next(iter(counts["requests"]))
+        problems.append(
+            (
+                "limits",
+                ("requests", name),
+                f"GPUs are requested ({name}: {requests}) but not limited; give them in limits",
+            )
+        )
     return problems
+
+
+def gpu_problems(resources: Mapping[str, Any] | None, gpu_resource: str) -> list[tuple[Path, str]]:
+    """Problems with the GPUs of one container's ``resources`` (paths relative to it) that a job
+    document may not have: kubetrain itself copies GPUs that are only requested into limits."""
+    return [
+        (path, message)
+        for code, path, message in gpu_findings(resources, gpu_resource)
+        if code != "limits"
+    ]
 
 
 def gpu_count(resources: Mapping[str, Any] | None, gpu_resource: str) -> int:

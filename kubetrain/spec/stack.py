@@ -8,6 +8,7 @@ the documented contract keep loading; their descriptions say which.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -91,6 +92,36 @@ class GitOps(Strict):
         default=None,
         description="Namespace of the delivery objects. Default: flux-system / argocd per engine.",
     )
+    project_dir: str = Field(
+        default="",
+        alias="projectDir",
+        description="Folder of the kubetrain project (Pulumi.yaml) inside the Git repository, "
+        "with '/' separators. Default: the repository root.",
+    )
+
+    @field_validator("namespace")
+    @classmethod
+    def _namespace(cls, value: str | None) -> str | None:
+        if value is not None and (problem := DNS1123_LABEL.check(value)):
+            raise ValueError(problem)
+        return value
+
+    @field_validator("project_dir")
+    @classmethod
+    def _project_dir(cls, value: str) -> str:
+        parts = value.strip("/").split("/") if value.strip("/") else []
+        if value.startswith("/") or any(p in ("", ".", "..") for p in parts):
+            raise ValueError(
+                f"must be a relative folder inside the repository, e.g. deploy/ml, got {value!r}"
+            )
+        return "/".join(parts)
+
+    @field_validator("interval")
+    @classmethod
+    def _interval(cls, value: str) -> str:
+        if not re.fullmatch(r"([0-9]+(\.[0-9]+)?(ms|s|m|h))+", value):
+            raise ValueError(f"must be a Go duration such as 5m or 1h30m, got {value!r}")
+        return value
 
 
 class StackSettings(Strict):
@@ -137,11 +168,18 @@ class StackSettings(Strict):
         alias="jobFiles",
         description="Globs, relative to the project root, of multi-document YAML job files.",
     )
-    # Accepted now; used by the checks and delivery features of a later release.
-    pod_security: Literal["baseline", "restricted"] = Field(
+    pod_security: Literal["privileged", "baseline", "restricted"] = Field(
         default="baseline",
         alias="podSecurity",
-        description="Pod Security Standards level every pod template must meet. Default: baseline.",
+        description="Pod Security Standards level every pod template must meet (checked by "
+        "validate; restricted also makes the builders write the securityContext it needs; "
+        "privileged checks nothing, for jobs on the host network). Default: baseline.",
+    )
+    skip_checks: list[str] = Field(
+        default_factory=list,
+        alias="skipChecks",
+        description="Rule ids of kubetrain's semantic checks this stack opts out of, with the "
+        "reason in a comment (e.g. host-port for hostNetwork jobs). Default: none.",
     )
     external: External = Field(
         default_factory=External, description="Referenced objects that live outside rendered/."

@@ -13,6 +13,7 @@ from pydantic import Field, field_validator
 from .base import DerivedName, JobDocument, K8sType, Strict, job_kind, plain_copy
 from .names import DNS1035_LABEL, DNS1123_SUBDOMAIN, LABEL_VALUE
 from .resources import pod_gpu_problems
+from .scheduling import check_resource_list, min_available_problems
 
 if TYPE_CHECKING:
     from .stack import StackSettings
@@ -72,6 +73,11 @@ class SchedulingPolicy(Strict):
         ge=0,
         description="Seconds the scheduler waits for the gang (scheduler-plugins only).",
     )
+
+    @field_validator("min_resources")
+    @classmethod
+    def _quantities(cls, value: dict[str, int | str] | None) -> dict[str, int | str] | None:
+        return check_resource_list(value)
 
 
 class RunPolicy(Strict):
@@ -270,16 +276,12 @@ class TFJob(JobDocument):
                     )
                 )
         policy = self.spec.run_policy.scheduling_policy
-        if policy is not None and policy.min_available is not None:
-            total = self.total_replicas()
-            if policy.min_available > total:
-                problems.append(
-                    (
-                        ("spec", "runPolicy", "schedulingPolicy", "minAvailable"),
-                        f"minAvailable is {policy.min_available}, "
-                        f"more than the {total} pods of the job",
-                    )
-                )
+        if policy is not None:
+            problems += min_available_problems(
+                policy.min_available,
+                self.total_replicas(),
+                ("spec", "runPolicy", "schedulingPolicy", "minAvailable"),
+            )
         return problems
 
     def derived_names(self, settings: StackSettings) -> list[DerivedName]:

@@ -1,5 +1,6 @@
 """Validation of Kubernetes objects: strict JSON schemas (built-in, generated, or from schema
-locations in kubeconform's syntax), duplicates, and reports."""
+locations in kubeconform's syntax; or kubeconform itself), duplicates, the semantic checks that
+schemas cannot make, and reports."""
 
 from .engine import (
     DEFAULT_VERSION,
@@ -12,9 +13,12 @@ from .engine import (
     read_objects,
 )
 from .report import Format, format_report
+from .semantic import RULES, CheckSettings, check_objects
 
 __all__ = [
     "DEFAULT_VERSION",
+    "RULES",
+    "CheckSettings",
     "Finding",
     "Format",
     "Located",
@@ -22,6 +26,7 @@ __all__ = [
     "Report",
     "Validator",
     "add_lines",
+    "check_objects",
     "format_report",
     "read_objects",
 ]

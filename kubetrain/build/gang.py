@@ -1,0 +1,217 @@
+"""Gang scheduling for any job kind: a PodGroup named after the job, and pods that join it.
+
+Fidelity target: the training-operator v1.9 gang-scheduling code (``SyncPodGroup`` and
+``DecoratePodTemplateSpec``), which kubetrain applies to every multi-pod job kind, not only TFJob.
+A builder hands its finished manifests to :func:`with_gang_scheduling`::
+
+    return with_gang_scheduling(objs, GangJob(job.name, job.namespace, labels), ctx.settings)
+
+and gets them back with the pods (or pod templates) decorated and the PodGroup appended, or
+unchanged when gang scheduling does not apply. It applies when the stack sets
+``kubetrain:gangScheduler`` and the job has more than one pod, or when the job asks for it itself
+(a TFJob's ``runPolicy.schedulingPolicy``: Volcano unless the stack names another scheduler).
+
+* ``volcano``: ``scheduling.volcano.sh/v1beta1`` PodGroup (minMember, queue ``default`` unless
+  given, priorityClassName, minResources); pods get ``schedulerName: volcano`` and the
+  ``scheduling.k8s.io/group-name`` and ``volcano.sh/task-spec`` annotations.
+* ``scheduler-plugins``: ``scheduling.x-k8s.io/v1alpha1`` PodGroup (minMember, minResources,
+  scheduleTimeoutSeconds); pods get ``schedulerName: scheduler-plugins-scheduler`` and the
+  ``scheduling.x-k8s.io/pod-group`` label.
+
+A pod template that already names a scheduler keeps it, as with the operator (``validate``'s
+``gang-scheduling`` rule then reports the pod, since it would never join its gang).
+
+``minResources`` (when not given) is the exact sum of the requests of the first ``minMember``
+pods in output order, each resource falling back to the container's limit when it has no request
+(what the API server's defaulting gives the scheduler). Where kubetrain differs from the
+operator: the operator falls back to limits only for a container with no requests at all, and
+orders replica types by the value of their PriorityClass, which is not known at render time;
+kubetrain keeps the job's own order (for TFJob: Chief, Master, PS, Worker, Evaluator).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..spec.quantity import Quantity, canonical_quantity, format_quantity, parse_quantity
+from ..spec.stack import StackSettings
+from .meta import manifest, object_meta
+
+__all__ = [
+    "GROUP_NAME_ANNOTATION",
+    "POD_GROUP_API_VERSIONS",
+    "POD_GROUP_LABEL",
+    "SCHEDULER_NAMES",
+    "TASK_SPEC_ANNOTATION",
+    "GangJob",
+    "GangPolicy",
+    "GangScheduler",
+    "gang_scheduler",
+    "pod_count",
+    "pod_group",
+    "pod_templates",
+    "with_gang_scheduling",
+]
+
+GangScheduler = Literal["volcano", "scheduler-plugins"]
+
+#: The scheduler the pods of a gang ask for.
+SCHEDULER_NAMES: dict[GangScheduler, str] = {
+    "volcano": "volcano",
+    "scheduler-plugins": "scheduler-plugins-scheduler",
+}
+#: apiVersion of each scheduler's PodGroup.
+POD_GROUP_API_VERSIONS: dict[GangScheduler, str] = {
+    "volcano": "scheduling.volcano.sh/v1beta1",
+    "scheduler-plugins": "scheduling.x-k8s.io/v1alpha1",
+}
+#: Volcano: the PodGroup a pod belongs to, and the task (replica type) it runs.
+GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"
+TASK_SPEC_ANNOTATION = "volcano.sh/task-spec"
+#: scheduler-plugins: the PodGroup a pod belongs to.
+POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
+#: Volcano queue used when the job names none (the operator's default).
+DEFAULT_QUEUE = "default"
+#: The label whose value names a pod's task (replica type); else the object's name is used.
+TASK_LABEL = "app.kubernetes.io/component"
+
+_WORKLOADS_WITH_REPLICAS = {"ReplicaSet", "Deployment", "StatefulSet", "ReplicationController"}
+
+
+@dataclass(frozen=True)
+class GangPolicy:
+    """What a job says about its gang (a TFJob's ``runPolicy.schedulingPolicy``)."""
+
+    min_available: int | None = None
+    queue: str | None = None
+    priority_class: str | None = None
+    min_resources: Mapping[str, int | str] | None = None
+    schedule_timeout_seconds: int | None = None
+
+
+@dataclass(frozen=True)
+class GangJob:
+    """The job a PodGroup is named after."""
+
+    name: str
+    namespace: str
+    labels: Mapping[str, str] = field(default_factory=dict)
+    annotations: Mapping[str, str] = field(default_factory=dict)
+
+
+def gang_scheduler(settings: StackSettings, requested: bool = False) -> GangScheduler | None:
+    """The gang scheduler of a job: the stack's, or Volcano when only the job asks for one."""
+    if settings.gang_scheduler != "none":
+        return settings.gang_scheduler
+    return "volcano" if requested else None
+
+
+def pod_templates(obj: dict[str, Any]) -> Iterator[tuple[dict[str, Any], int]]:
+    """The pod (a Pod) or pod template (a workload) of a manifest, and how many pods it makes.
+
+    Yields the mapping holding ``metadata`` and ``spec`` of the pod, so callers can change it.
+    A Job makes ``parallelism`` pods at once (default 1); replicated workloads ``replicas``.
+    """
+    kind = obj.get("kind")
+    spec = obj.get("spec") or {}
+    if kind == "Pod":
+        yield obj, 1
+    elif kind in _WORKLOADS_WITH_REPLICAS and isinstance(spec.get("template"), dict):
+        yield spec["template"], int(spec.get("replicas", 1))
+    elif kind == "Job" and isinstance(spec.get("template"), dict):
+        yield spec["template"], int(spec.get("parallelism", 1))
+
+
+def pod_count(objs: list[dict[str, Any]]) -> int:
+    """How many pods the manifests make at once."""
+    return sum(count for obj in objs for _, count in pod_templates(obj))
+
+
+def _pod_requests(pod_spec: Mapping[str, Any]) -> dict[str, Quantity]:
+    """Requests of one pod's containers, per resource; a limit stands in for a missing request."""
+    total: dict[str, Quantity] = {}
+    for container in pod_spec.get("containers") or ():
+        resources = container.get("resources") or {}
+        requests = resources.get("requests") or {}
+        limits = resources.get("limits") or {}
+        for name in sorted(set(requests) | set(limits)):
+            q = parse_quantity(requests[name] if name in requests else limits[name])
+            total[name] = total[name] + q if name in total else q
+    return total
+
+
+def min_resources(objs: list[dict[str, Any]], members: int) -> dict[str, str]:
+    """Summed requests of the first ``members`` pods, canonical quantities by resource name."""
+    total: dict[str, Quantity] = {}
+    left = members
+    for obj in objs:
+        for template, count in pod_templates(obj):
+            take = min(count, left)
+            if take <= 0:
+                continue
+            left -= take
+            for name, q in _pod_requests(template.get("spec") or {}).items():
+                scaled = Quantity(q.value * take, q.format)
+                total[name] = total[name] + scaled if name in total else scaled
+    return {name: format_quantity(q) for name, q in sorted(total.items())}
+
+
+def pod_group(
+    scheduler: GangScheduler,
+    job: GangJob,
+    objs: list[dict[str, Any]],
+    policy: GangPolicy | None = None,
+) -> dict[str, Any]:
+    """The PodGroup of ``job`` whose pods are in ``objs``."""
+    policy = policy or GangPolicy()
+    members = policy.min_available or pod_count(objs)
+    if policy.min_resources is not None:
+        resources = {k: canonical_quantity(v) for k, v in sorted(policy.min_resources.items())}
+    else:
+        resources = min_resources(objs, members)
+    spec: dict[str, Any] = {"minMember": members, "minResources": resources or None}
+    if scheduler == "volcano":
+        spec["queue"] = policy.queue or DEFAULT_QUEUE
+        spec["priorityClassName"] = policy.priority_class or None
+    else:
+        spec["scheduleTimeoutSeconds"] = policy.schedule_timeout_seconds
+    # The operator copies the job's annotations onto the PodGroup.
+    meta = object_meta(job.name, job.namespace, job.labels, job.annotations)
+    return manifest(POD_GROUP_API_VERSIONS[scheduler], "PodGroup", meta, spec=spec)
+
+
+def _task(obj: dict[str, Any], template: dict[str, Any]) -> str:
+    labels = (template.get("metadata") or {}).get("labels") or {}
+    return str(labels.get(TASK_LABEL) or obj["metadata"]["name"])
+
+
+def join_gang(template: dict[str, Any], scheduler: GangScheduler, group: str, task: str) -> None:
+    """Make one pod (or pod template) a member of PodGroup ``group``, in place."""
+    spec = template.setdefault("spec", {})
+    spec.setdefault("schedulerName", SCHEDULER_NAMES[scheduler])
+    meta = template.setdefault("metadata", {})
+    if scheduler == "volcano":
+        annotations = meta.setdefault("annotations", {})
+        annotations[GROUP_NAME_ANNOTATION] = group
+        annotations[TASK_SPEC_ANNOTATION] = task
+    else:
+        meta.setdefault("labels", {})[POD_GROUP_LABEL] = group
+
+
+def with_gang_scheduling(
+    objs: list[dict[str, Any]],
+    job: GangJob,
+    settings: StackSettings,
+    policy: GangPolicy | None = None,
+) -> list[dict[str, Any]]:
+    """``objs`` with their pods in a gang and the PodGroup appended, when gang scheduling applies
+    (see the module docstring); ``objs`` unchanged otherwise. Changes the pods in place."""
+    scheduler = gang_scheduler(settings, requested=policy is not None)
+    if scheduler is None or (policy is None and pod_count(objs) < 2):
+        return objs
+    for obj in objs:
+        for template, _ in pod_templates(obj):
+            join_gang(template, scheduler, job.name, _task(obj, template))
+    return [*objs, pod_group(scheduler, job, objs, policy)]

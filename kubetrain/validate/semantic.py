@@ -1,0 +1,843 @@
+"""Checks that JSON schemas cannot make: rules over one object and across the objects of a tree.
+
+``kubetrain validate`` (and so ``render``, which validates before it writes) runs every rule in
+:data:`RULES` over the objects validated together, with the settings of the stack they were
+rendered from (:class:`CheckSettings`). Each finding names its rule id, the object and the field
+path, in the same report as schema findings. Rules over several objects see only the objects
+validated together: validate a whole ``rendered/<env>`` folder, not single files.
+
+Pod specs are found in Pods, in the pod templates of workloads (ReplicaSet, Deployment,
+StatefulSet, DaemonSet, Job, CronJob, ReplicationController, PodTemplate) and of the custom
+resources listed in :data:`POD_TEMPLATE_FINDERS` (a TFJob's replica templates); a kind added there
+gets every pod rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..spec.errors import PathPart
+from ..spec.names import (
+    DNS1035_LABEL,
+    DNS1123_LABEL,
+    DNS1123_SUBDOMAIN,
+    LABEL_VALUE,
+    NameRule,
+    check_label_key,
+)
+from ..spec.resources import gpu_findings
+from ..spec.stack import External, StackSettings
+from .engine import Finding, Located, ObjectResult
+
+__all__ = [
+    "POD_TEMPLATE_FINDERS",
+    "RULES",
+    "CheckSettings",
+    "PodTemplate",
+    "check_objects",
+    "pod_templates",
+]
+
+#: Rule id -> what it checks (the README's table is this table).
+RULES: dict[str, str] = {
+    "gpu-requests": "GPUs are whole devices, given once, with requests equal to limits",
+    "gpu-limits": "GPUs that are requested are also limited (Kubernetes schedules them by limits)",
+    "service-selector": "every Service selects the labels of at least one pod or pod template",
+    "reference": "every Secret, ConfigMap, ServiceAccount and PersistentVolumeClaim a pod or "
+    "binding uses is in the output or declared in kubetrain:external",
+    "duplicate-env": "no env var name twice in one container",
+    "duplicate-port-name": "no container port name twice in one pod",
+    "secret-data": "no Secret with data or stringData (render output holds no secret material)",
+    "name-format": "names, namespaces, label keys and values, container and port names within "
+    "Kubernetes' formats and length limits",
+    "host-port": "no two pods of one job claim the same port on the host network (or hostPort)",
+    "pod-security": "every pod template meets the stack's Pod Security Standards level",
+    "gang-scheduling": "gang-scheduled pods have their PodGroup, its scheduler and enough pods",
+}
+
+Path = tuple[PathPart, ...]
+_CONTAINER_FIELDS = ("initContainers", "containers", "ephemeralContainers")
+
+
+@dataclass(frozen=True)
+class CheckSettings:
+    """What the rules need to know of the stack the objects came from."""
+
+    pod_security: str = "baseline"
+    gpu_resource: str = "nvidia.com/gpu"
+    external: External = field(default_factory=External)
+    skip: frozenset[str] = frozenset()
+
+    @classmethod
+    def from_stack(cls, settings: StackSettings | None, skip: Sequence[str] = ()) -> CheckSettings:
+        if settings is None:
+            return cls(skip=frozenset(skip))
+        return cls(
+            pod_security=settings.pod_security,
+            gpu_resource=settings.gpu_resource,
+            external=settings.external,
+            skip=frozenset(skip) | frozenset(settings.skip_checks),
+        )
+
+
+# --- finding pod templates ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PodTemplate:
+    """A pod, or a pod template, inside an object: where, and how many pods it makes at once."""
+
+    path: Path
+    template: Mapping[str, Any]
+    count: int
+
+    @property
+    def meta(self) -> Mapping[str, Any]:
+        meta = self.template.get("metadata")
+        return meta if isinstance(meta, Mapping) else {}
+
+    @property
+    def spec(self) -> Mapping[str, Any]:
+        spec = self.template.get("spec")
+        return spec if isinstance(spec, Mapping) else {}
+
+    @property
+    def labels(self) -> Mapping[str, Any]:
+        labels = self.meta.get("labels")
+        return labels if isinstance(labels, Mapping) else {}
+
+
+def _count(value: Any, default: int = 1) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def _at(obj: Any, path: Path) -> Any:
+    for part in path:
+        if isinstance(obj, Mapping) and isinstance(part, str):
+            obj = obj.get(part)
+        elif isinstance(obj, list) and isinstance(part, int) and 0 <= part < len(obj):
+            obj = obj[part]
+        else:
+            return None
+    return obj
+
+
+def _workload(count_field: str | None) -> Callable[[Mapping[str, Any]], Iterator[PodTemplate]]:
+    def find(obj: Mapping[str, Any]) -> Iterator[PodTemplate]:
+        template = _at(obj, ("spec", "template"))
+        if isinstance(template, Mapping):
+            count = _count(_at(obj, ("spec", count_field))) if count_field else 1
+            yield PodTemplate(("spec", "template"), template, count)
+
+    return find
+
+
+def _pod(obj: Mapping[str, Any]) -> Iterator[PodTemplate]:
+    yield PodTemplate((), obj, 1)
+
+
+def _cronjob(obj: Mapping[str, Any]) -> Iterator[PodTemplate]:
+    path: Path = ("spec", "jobTemplate", "spec", "template")
+    template = _at(obj, path)
+    if isinstance(template, Mapping):
+        yield PodTemplate(
+            path, template, _count(_at(obj, ("spec", "jobTemplate", "spec", "parallelism")))
+        )
+
+
+def _pod_template(obj: Mapping[str, Any]) -> Iterator[PodTemplate]:
+    template = obj.get("template")
+    if isinstance(template, Mapping):
+        yield PodTemplate(("template",), template, 1)
+
+
+def _tfjob(obj: Mapping[str, Any]) -> Iterator[PodTemplate]:
+    specs = _at(obj, ("spec", "tfReplicaSpecs"))
+    if isinstance(specs, Mapping):
+        for rtype, spec in specs.items():
+            template = _at(spec, ("template",))
+            if isinstance(template, Mapping):
+                path: Path = ("spec", "tfReplicaSpecs", rtype, "template")
+                yield PodTemplate(path, template, _count(_at(spec, ("replicas",))))
+
+
+#: Kind -> function yielding the pod templates of an object of that kind.
+POD_TEMPLATE_FINDERS: dict[str, Callable[[Mapping[str, Any]], Iterator[PodTemplate]]] = {
+    "Pod": _pod,
+    "PodTemplate": _pod_template,
+    "ReplicaSet": _workload("replicas"),
+    "ReplicationController": _workload("replicas"),
+    "Deployment": _workload("replicas"),
+    "StatefulSet": _workload("replicas"),
+    "DaemonSet": _workload(None),
+    "Job": _workload("parallelism"),
+    "CronJob": _cronjob,
+    "TFJob": _tfjob,
+}
+
+
+def pod_templates(obj: Any) -> list[PodTemplate]:
+    """The pods and pod templates of one object (none for kinds without pods)."""
+    if not isinstance(obj, Mapping):
+        return []
+    finder = POD_TEMPLATE_FINDERS.get(str(obj.get("kind")))
+    return list(finder(obj)) if finder else []
+
+
+def _containers(spec: Mapping[str, Any]) -> Iterator[tuple[Path, Mapping[str, Any]]]:
+    for fld in _CONTAINER_FIELDS:
+        items = spec.get(fld)
+        if isinstance(items, list):
+            for i, c in enumerate(items):
+                if isinstance(c, Mapping):
+                    yield (fld, i), c
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+# --- the run -----------------------------------------------------------------------------------
+
+
+@dataclass
+class _Run:
+    items: Sequence[Located]
+    results: Sequence[ObjectResult]
+    settings: CheckSettings
+    templates: list[list[PodTemplate]] = field(default_factory=list)
+
+    def add(self, index: int, rule: str, path: Path, message: str) -> None:
+        if rule in self.settings.skip:
+            return
+        result = self.results[index]
+        result.findings.append(Finding(rule, path, message))
+        if result.status in ("valid", "skipped"):
+            result.status = "invalid"
+
+    def objects(self) -> Iterator[tuple[int, Mapping[str, Any]]]:
+        for i, item in enumerate(self.items):
+            if isinstance(item.obj, Mapping) and item.obj.get("kind"):
+                yield i, item.obj
+
+    def pods(self) -> Iterator[tuple[int, PodTemplate]]:
+        for i, templates in enumerate(self.templates):
+            for t in templates:
+                yield i, t
+
+
+def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    return _mapping(obj.get("metadata"))
+
+
+def _namespace(obj: Mapping[str, Any]) -> str:
+    return str(_meta(obj).get("namespace") or "")
+
+
+def _title(obj: Mapping[str, Any]) -> str:
+    meta = _meta(obj)
+    ns = meta.get("namespace")
+    return f"{obj.get('kind')} {ns + '/' if ns else ''}{meta.get('name')}"
+
+
+# --- GPUs ----------------------------------------------------------------------------------------
+
+
+def _gpus(run: _Run) -> None:
+    for i, t in run.pods():
+        for cpath, c in _containers(t.spec):
+            for code, path, message in gpu_findings(c.get("resources"), run.settings.gpu_resource):
+                rule = "gpu-limits" if code == "limits" else "gpu-requests"
+                run.add(i, rule, (*t.path, "spec", *cpath, "resources", *path), message)
+
+
+# --- Services select pods ------------------------------------------------------------------------
+
+
+def _service_selectors(run: _Run) -> None:
+    pod_labels: dict[str, list[Mapping[str, Any]]] = {}
+    for i, t in run.pods():
+        pod_labels.setdefault(_namespace(run.items[i].obj), []).append(t.labels)
+    for i, obj in run.objects():
+        if obj.get("kind") != "Service" or obj.get("apiVersion") != "v1":
+            continue
+        spec = _mapping(obj.get("spec"))
+        if spec.get("type") == "ExternalName":
+            continue
+        selector = _mapping(spec.get("selector"))
+        if not selector:
+            run.add(
+                i,
+                "service-selector",
+                ("spec", "selector"),
+                "has no selector, so it selects no pod (kubetrain emits no manual Endpoints)",
+            )
+            continue
+        candidates = pod_labels.get(_namespace(obj), [])
+        if not any(all(labels.get(k) == v for k, v in selector.items()) for labels in candidates):
+            wanted = ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
+            run.add(
+                i,
+                "service-selector",
+                ("spec", "selector"),
+                f"selects no pod or pod template in namespace {_namespace(obj) or '(none)'!r} "
+                f"({wanted})",
+            )
+
+
+# --- references ----------------------------------------------------------------------------------
+
+_REF_KINDS = ("Secret", "ConfigMap", "ServiceAccount", "PersistentVolumeClaim")
+
+
+def _pod_references(t: PodTemplate) -> Iterator[tuple[str, str, Path]]:
+    """(kind, name, path) of every object a pod spec needs (optional references left out)."""
+    spec, base = t.spec, (*t.path, "spec")
+    account = spec.get("serviceAccountName") or spec.get("serviceAccount")
+    if isinstance(account, str) and account and account != "default":
+        key = "serviceAccountName" if spec.get("serviceAccountName") else "serviceAccount"
+        yield "ServiceAccount", account, (*base, key)
+    for j, ref in enumerate(_list(spec.get("imagePullSecrets"))):
+        if name := _mapping(ref).get("name"):
+            yield "Secret", name, (*base, "imagePullSecrets", j, "name")
+    for j, volume in enumerate(_list(spec.get("volumes"))):
+        volume = _mapping(volume)
+        vpath = (*base, "volumes", j)
+        secret = _mapping(volume.get("secret"))
+        if secret.get("secretName") and not secret.get("optional"):
+            yield "Secret", secret["secretName"], (*vpath, "secret", "secretName")
+        config = _mapping(volume.get("configMap"))
+        if config.get("name") and not config.get("optional"):
+            yield "ConfigMap", config["name"], (*vpath, "configMap", "name")
+        claim = _mapping(volume.get("persistentVolumeClaim"))
+        if claim.get("claimName"):
+            yield (
+                "PersistentVolumeClaim",
+                claim["claimName"],
+                (*vpath, "persistentVolumeClaim", "claimName"),
+            )
+        for k, source in enumerate(_list(_mapping(volume.get("projected")).get("sources"))):
+            for kind, key in (("Secret", "secret"), ("ConfigMap", "configMap")):
+                ref = _mapping(_mapping(source).get(key))
+                if ref.get("name") and not ref.get("optional"):
+                    yield kind, ref["name"], (*vpath, "projected", "sources", k, key, "name")
+        for source_key, source in volume.items():
+            source = _mapping(source)
+            for ref_key in ("secretRef", "nodePublishSecretRef"):
+                ref = _mapping(source.get(ref_key))
+                if ref.get("name"):
+                    yield "Secret", ref["name"], (*vpath, source_key, ref_key, "name")
+    for cpath, c in _containers(spec):
+        for j, var in enumerate(_list(c.get("env"))):
+            source = _mapping(_mapping(var).get("valueFrom"))
+            for kind, key in (("Secret", "secretKeyRef"), ("ConfigMap", "configMapKeyRef")):
+                ref = _mapping(source.get(key))
+                if ref.get("name") and not ref.get("optional"):
+                    yield kind, ref["name"], (*base, *cpath, "env", j, "valueFrom", key, "name")
+        for j, source in enumerate(_list(c.get("envFrom"))):
+            for kind, key in (("Secret", "secretRef"), ("ConfigMap", "configMapRef")):
+                ref = _mapping(_mapping(source).get(key))
+                if ref.get("name") and not ref.get("optional"):
+                    yield kind, ref["name"], (*base, *cpath, "envFrom", j, key, "name")
+
+
+def _provided(run: _Run) -> set[tuple[str, str, str]]:
+    """(kind, namespace, name) of every referencable object the tree creates."""
+    out: set[tuple[str, str, str]] = set()
+    for _, obj in run.objects():
+        kind, ns, name = obj.get("kind"), _namespace(obj), _meta(obj).get("name")
+        group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+        if kind in _REF_KINDS and group == "" and name:
+            out.add((str(kind), ns, str(name)))
+        elif kind == "ExternalSecret" and group == "external-secrets.io":
+            target = _mapping(_mapping(obj.get("spec")).get("target")).get("name") or name
+            out.add(("Secret", ns, str(target)))
+        elif kind == "SealedSecret" and group == "bitnami.com":
+            target = _meta(_mapping(_mapping(obj.get("spec")).get("template"))).get("name") or name
+            out.add(("Secret", ns, str(target)))
+    return out
+
+
+def _external(external: External) -> dict[str, list[str]]:
+    return {
+        "Secret": external.secrets,
+        "ConfigMap": external.config_maps,
+        "ServiceAccount": external.service_accounts,
+        "PersistentVolumeClaim": external.persistent_volume_claims,
+    }
+
+
+def _references(run: _Run) -> None:
+    provided = _provided(run)
+    declared = _external(run.settings.external)
+    key_of = {
+        "Secret": "secrets",
+        "ConfigMap": "configMaps",
+        "ServiceAccount": "serviceAccounts",
+        "PersistentVolumeClaim": "persistentVolumeClaims",
+    }
+
+    def check(i: int, kind: str, ns: str, name: str, path: Path) -> None:
+        if (kind, ns, name) in provided:
+            return
+        names = declared[kind]
+        if name in names or f"{ns}/{name}" in names:
+            return
+        run.add(
+            i,
+            "reference",
+            path,
+            f"{kind} {ns + '/' if ns else ''}{name} is neither in the output nor declared in "
+            f"kubetrain:external.{key_of[kind]}",
+        )
+
+    for i, t in run.pods():
+        ns = _namespace(run.items[i].obj)
+        for kind, name, path in _pod_references(t):
+            check(i, kind, ns, str(name), path)
+    for i, obj in run.objects():
+        if obj.get("kind") in ("RoleBinding", "ClusterRoleBinding"):
+            for j, subject in enumerate(_list(obj.get("subjects"))):
+                subject = _mapping(subject)
+                if subject.get("kind") == "ServiceAccount" and subject.get("name"):
+                    ns = str(subject.get("namespace") or _namespace(obj))
+                    check(i, "ServiceAccount", ns, str(subject["name"]), ("subjects", j, "name"))
+
+
+# --- duplicates inside containers and pods -------------------------------------------------------
+
+
+def _duplicates(run: _Run) -> None:
+    for i, t in run.pods():
+        port_names: dict[str, str] = {}
+        for cpath, c in _containers(t.spec):
+            base = (*t.path, "spec", *cpath)
+            seen: dict[str, int] = {}
+            for j, var in enumerate(_list(c.get("env"))):
+                name = _mapping(var).get("name")
+                if not isinstance(name, str):
+                    continue
+                if name in seen:
+                    run.add(
+                        i,
+                        "duplicate-env",
+                        (*base, "env", j, "name"),
+                        f"env var {name!r} is already set by env[{seen[name]}] of container "
+                        f"{c.get('name')!r}; the later one silently wins",
+                    )
+                else:
+                    seen[name] = j
+            for j, port in enumerate(_list(c.get("ports"))):
+                name = _mapping(port).get("name")
+                if not isinstance(name, str) or not name:
+                    continue
+                where = f"container {c.get('name')!r}"
+                if name in port_names:
+                    run.add(
+                        i,
+                        "duplicate-port-name",
+                        (*base, "ports", j, "name"),
+                        f"port name {name!r} is already used by {port_names[name]}; port names "
+                        "are unique within a pod",
+                    )
+                else:
+                    port_names[name] = where
+
+
+# --- secrets -------------------------------------------------------------------------------------
+
+
+def _secret_data(run: _Run) -> None:
+    for i, obj in run.objects():
+        if obj.get("kind") != "Secret" or obj.get("apiVersion") != "v1":
+            continue
+        for key in ("data", "stringData"):
+            if obj.get(key):
+                run.add(
+                    i,
+                    "secret-data",
+                    (key,),
+                    f"a Secret with {key} puts secret material into the repository; render an "
+                    "ExternalSecret (kubetrain:secretStore) or declare the Secret in "
+                    "kubetrain:external.secrets",
+                )
+
+
+# --- names ---------------------------------------------------------------------------------------
+
+_NAME_RULES: dict[str, NameRule] = {
+    "Service": DNS1035_LABEL,
+    "Namespace": DNS1123_LABEL,
+}
+# A Job's name becomes the value of its pods' job-name label; a CronJob adds 11 characters.
+_LABEL_NAMED = {"Job": 63, "CronJob": 52}
+_PATH_SEGMENT_KINDS = {"Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"}
+_PORT_NAME = NameRule(
+    "port name (IANA_SVC_NAME)",
+    r"(?=.*[a-z])[a-z0-9]([a-z0-9]|-(?!-))*(?<!-)",
+    15,
+    "lower-case letters, digits and single '-', at least one letter, not starting or ending "
+    "with '-'",
+)
+
+
+def _check_labels(run: _Run, i: int, labels: Any, path: Path) -> None:
+    for key, value in _mapping(labels).items():
+        if problem := check_label_key(str(key)):
+            run.add(i, "name-format", (*path, key), f"label {problem}")
+        if not isinstance(value, str):
+            run.add(i, "name-format", (*path, key), f"label values are strings, got {value!r}")
+        elif problem := LABEL_VALUE.check(value):
+            run.add(i, "name-format", (*path, key), problem)
+
+
+def _names(run: _Run) -> None:
+    for i, obj in run.objects():
+        meta, kind = _meta(obj), str(obj.get("kind"))
+        name = meta.get("name")
+        if isinstance(name, str):
+            if kind in _PATH_SEGMENT_KINDS:
+                if name in (".", "..") or "/" in name or "%" in name:
+                    run.add(
+                        i,
+                        "name-format",
+                        ("metadata", "name"),
+                        f"{name!r} may not contain '/' or '%'",
+                    )
+            elif problem := _NAME_RULES.get(kind, DNS1123_SUBDOMAIN).check(name):
+                run.add(i, "name-format", ("metadata", "name"), problem)
+            if kind in _LABEL_NAMED and len(name) > _LABEL_NAMED[kind]:
+                run.add(
+                    i,
+                    "name-format",
+                    ("metadata", "name"),
+                    f"{name!r} is {len(name)} characters; a {kind} name is at most "
+                    f"{_LABEL_NAMED[kind]}, as it becomes a label value of its pods",
+                )
+        ns = meta.get("namespace")
+        if isinstance(ns, str) and (problem := DNS1123_LABEL.check(ns)):
+            run.add(i, "name-format", ("metadata", "namespace"), problem)
+        _check_labels(run, i, meta.get("labels"), ("metadata", "labels"))
+        for key in _mapping(meta.get("annotations")):
+            if problem := check_label_key(str(key)):
+                run.add(i, "name-format", ("metadata", "annotations", key), f"annotation {problem}")
+        spec = _mapping(obj.get("spec"))
+        if kind == "Service":
+            _check_labels(run, i, spec.get("selector"), ("spec", "selector"))
+            for j, port in enumerate(_list(spec.get("ports"))):
+                pname = _mapping(port).get("name")
+                if isinstance(pname, str) and (problem := DNS1123_LABEL.check(pname)):
+                    run.add(i, "name-format", ("spec", "ports", j, "name"), problem)
+        _check_labels(
+            run,
+            i,
+            _mapping(spec.get("selector")).get("matchLabels"),
+            ("spec", "selector", "matchLabels"),
+        )
+    for i, t in run.pods():
+        if t.path:
+            _check_labels(run, i, t.meta.get("labels"), (*t.path, "metadata", "labels"))
+        for cpath, c in _containers(t.spec):
+            base = (*t.path, "spec", *cpath)
+            cname = c.get("name")
+            if isinstance(cname, str) and (problem := DNS1123_LABEL.check(cname)):
+                run.add(i, "name-format", (*base, "name"), problem)
+            for j, port in enumerate(_list(c.get("ports"))):
+                pname = _mapping(port).get("name")
+                if isinstance(pname, str) and (problem := _PORT_NAME.check(pname)):
+                    run.add(i, "name-format", (*base, "ports", j, "name"), problem)
+
+
+# --- host ports ----------------------------------------------------------------------------------
+
+
+def _job_of(run: _Run, i: int) -> tuple[str, ...]:
+    """Which job an object belongs to: its source, else its instance label, else itself."""
+    item, obj = run.items[i], _mapping(run.items[i].obj)
+    if item.source:
+        return ("source", item.source)
+    instance = _mapping(_meta(obj).get("labels")).get("app.kubernetes.io/instance")
+    if instance:
+        return ("instance", _namespace(obj), str(instance))
+    return ("object", item.file, str(item.document))
+
+
+def _host_ports(t: PodTemplate) -> Iterator[tuple[int, Path]]:
+    host_network = t.spec.get("hostNetwork") is True
+    for cpath, c in _containers(t.spec):
+        for j, port in enumerate(_list(c.get("ports"))):
+            port = _mapping(port)
+            base = (*t.path, "spec", *cpath, "ports", j)
+            if isinstance(port.get("hostPort"), int) and port["hostPort"]:
+                yield port["hostPort"], (*base, "hostPort")
+            elif host_network and isinstance(port.get("containerPort"), int):
+                yield port["containerPort"], (*base, "containerPort")
+
+
+def _host_port_conflicts(run: _Run) -> None:
+    claimed: dict[tuple[tuple[str, ...], int], str] = {}
+    for i, t in run.pods():
+        job = _job_of(run, i)
+        obj = _mapping(run.items[i].obj)
+        what = _title(obj) if not t.path else f"{_title(obj)} ({'.'.join(map(str, t.path))})"
+        mine: set[int] = set()
+        for port, path in _host_ports(t):
+            if port in mine:
+                run.add(i, "host-port", path, f"port {port} is claimed twice in one pod")
+                continue
+            mine.add(port)
+            if t.count > 1:
+                run.add(
+                    i,
+                    "host-port",
+                    path,
+                    f"the {t.count} pods of {what} all claim port {port} on their node, so no "
+                    "two of them can share a node",
+                )
+            key = (job, port)
+            if key in claimed:
+                run.add(
+                    i,
+                    "host-port",
+                    path,
+                    f"port {port} on the node is also claimed by {claimed[key]} of the same job, "
+                    "so the two pods can never share a node",
+                )
+            else:
+                claimed[key] = what
+
+
+# --- Pod Security Standards ---------------------------------------------------------------------
+
+_BASELINE_CAPABILITIES = {
+    "AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD",
+    "NET_BIND_SERVICE", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT",
+}  # fmt: skip
+_SAFE_SYSCTLS = {
+    "kernel.shm_rmid_forced", "net.ipv4.ip_local_port_range", "net.ipv4.ip_unprivileged_port_start",
+    "net.ipv4.tcp_syncookies", "net.ipv4.ping_group_range", "net.ipv4.ip_local_reserved_ports",
+    "net.ipv4.tcp_keepalive_time", "net.ipv4.tcp_fin_timeout", "net.ipv4.tcp_keepalive_intvl",
+    "net.ipv4.tcp_keepalive_probes",
+}  # fmt: skip
+_SELINUX_TYPES = {"", "container_t", "container_init_t", "container_kvm_t", "container_engine_t"}
+_RESTRICTED_VOLUMES = {
+    "configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim",
+    "projected", "secret",
+}  # fmt: skip
+_APPARMOR_ANNOTATION = "container.apparmor.security.beta.kubernetes.io/"
+
+
+def _baseline(t: PodTemplate) -> Iterator[tuple[Path, str]]:
+    spec, base = t.spec, (*t.path, "spec")
+    for key in ("hostNetwork", "hostPID", "hostIPC"):
+        if spec.get(key) is True:
+            yield (*base, key), f"{key} must not be true (host namespaces)"
+    pod_context = _mapping(spec.get("securityContext"))
+    contexts: list[tuple[Path, Mapping[str, Any]]] = [((*base, "securityContext"), pod_context)]
+    for cpath, c in _containers(spec):
+        cbase = (*base, *cpath)
+        context = _mapping(c.get("securityContext"))
+        contexts.append(((*cbase, "securityContext"), context))
+        if context.get("privileged") is True:
+            yield (*cbase, "securityContext", "privileged"), "privileged containers are not allowed"
+        for j, cap in enumerate(_list(_mapping(context.get("capabilities")).get("add"))):
+            if cap not in _BASELINE_CAPABILITIES:
+                yield (
+                    (*cbase, "securityContext", "capabilities", "add", j),
+                    f"capability {cap!r} is beyond the baseline set",
+                )
+        if context.get("procMount") not in (None, "Default"):
+            yield (
+                (*cbase, "securityContext", "procMount"),
+                f"procMount must be Default, got {context['procMount']!r}",
+            )
+        for j, port in enumerate(_list(c.get("ports"))):
+            if _mapping(port).get("hostPort"):
+                yield (*cbase, "ports", j, "hostPort"), "host ports are not allowed"
+    for path, context in contexts:
+        if _mapping(context.get("windowsOptions")).get("hostProcess") is True:
+            yield (
+                (*path, "windowsOptions", "hostProcess"),
+                "Windows HostProcess pods are not allowed",
+            )
+        profile = _mapping(context.get("seccompProfile")).get("type")
+        if profile == "Unconfined":
+            yield (*path, "seccompProfile", "type"), "seccomp profile Unconfined is not allowed"
+        apparmor = _mapping(context.get("appArmorProfile")).get("type")
+        if apparmor not in (None, "RuntimeDefault", "Localhost"):
+            yield (
+                (*path, "appArmorProfile", "type"),
+                f"AppArmor profile {apparmor!r} is not allowed",
+            )
+        selinux = _mapping(context.get("seLinuxOptions"))
+        if selinux.get("type", "") not in _SELINUX_TYPES:
+            yield (
+                (*path, "seLinuxOptions", "type"),
+                f"SELinux type {selinux['type']!r} is not allowed",
+            )
+        for key in ("user", "role"):
+            if selinux.get(key):
+                yield (*path, "seLinuxOptions", key), f"SELinux {key} must not be set"
+    for j, sysctl in enumerate(_list(pod_context.get("sysctls"))):
+        name = _mapping(sysctl).get("name")
+        if name not in _SAFE_SYSCTLS:
+            yield (
+                (*base, "securityContext", "sysctls", j, "name"),
+                f"sysctl {name!r} is not in the safe set",
+            )
+    for j, volume in enumerate(_list(spec.get("volumes"))):
+        if "hostPath" in _mapping(volume):
+            yield (*base, "volumes", j, "hostPath"), "hostPath volumes are not allowed"
+    for key, value in _mapping(t.meta.get("annotations")).items():
+        if str(key).startswith(_APPARMOR_ANNOTATION) and not (
+            value == "runtime/default" or str(value).startswith("localhost/")
+        ):
+            yield (
+                (*t.path, "metadata", "annotations", key),
+                f"AppArmor profile {value!r} is not allowed",
+            )
+
+
+def _restricted(t: PodTemplate) -> Iterator[tuple[Path, str]]:
+    spec, base = t.spec, (*t.path, "spec")
+    pod_context = _mapping(spec.get("securityContext"))
+    windows = _mapping(spec.get("os")).get("name") == "windows"
+    for j, volume in enumerate(_list(spec.get("volumes"))):
+        kinds = [k for k in _mapping(volume) if k != "name"]
+        for kind in kinds:
+            if kind not in _RESTRICTED_VOLUMES and kind != "hostPath":  # hostPath: baseline says
+                yield (*base, "volumes", j, kind), f"volume type {kind!r} is not allowed"
+    if pod_context.get("runAsUser") == 0:
+        yield (*base, "securityContext", "runAsUser"), "runAsUser must not be 0"
+    pod_non_root = pod_context.get("runAsNonRoot") is True
+    pod_seccomp = _mapping(pod_context.get("seccompProfile")).get("type")
+    for cpath, c in _containers(spec):
+        cbase = (*base, *cpath, "securityContext")
+        context = _mapping(c.get("securityContext"))
+        if not windows and context.get("allowPrivilegeEscalation") is not False:
+            yield (*cbase, "allowPrivilegeEscalation"), "allowPrivilegeEscalation must be false"
+        non_root = context.get("runAsNonRoot")
+        if non_root is False or (non_root is None and not pod_non_root):
+            yield (*cbase, "runAsNonRoot"), "runAsNonRoot must be true (here or on the pod)"
+        if context.get("runAsUser") == 0:
+            yield (*cbase, "runAsUser"), "runAsUser must not be 0"
+        seccomp = _mapping(context.get("seccompProfile")).get("type") or pod_seccomp
+        if not windows and seccomp not in ("RuntimeDefault", "Localhost"):
+            yield (
+                (*cbase, "seccompProfile", "type"),
+                "seccompProfile.type must be RuntimeDefault or Localhost (here or on the pod)",
+            )
+        capabilities = _mapping(context.get("capabilities"))
+        if not windows and "ALL" not in _list(capabilities.get("drop")):
+            yield (*cbase, "capabilities", "drop"), "capabilities must drop ALL"
+        for j, cap in enumerate(_list(capabilities.get("add"))):
+            if cap != "NET_BIND_SERVICE" and cap in _BASELINE_CAPABILITIES:
+                yield (
+                    (*cbase, "capabilities", "add", j),
+                    f"only NET_BIND_SERVICE may be added, got {cap!r}",
+                )
+
+
+def _pod_security(run: _Run) -> None:
+    level = run.settings.pod_security
+    if level == "privileged":
+        return
+    for i, t in run.pods():
+        problems = list(_baseline(t))
+        if level == "restricted":
+            problems += _restricted(t)
+        for path, message in problems:
+            run.add(i, "pod-security", path, f"Pod Security Standards ({level}): {message}")
+
+
+# --- gang scheduling ----------------------------------------------------------------------------
+
+_GANG_KEYS = {
+    "volcano": ("annotations", "scheduling.k8s.io/group-name", "scheduling.volcano.sh"),
+    "scheduler-plugins": ("labels", "scheduling.x-k8s.io/pod-group", "scheduling.x-k8s.io"),
+}
+
+
+def _gang(run: _Run) -> None:
+    groups: dict[tuple[str, str, str], tuple[int, Mapping[str, Any]]] = {}
+    for i, obj in run.objects():
+        group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+        if obj.get("kind") == "PodGroup":
+            groups[(group, _namespace(obj), str(_meta(obj).get("name")))] = (i, obj)
+    members: dict[tuple[str, str, str], int] = {}
+    for i, t in run.pods():
+        ns = _namespace(run.items[i].obj)
+        for scheduler, (where, key, group) in _GANG_KEYS.items():
+            name = _mapping(t.meta.get(where)).get(key)
+            if not name:
+                continue
+            path = (*t.path, "metadata", where, key)
+            if (group, ns, name) not in groups:
+                run.add(
+                    i,
+                    "gang-scheduling",
+                    path,
+                    f"PodGroup {ns}/{name} ({group}) is not in the output",
+                )
+                continue
+            members[(group, ns, name)] = members.get((group, ns, name), 0) + t.count
+            scheduler_name = t.spec.get("schedulerName")
+            if scheduler == "volcano" and scheduler_name != "volcano":
+                run.add(
+                    i,
+                    "gang-scheduling",
+                    (*t.path, "spec", "schedulerName"),
+                    f"a member of Volcano PodGroup {name} must be scheduled by volcano, "
+                    f"got {scheduler_name!r}",
+                )
+            elif scheduler == "scheduler-plugins" and not scheduler_name:
+                run.add(
+                    i,
+                    "gang-scheduling",
+                    (*t.path, "spec", "schedulerName"),
+                    f"a member of PodGroup {name} needs the scheduler-plugins scheduler's "
+                    "schedulerName; the default scheduler ignores PodGroups",
+                )
+    for group_key, (i, obj) in groups.items():
+        wanted = _mapping(obj.get("spec")).get("minMember")
+        have = members.get(group_key, 0)
+        if isinstance(wanted, int) and wanted > have:
+            run.add(
+                i,
+                "gang-scheduling",
+                ("spec", "minMember"),
+                f"minMember is {wanted}, but only {have} pods in the output join PodGroup "
+                f"{group_key[2]}: the gang would never start",
+            )
+
+
+_CHECKS: tuple[Callable[[_Run], None], ...] = (
+    _gpus,
+    _service_selectors,
+    _references,
+    _duplicates,
+    _secret_data,
+    _names,
+    _host_port_conflicts,
+    _pod_security,
+    _gang,
+)
+
+
+def check_objects(
+    items: Sequence[Located], results: Sequence[ObjectResult], settings: CheckSettings
+) -> None:
+    """Run every rule over ``items`` (validated together), adding findings to ``results``
+    (``results[i]`` is the verdict on ``items[i]``)."""
+    if len(items) != len(results):
+        raise ValueError("one result per item")
+    run = _Run(items, results, settings)
+    run.templates = [pod_templates(item.obj) for item in items]
+    for check in _CHECKS:
+        check(run)

@@ -1,0 +1,153 @@
+"""The semantic checks: every rule has a passing and a failing fixture in tests/checks/, and the
+checks run where they must (render refuses, validate finds each env's stack).
+
+A fixture is a multi-document YAML file named ``<rule>.pass.yaml`` or ``<rule>[.<case>].fail.yaml``;
+its ``# settings: {...}`` line gives stack settings (``kubetrain:`` keys without the prefix) and
+each ``# expect: <path>: <message> (<rule>)`` line one finding, all of them and nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kubetrain.spec import StackSettings
+from kubetrain.spec.errors import format_path
+from kubetrain.validate import RULES, CheckSettings, Located, Validator, check_objects, read_objects
+
+from conftest import REPO, UPSTREAM_LOCATION
+from helpers import objects, stack_from
+
+FIXTURES = sorted((REPO / "tests" / "checks").glob("*.yaml"))
+
+
+def header(path: Path, key: str) -> list[str]:
+    prefix = f"# {key}: "
+    return [
+        line.removeprefix(prefix)
+        for line in path.read_text().splitlines()
+        if line.startswith(prefix)
+    ]
+
+
+def findings(path: Path) -> list[str]:
+    settings_lines = header(path, "settings")
+    settings = (
+        StackSettings.model_validate(json.loads(settings_lines[0])) if settings_lines else None
+    )
+    items, early, _, _ = read_objects([str(path)])
+    assert not early
+    report = Validator((1, 33), [UPSTREAM_LOCATION]).validate(items)
+    check_objects(items, report.results, CheckSettings.from_stack(settings))
+    return [
+        f"{format_path(f.path)}: {f.message} ({f.rule})" for r in report.results for f in r.findings
+    ]
+
+
+@pytest.mark.parametrize("fixture", FIXTURES, ids=[f.name.removesuffix(".yaml") for f in FIXTURES])
+def test_fixture(fixture: Path) -> None:
+    got = findings(fixture)
+    expected = header(fixture, "expect")
+    if fixture.name.endswith(".pass.yaml"):
+        assert not expected, "a passing fixture expects nothing"
+        assert got == []
+    else:
+        assert expected, "a failing fixture says what it expects"
+        assert sorted(got) == sorted(expected)
+        rule = fixture.name.split(".")[0]
+        assert {line.rsplit("(", 1)[1].rstrip(")") for line in got} == {rule}
+
+
+@pytest.mark.parametrize("rule", sorted(RULES))
+def test_every_rule_has_a_passing_and_a_failing_fixture(rule: str) -> None:
+    names = {f.name for f in FIXTURES}
+    assert f"{rule}.pass.yaml" in names
+    assert any(n.startswith(f"{rule}.") and n.endswith(".fail.yaml") for n in names)
+
+
+def test_skipped_rules_report_nothing(tmp_path: Path) -> None:
+    items, _, _, _ = read_objects([str(REPO / "tests" / "checks" / "duplicate-env.fail.yaml")])
+    report = Validator((1, 33)).validate(items)
+    check_objects(items, report.results, CheckSettings(skip=frozenset({"duplicate-env"})))
+    assert report.ok and not report.results[0].findings
+
+
+JOB = """
+config:
+  kubetrain:namespace: ml
+  kubetrain:podSecurity: %s
+  kubetrain:jobs:
+    - apiVersion: kubeflow.org/v1
+      kind: TFJob
+      metadata: {name: mnist}
+      spec:
+        tfReplicaSpecs:
+          Worker:
+            replicas: 2
+            template:
+              spec:
+                containers:
+                  - name: tensorflow
+                    image: tf:2
+                    env: [{name: MODE, value: a}%s]
+"""
+
+
+def test_render_refuses_output_that_fails_a_check(project: Path, run) -> None:
+    (project / "stacks" / "Pulumi.dev.yaml").write_text(
+        JOB % ("baseline", ", {name: MODE, value: b}")
+    )
+    result = run("render", cwd=project)
+    assert result.exit_code == 1
+    assert (
+        "rendered/dev/ml/pod-mnist-worker-0.yaml: spec.containers[0].env[1].name: env var 'MODE' "
+        "is already set by env[0] of container 'tensorflow'; the later one silently wins "
+        "(duplicate-env) [Pod ml/mnist-worker-0]"
+    ) in result.stderr
+    assert not (project / "rendered").exists()
+
+
+def test_validate_uses_the_stack_of_each_rendered_env(project: Path, run) -> None:
+    (project / "stacks" / "Pulumi.dev.yaml").write_text(JOB % ("restricted", ""))
+    assert run("render", cwd=project).exit_code == 0
+    pod = project / "rendered" / "dev" / "ml" / "pod-mnist-worker-0.yaml"
+    assert "runAsNonRoot: true" in pod.read_text()
+    assert run("validate", cwd=project).exit_code == 0
+    # A hand edit that drops what restricted needs fails against dev's stack...
+    lines = pod.read_text().splitlines(keepends=True)
+    pod.write_text("".join(x for x in lines if "allowPrivilegeEscalation" not in x))
+    result = run("validate", cwd=project)
+    assert result.exit_code == 1
+    assert "allowPrivilegeEscalation must be false (pod-security)" in result.stdout
+    # ... but not outside rendered/<env>, where the defaults (baseline) apply,
+    elsewhere = project / "copy.yaml"
+    elsewhere.write_text(pod.read_text())
+    assert run("validate", "copy.yaml", cwd=project).exit_code == 0
+    # unless a stack is named, and a rule can be skipped.
+    assert run("validate", "copy.yaml", "--stack", "dev", cwd=project).exit_code == 1
+    skipped = run("validate", "--skip-check", "pod-security", cwd=project)
+    assert skipped.exit_code == 0, skipped.stdout
+    unknown = run("validate", "--skip-check", "pod-securty", cwd=project)
+    assert unknown.exit_code == 2 and "unknown rule 'pod-securty'" in unknown.stderr
+
+
+def test_restricted_reaches_the_templates_of_an_operator_mode_tfjob(tmp_path: Path) -> None:
+    job = yaml.safe_load((JOB % ("restricted", "")).split("kubetrain:jobs:\n", 1)[1])[0]
+    job["metadata"]["annotations"] = {"kubetrain.io/mode": "operator"}
+    stack = stack_from(tmp_path, {"kubetrain:podSecurity": "restricted", "kubetrain:jobs": [job]})
+    (tfjob,) = objects(stack)
+    pod_spec = tfjob["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]
+    assert pod_spec["securityContext"] == {
+        "runAsNonRoot": True,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+    items = [Located(tfjob, "tfjob.yaml")]
+    report = Validator((1, 33), [UPSTREAM_LOCATION]).validate(items)
+    check_objects(items, report.results, CheckSettings.from_stack(stack.settings))
+    assert report.ok, report.results[0].findings
+    del pod_spec["containers"][0]["securityContext"]
+    check_objects(items, report.results, CheckSettings.from_stack(stack.settings))
+    assert {f.rule for f in report.results[0].findings} == {"pod-security"}
