@@ -1,0 +1,10 @@
+"""Pure builders: job specs -> Kubernetes manifests (plain dicts). Never imports pulumi.
+
+Importing this package registers the builder of every job kind.
+"""
+
+from . import tfjob  # noqa: F401  (registers the TFJob builder)
+from .context import BuildContext, Target
+from .registry import Built, build_job, build_stack
+
+__all__ = ["BuildContext", "Built", "Target", "build_job", "build_stack"]

@@ -1,0 +1,194 @@
+"""TFJob expansion: the pods, headless services and ``TF_CONFIG`` of Kubeflow's training-operator.
+
+Fidelity target: training-operator v1.9 (``kubeflow.org/v1``). For each replica type a
+:class:`TFReplicaSet`; for each index a Pod and a same-named headless Service
+``<job>-<type>-<index>``. Where kubetrain differs on purpose it says so below.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..spec.tfjob import DEFAULT_CONTAINER, ReplicaSpec, TFJob
+from .context import BuildContext
+from .meta import app_labels, manifest, merge, normalize_pod_gpus, object_meta, plain_copy
+from .registry import builder
+
+__all__ = [
+    "JOB_NAME_LABEL",
+    "JOB_ROLE_LABEL",
+    "OPERATOR_NAME",
+    "OPERATOR_NAME_LABEL",
+    "REPLICA_INDEX_LABEL",
+    "REPLICA_TYPE_LABEL",
+    "TFReplicaSet",
+    "TFTrainingJob",
+    "build_tfjob",
+    "to_selector",
+]
+
+OPERATOR_NAME_LABEL = "training.kubeflow.org/operator-name"
+JOB_NAME_LABEL = "training.kubeflow.org/job-name"
+REPLICA_TYPE_LABEL = "training.kubeflow.org/replica-type"
+REPLICA_INDEX_LABEL = "training.kubeflow.org/replica-index"
+JOB_ROLE_LABEL = "training.kubeflow.org/job-role"
+OPERATOR_NAME = "tfjob-controller"
+TF_CONFIG = "TF_CONFIG"
+
+#: Gang schedulers and the scheduler name their pods ask for.
+SCHEDULER_NAMES = {"volcano": "volcano", "scheduler-plugins": "scheduler-plugins-scheduler"}
+
+ClusterSpec = dict[str, list[str]]
+
+
+def to_selector(labels: dict[str, str]) -> str:
+    """A label selector string matching exactly ``labels`` (the seed's ``ToSelector``)."""
+    return ",".join(f"{k}={labels[k]}" for k in sorted(labels))
+
+
+class TFTrainingJob:
+    """One TFJob being expanded (the seed's ``TrainingJob``): defaulted spec, replica sets and the
+    cluster spec they share."""
+
+    def __init__(self, job: TFJob, ctx: BuildContext) -> None:
+        self.job = job.defaulted()
+        self.ctx = ctx
+        self.name = job.name
+        self.namespace = job.namespace
+        specs = self.job.replica_specs
+        self.has_leader = "Chief" in specs or "Master" in specs
+        self.replicas = [TFReplicaSet(self, rtype, spec) for rtype, spec in specs.items()]
+        self._cluster_spec: ClusterSpec | None = None
+
+    def cluster_spec(self) -> ClusterSpec:
+        """Lower-case replica type -> ``<pod>.<namespace>.svc[.<clusterDomain>]:<port>`` per index,
+        Evaluator included, as the operator's genClusterSpec."""
+        if self._cluster_spec is None:
+            domain = self.ctx.settings.cluster_domain
+            suffix = f".{self.namespace}.svc" + (f".{domain}" if domain else "")
+            self._cluster_spec = {
+                rs.type_label: [f"{rs.pod_name(i)}{suffix}:{rs.spec.port()}" for i in range(rs.spec.replicas)]
+                for rs in sorted(self.replicas, key=lambda r: r.type_label)
+            }
+        return self._cluster_spec
+
+    def tf_config(self, rtype: str, index: int) -> str:
+        """The ``TF_CONFIG`` JSON of one pod, byte-identical to the operator's (Go's json.Marshal:
+        compact, map keys sorted, struct fields in declaration order)."""
+        task = {"type": rtype, "index": index}
+        if self.job.spec.enable_dynamic_worker:
+            cluster = self.cluster_spec()
+            # The sparse form TensorFlow's dynamic workers use: a worker knows itself and the PS.
+            if rtype == "worker":
+                sparse: dict[str, Any] = {"worker": {str(index): cluster["worker"][index]}, "ps": cluster.get("ps")}
+            elif rtype == "ps":
+                sparse = {"worker": {}, "ps": [cluster["ps"][index]]}
+            else:
+                sparse = {"worker": {}, "ps": []}
+            doc: dict[str, Any] = {"sparseCluster": sparse, "task": task}
+        else:
+            doc = {"cluster": self.cluster_spec(), "task": task, "environment": "cloud"}
+        return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
+
+    def scheduler_name(self) -> str | None:
+        """The scheduler the pods ask for: the gang scheduler's when gang scheduling applies."""
+        gang = self.ctx.settings.gang_scheduler
+        if gang == "none" and self.job.spec.run_policy.scheduling_policy is None:
+            return None
+        return SCHEDULER_NAMES.get(gang if gang != "none" else "volcano")
+
+    def is_master(self, rtype: str, index: int) -> bool:
+        """Chief and Master pods lead; without them, worker 0 does (the operator's IsMasterRole)."""
+        if self.has_leader:
+            return rtype in ("Chief", "Master")
+        return rtype == "Worker" and index == 0
+
+    def build(self) -> list[dict[str, Any]]:
+        return [obj for rs in self.replicas for obj in rs.build()]
+
+
+class TFReplicaSet:
+    """The pods and services of one replica type (the seed's ``TFReplicaSet``)."""
+
+    def __init__(self, job: TFTrainingJob, rtype: str, spec: ReplicaSpec) -> None:
+        self.job = job
+        self.rtype = rtype
+        self.type_label = rtype.lower()
+        self.spec = spec
+
+    def pod_name(self, index: int) -> str:
+        """``<job>-<type>-<index>``, the name of the pod and of its service (GenGeneralName)."""
+        return f"{self.job.name}-{self.type_label}-{index}"
+
+    def labels(self) -> dict[str, str]:
+        """Labels shared by every pod of this replica type."""
+        return {
+            OPERATOR_NAME_LABEL: OPERATOR_NAME,
+            JOB_NAME_LABEL: self.job.name,
+            REPLICA_TYPE_LABEL: self.type_label,
+        }
+
+    def labels_by_index(self, index: int) -> dict[str, str]:
+        """Labels of the pod with ``index``; also the selector of its service."""
+        return {**self.labels(), REPLICA_INDEX_LABEL: str(index)}
+
+    def _app_labels(self) -> dict[str, str]:
+        return app_labels("tfjob", self.job.name, self.type_label)
+
+    def create_pod_with_index(self, index: int) -> dict[str, Any]:
+        template = self.spec.template
+        template_meta = template.get("metadata") or {}
+        labels = merge(self._app_labels(), template_meta.get("labels"), self.labels_by_index(index))
+        if self.job.is_master(self.rtype, index):
+            labels[JOB_ROLE_LABEL] = "master"
+        spec = normalize_pod_gpus(plain_copy(template.get("spec") or {}), self.job.ctx.settings.gpu_resource)
+        # ExitCode is the operator's own policy (retry on exit codes >= 128); the pod never
+        # restarts itself under it.
+        restart = self.spec.restart_policy
+        spec["restartPolicy"] = "Never" if restart == "ExitCode" else restart
+        if self.job.job.is_distributed():
+            for container in spec.get("containers", []):
+                if container.get("name") == DEFAULT_CONTAINER:
+                    env = container.setdefault("env", [])
+                    env.append({"name": TF_CONFIG, "value": self.job.tf_config(self.type_label, index)})
+                    break
+        meta = object_meta(
+            self.pod_name(index), self.job.namespace, labels, template_meta.get("annotations")
+        )
+        return manifest("v1", "Pod", meta, spec=spec)
+
+    def create_service_with_index(self, index: int) -> dict[str, Any]:
+        labels = self.labels_by_index(index)
+        # The operator's port map iterates in random order; kubetrain sorts by name.
+        ports = [{"name": name, "port": port} for name, port in sorted(self.spec.named_ports().items())]
+        meta = object_meta(self.pod_name(index), self.job.namespace, merge(self._app_labels(), labels))
+        return manifest("v1", "Service", meta, spec={"clusterIP": "None", "selector": labels, "ports": ports})
+
+    def build(self) -> list[dict[str, Any]]:
+        out = []
+        for index in range(self.spec.replicas):
+            out.append(self.create_pod_with_index(index))
+            out.append(self.create_service_with_index(index))
+        return out
+
+
+def custom_resource(job: TFJob, ctx: BuildContext) -> dict[str, Any]:
+    """The defaulted TFJob custom resource, for clusters that run the training operator (GPUs
+    normalised as in native mode)."""
+    defaulted = job.defaulted()
+    spec = defaulted.spec.model_dump(mode="json", by_alias=True, exclude_none=True)
+    for replica in spec["tfReplicaSpecs"].values():
+        normalize_pod_gpus(replica["template"].setdefault("spec", {}), ctx.settings.gpu_resource)
+    labels = merge(app_labels("tfjob", job.name), job.metadata.labels)
+    meta = object_meta(job.name, job.namespace, labels, job.metadata.annotations)
+    return manifest(TFJob.API_VERSION, TFJob.KIND, meta, spec=spec)
+
+
+@builder(TFJob)
+def build_tfjob(job: TFJob, mode: str, ctx: BuildContext) -> list[dict[str, Any]]:
+    """Native mode: the operator's pods and services. Operator mode: the TFJob custom resource
+    (the training operator owns its CRD)."""
+    if mode == "operator":
+        return [custom_resource(job, ctx)]
+    return TFTrainingJob(job, ctx).build()
