@@ -18,8 +18,8 @@ __all__ = [
     "canonical",
     "manifest",
     "merge",
-    "object_meta",
     "normalize_pod_gpus",
+    "object_meta",
     "plain_copy",
 ]
 

@@ -13,7 +13,7 @@ from .context import BuildContext, Target
 from .meta import canonical
 from .order import sort_key
 
-__all__ = ["Built", "Builder", "build_job", "build_stack", "builder"]
+__all__ = ["Builder", "Built", "build_job", "build_stack", "builder"]
 
 Manifest = dict[str, Any]
 #: A builder: (normalised job document, mode, context) -> manifests.
@@ -55,7 +55,12 @@ def build_job(loaded: LoadedJob, ctx: BuildContext) -> list[Manifest]:
 
 def identity(obj: Manifest) -> tuple[str, str, str, str]:
     meta = obj["metadata"]
-    return (obj["apiVersion"].rpartition("/")[0], obj["kind"], meta.get("namespace", ""), meta["name"])
+    return (
+        obj["apiVersion"].rpartition("/")[0],
+        obj["kind"],
+        meta.get("namespace", ""),
+        meta["name"],
+    )
 
 
 def build_stack(stack: Stack, target: Target = "render") -> list[Built]:
@@ -81,7 +86,8 @@ def build_stack(stack: Stack, target: Target = "render") -> list[Built]:
                         loaded.source.file,
                         loaded.source.line,
                         (*loaded.source.path, "metadata", "name"),
-                        f"{loaded.title} creates {key[1]} {key[2] + '/' if key[2] else ''}{key[3]}, "
+                        f"{loaded.title} creates {key[1]} "
+                        f"{key[2] + '/' if key[2] else ''}{key[3]}, "
                         f"which {first.source} also creates differently",
                     )
                 )

@@ -68,7 +68,9 @@ class TFTrainingJob:
             domain = self.ctx.settings.cluster_domain
             suffix = f".{self.namespace}.svc" + (f".{domain}" if domain else "")
             self._cluster_spec = {
-                rs.type_label: [f"{rs.pod_name(i)}{suffix}:{rs.spec.port()}" for i in range(rs.spec.replicas)]
+                rs.type_label: [
+                    f"{rs.pod_name(i)}{suffix}:{rs.spec.port()}" for i in range(rs.spec.replicas)
+                ]
                 for rs in sorted(self.replicas, key=lambda r: r.type_label)
             }
         return self._cluster_spec
@@ -81,7 +83,10 @@ class TFTrainingJob:
             cluster = self.cluster_spec()
             # The sparse form TensorFlow's dynamic workers use: a worker knows itself and the PS.
             if rtype == "worker":
-                sparse: dict[str, Any] = {"worker": {str(index): cluster["worker"][index]}, "ps": cluster.get("ps")}
+                sparse: dict[str, Any] = {
+                    "worker": {str(index): cluster["worker"][index]},
+                    "ps": cluster.get("ps"),
+                }
             elif rtype == "ps":
                 sparse = {"worker": {}, "ps": [cluster["ps"][index]]}
             else:
@@ -142,7 +147,9 @@ class TFReplicaSet:
         labels = merge(self._app_labels(), template_meta.get("labels"), self.labels_by_index(index))
         if self.job.is_master(self.rtype, index):
             labels[JOB_ROLE_LABEL] = "master"
-        spec = normalize_pod_gpus(plain_copy(template.get("spec") or {}), self.job.ctx.settings.gpu_resource)
+        spec = normalize_pod_gpus(
+            plain_copy(template.get("spec") or {}), self.job.ctx.settings.gpu_resource
+        )
         # ExitCode is the operator's own policy (retry on exit codes >= 128); the pod never
         # restarts itself under it.
         restart = self.spec.restart_policy
@@ -151,7 +158,9 @@ class TFReplicaSet:
             for container in spec.get("containers", []):
                 if container.get("name") == DEFAULT_CONTAINER:
                     env = container.setdefault("env", [])
-                    env.append({"name": TF_CONFIG, "value": self.job.tf_config(self.type_label, index)})
+                    env.append(
+                        {"name": TF_CONFIG, "value": self.job.tf_config(self.type_label, index)}
+                    )
                     break
         meta = object_meta(
             self.pod_name(index), self.job.namespace, labels, template_meta.get("annotations")
@@ -161,9 +170,15 @@ class TFReplicaSet:
     def create_service_with_index(self, index: int) -> dict[str, Any]:
         labels = self.labels_by_index(index)
         # The operator's port map iterates in random order; kubetrain sorts by name.
-        ports = [{"name": name, "port": port} for name, port in sorted(self.spec.named_ports().items())]
-        meta = object_meta(self.pod_name(index), self.job.namespace, merge(self._app_labels(), labels))
-        return manifest("v1", "Service", meta, spec={"clusterIP": "None", "selector": labels, "ports": ports})
+        ports = [
+            {"name": name, "port": port} for name, port in sorted(self.spec.named_ports().items())
+        ]
+        meta = object_meta(
+            self.pod_name(index), self.job.namespace, merge(self._app_labels(), labels)
+        )
+        return manifest(
+            "v1", "Service", meta, spec={"clusterIP": "None", "selector": labels, "ports": ports}
+        )
 
     def build(self) -> list[dict[str, Any]]:
         out = []
