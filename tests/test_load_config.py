@@ -83,6 +83,15 @@ def test_values_as_written_get_their_line(tmp_path: Path, monkeypatch: pytest.Mo
     )
 
 
+def test_a_stack_without_config_has_the_defaults(tmp_path: Path) -> None:
+    """A fresh stack file (`pulumi stack init` writes no config) loads instead of crashing."""
+    (tmp_path / "Pulumi.yaml").write_text("name: kubetrain\nruntime: python\n")
+    path = tmp_path / "Pulumi.dev.yaml"
+    path.write_text("secretsprovider: passphrase\n")
+    stack = load_stack(path)
+    assert stack.jobs == () and stack.settings == StackSettings()
+
+
 def test_credentials_never_reach_the_settings(tmp_path: Path) -> None:
     (tmp_path / "Pulumi.yaml").write_text("name: kubetrain\nruntime: python\n")
     raw = {

@@ -314,6 +314,8 @@ def _load_stack_document(doc: Document, name: str, path: Path, root: Path) -> St
     file_model = _validate(StackFile, doc, problems)
     if file_model is None:
         raise InputError(problems)
+    if "config" not in doc.data:  # a stack with no config (yet): every default
+        doc = Document(doc.file, doc.index, {**doc.data, "config": {}}, doc.lines, doc.prefix)
     ours, other_problems = _our_config(doc)
     problems += other_problems
     settings = _validate(StackSettings, doc.sub(("config",)), problems, data=ours, keymap=_prefixed)
