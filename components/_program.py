@@ -14,6 +14,7 @@ from kubetrain.spec.tfjob import TFJob as TFJobDocument
 
 from ._job import job_args
 from ._resources import Identity, identity, prerequisites_of, register
+from ._secrets import Credentials, find_markers
 from .tfjob import TFJob
 
 __all__ = ["COMPONENTS", "JobComponent", "component_name", "deploy_stack"]
@@ -51,7 +52,8 @@ def deploy_stack(stack: Stack) -> dict[str, JobComponent]:
 
     Objects that several jobs build identically (a CRD two operator-mode jobs need) are what
     ``kubetrain render`` writes once: they are registered once, as children of the stack, and
-    every job's objects depend on them.
+    every job's objects depend on them. Nothing is registered unless every job has a component
+    and every credential the jobs need is set.
     """
     missing = [job for job in stack.jobs if type(job.job) not in COMPONENTS]
     if missing:
@@ -65,7 +67,11 @@ def deploy_stack(stack: Stack) -> dict[str, JobComponent]:
             )
             for job in missing
         )
-    shared = {identity(b.obj): b.obj for b in build_stack(stack, "pulumi") if b.job is None}
+    built = build_stack(stack, "pulumi")
+    # Every credential of every job first: a missing one must stop the program before any job
+    # is registered, not halfway through.
+    Credentials(f"stack {stack.name}").check([m for b in built for m in find_markers(b.obj)])
+    shared = {identity(b.obj): b.obj for b in built if b.job is None}
     depends_on: list[pulumi.Resource] = []
     if shared:
         registered = register(None, shared.values(), where=f"stack {stack.name}")

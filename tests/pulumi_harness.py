@@ -169,7 +169,8 @@ def run_pulumi(
 ) -> Run:
     """Run ``program`` under fresh mocks with ``config`` (full keys, Pulumi's string values).
 
-    Whatever ``program`` returns is resolved (outputs awaited) into ``Run.result``.
+    Whatever ``program`` returns is resolved (outputs awaited) into ``Run.result``. When the
+    program fails, the exception carries the partial run as ``pulumi_run``.
     """
     runtime_settings.reset_options(project=PROJECT, stack=stack, preview=False)
     fake = _Mocks()
@@ -190,11 +191,18 @@ def run_pulumi(
         finally:
             stack_resource._finish()
 
-    _sync_await(run_pulumi_func(body))
-    # The root stack set_mocks made and the program's share one URN: keep the program's.
-    last = {r.urn: r for r in monitor.registrations}
-    registrations = [r for r in monitor.registrations if last[r.urn] is r]
-    return Run(registrations, monitor.outputs, box.get("result"))
+    def finished() -> Run:
+        # The root stack set_mocks made and the program's share one URN: keep the program's.
+        last = {r.urn: r for r in monitor.registrations}
+        registrations = [r for r in monitor.registrations if last[r.urn] is r]
+        return Run(registrations, monitor.outputs, box.get("result"))
+
+    try:
+        _sync_await(run_pulumi_func(body))
+    except Exception as exc:
+        exc.pulumi_run = finished()  # type: ignore[attr-defined]  # what was registered anyway
+        raise
+    return finished()
 
 
 def pulumi_config(config: Mapping[str, Any]) -> dict[str, str]:

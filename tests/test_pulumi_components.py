@@ -92,6 +92,12 @@ def expected_identity(objs: list[dict[str, Any]]) -> dict[tuple[str, str, str], 
     }
 
 
+def nothing_but_the_stack(exc: BaseException) -> bool:
+    """Whether a failed run registered nothing besides the stack itself."""
+    run = exc.pulumi_run  # type: ignore[attr-defined]
+    return all(r.type == "pulumi:pulumi:Stack" for r in run.registrations)
+
+
 # --- arguments and validation -----------------------------------------------------------------
 
 
@@ -232,6 +238,7 @@ def test_bad_arguments_fail_before_anything_is_registered(change: Any, message: 
     with pytest.raises(InputError) as raised:
         run_pulumi(lambda: change(args) or TFJob("ml/mnist", args))  # type: ignore[func-returns-value]
     assert str(raised.value) == message
+    assert nothing_but_the_stack(raised.value)
 
 
 def test_tfreplicaset_alone_registers_its_type_only() -> None:
@@ -475,6 +482,53 @@ def test_objects_shared_by_jobs_are_registered_once(
         "ml/b-worker-0",
     ]
     assert all(crd.urn in r.dependencies for r in objects)
+
+
+def test_missing_credentials_stop_the_stack_before_any_job(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plain = build_registry._BUILDERS[TFJobDocument]
+
+    def with_secret(job: Any, mode: str, ctx: Any) -> list[dict[str, Any]]:
+        secret = {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": f"{job.name}-store", "namespace": job.namespace},
+            "stringData": {"KEY": {"$kubetrainCredential": {"name": job.name, "key": "key"}}},
+        }
+        return [*plain(job, mode, ctx), secret]
+
+    monkeypatch.setitem(build_registry._BUILDERS, TFJobDocument, with_secret)
+    monkeypatch.setattr("components._job._CACHE", {})
+    jobs = [
+        {
+            "apiVersion": "kubeflow.org/v1",
+            "kind": "TFJob",
+            "metadata": {"name": n},
+            "spec": {"tfReplicaSpecs": {"Worker": {"template": WORKER_TEMPLATE}}},
+        }
+        for n in ("a", "b")
+    ]
+    stack = stack_from(tmp_path, {"kubetrain:namespace": "ml", "kubetrain:jobs": jobs})
+    config = {"kubetrain:credentials": json.dumps({"a": {"key": "x"}})}
+    with pytest.raises(InputError) as raised:
+        run_pulumi(
+            lambda: deploy_stack(stack) and None,
+            config=config,
+            secret_keys=["kubetrain:credentials"],
+        )
+    assert str(raised.value) == (
+        "stack test: kubetrain:credentials.b.key: is not set; set it with "
+        "`pulumi config set --secret --path 'kubetrain:credentials.b.key' VALUE`"
+    )
+    assert nothing_but_the_stack(raised.value)
+    # With both set, each job's Secret gets its own credential.
+    config = {"kubetrain:credentials": json.dumps({"a": {"key": "x"}, "b": {"key": "y"}})}
+    run = run_pulumi(
+        lambda: deploy_stack(stack) and None, config=config, secret_keys=["kubetrain:credentials"]
+    )
+    secrets = {r.name: r.plain["stringData"] for r in run.of_type("kubernetes:core/v1:Secret")}
+    assert secrets == {"ml/a-store": {"KEY": "x"}, "ml/b-store": {"KEY": "y"}}
 
 
 def test_expansions_are_cached_per_arguments() -> None:

@@ -146,6 +146,8 @@ def test_missing_credentials_fail_before_anything_is_registered(
     with pytest.raises(InputError) as raised:
         run_pulumi(lambda: Holder("h", [SECRET, POD]) and None, **setup)
     assert str(raised.value) == message
+    run = raised.value.pulumi_run  # type: ignore[attr-defined]
+    assert run.kubernetes_objects() == []
 
 
 def test_a_malformed_marker_is_a_bug() -> None:
