@@ -19,6 +19,9 @@ BIN = Path(sys.executable).parent
         pytest.param(["ruff", "check", "."], id="ruff-check"),
         pytest.param(["ruff", "format", "--check", "."], id="ruff-format"),
         pytest.param(["mypy"], id="mypy"),
+        # The Pulumi program and the provider entry point (both named __main__, so apart).
+        pytest.param(["mypy", "stacks/__main__.py"], id="mypy-program"),
+        pytest.param(["mypy", "provider/__main__.py"], id="mypy-provider"),
     ],
 )
 def test_tool_is_clean(command: list[str]) -> None:

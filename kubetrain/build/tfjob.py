@@ -67,15 +67,24 @@ class TFTrainingJob:
         self.replicas = [TFReplicaSet(self, rtype, spec) for rtype, spec in specs.items()]
         self._cluster_spec: ClusterSpec | None = None
 
+    def labels(self) -> dict[str, str]:
+        """Labels shared by every pod of the job (the operator's GenLabels)."""
+        return {OPERATOR_NAME_LABEL: OPERATOR_NAME, JOB_NAME_LABEL: self.name}
+
+    def service_host(self, service: str) -> str:
+        """DNS name of one of the job's headless services: ``<service>.<namespace>.svc``, plus
+        ``.<clusterDomain>`` when the stack sets one."""
+        domain = self.ctx.settings.cluster_domain
+        return f"{service}.{self.namespace}.svc" + (f".{domain}" if domain else "")
+
     def cluster_spec(self) -> ClusterSpec:
         """Lower-case replica type -> ``<pod>.<namespace>.svc[.<clusterDomain>]:<port>`` per index,
         Evaluator included, as the operator's genClusterSpec."""
         if self._cluster_spec is None:
-            domain = self.ctx.settings.cluster_domain
-            suffix = f".{self.namespace}.svc" + (f".{domain}" if domain else "")
             self._cluster_spec = {
                 rs.type_label: [
-                    f"{rs.pod_name(i)}{suffix}:{rs.spec.port()}" for i in range(rs.spec.replicas)
+                    f"{self.service_host(rs.pod_name(i))}:{rs.spec.port()}"
+                    for i in range(rs.spec.replicas)
                 ]
                 for rs in sorted(self.replicas, key=lambda r: r.type_label)
             }
@@ -157,11 +166,7 @@ class TFReplicaSet:
 
     def labels(self) -> dict[str, str]:
         """Labels shared by every pod of this replica type."""
-        return {
-            OPERATOR_NAME_LABEL: OPERATOR_NAME,
-            JOB_NAME_LABEL: self.job.name,
-            REPLICA_TYPE_LABEL: self.type_label,
-        }
+        return {**self.job.labels(), REPLICA_TYPE_LABEL: self.type_label}
 
     def labels_by_index(self, index: int) -> dict[str, str]:
         """Labels of the pod with ``index``; also the selector of its service."""

@@ -13,7 +13,17 @@ from . import (  # noqa: F401  (registers the job and resource kinds)
 )
 from .base import DerivedName, JobDocument, JobMeta, K8sType, Strict, job_kind, job_kinds
 from .errors import CheckFailed, InputError, KubetrainError, OwnershipError, Problem
-from .load import MODE_ANNOTATION, JobSource, LoadedJob, Stack, discover_stacks, load_stack
+from .load import (
+    MODE_ANNOTATION,
+    JobSource,
+    LoadedJob,
+    Stack,
+    discover_stacks,
+    find_project_root,
+    load_job,
+    load_stack,
+    load_stack_config,
+)
 from .stack import StackSettings
 
 __all__ = [
@@ -33,7 +43,10 @@ __all__ = [
     "StackSettings",
     "Strict",
     "discover_stacks",
+    "find_project_root",
     "job_kind",
     "job_kinds",
+    "load_job",
     "load_stack",
+    "load_stack_config",
 ]

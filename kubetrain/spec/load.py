@@ -5,12 +5,14 @@ All problems found in one pass are reported together, each as ``FILE:LINE: path:
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import glob
+import json
 import re
 import types
 import typing
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -29,9 +31,13 @@ __all__ = [
     "JobSource",
     "LoadedJob",
     "Stack",
+    "config_keys",
     "discover_stacks",
+    "document_keys",
     "find_project_root",
+    "load_job",
     "load_stack",
+    "load_stack_config",
     "stack_name",
 ]
 
@@ -164,11 +170,178 @@ def load_stack(path: str | Path, *, project_root: Path | None = None) -> Stack:
         raise InputError.single(
             display_path(path), f"a stack file holds exactly one YAML document, found {len(docs)}"
         )
-    doc = docs[0]
+    return _load_stack_document(docs[0], name, path, root)
+
+
+def load_stack_config(
+    config: Mapping[str, str],
+    *,
+    name: str,
+    project_root: Path,
+    file: Path | None = None,
+) -> Stack:
+    """Load a stack from its Pulumi configuration instead of its stack file.
+
+    This is what the Pulumi program (``stacks/__main__.py``) calls: ``config`` holds the stack's
+    ``kubetrain:*`` values as a Pulumi program receives them, keys without the ``kubetrain:``
+    prefix and values as strings (objects and lists JSON-encoded, as ``pulumi.Config.get``
+    returns them). Every rule of :func:`load_stack` applies; ``jobFiles`` are resolved against
+    ``project_root`` (the folder holding ``Pulumi.yaml``, not the program's working directory).
+
+    ``credentials`` is left out on purpose: through Pulumi config its values arrive decrypted,
+    and they must only ever exist as secret outputs (the components read them themselves).
+
+    ``file`` is the stack file the values came from, when there is one: problems name it, with
+    the line of the offending value when the file has that value at the same path.
+    """
+    path = file or project_root / f"Pulumi.{name}.yaml"
+    ours = {
+        f"{CONFIG_NAMESPACE}:{key}": _decode_config_value(key, raw)
+        for key, raw in config.items()
+        if key != "credentials"
+    }
+    doc = Document.with_lines(
+        display_path(path), {"config": ours}, _lines_of_same_values(file, ours)
+    )
+    return _load_stack_document(doc, name, path, project_root)
+
+
+def load_job(
+    document: Mapping[str, Any],
+    *,
+    settings: Mapping[str, Any] | None = None,
+    file: str,
+) -> tuple[LoadedJob, StackSettings]:
+    """Validate one job document outside a stack file, e.g. the arguments of a Pulumi component.
+
+    The same rules as :func:`load_stack` apply to the document (schema, embedded Kubernetes
+    types against ``settings``' Kubernetes version, semantic rules, derived-name limits, the mode
+    annotation) and to ``settings`` (the stack-level ``kubetrain:*`` keys a job's expansion
+    depends on). Fields may be spelled as in a job document (``tfReplicaSpecs``) or as model
+    attribute names (``tf_replica_specs``), which is how Pulumi SDKs send component inputs.
+    Problems name ``file`` and the field path (``settings.*`` for settings).
+    """
+    problems: list[Problem] = []
+    given = dict(settings or {})
+    for key in ("jobs", "job_files", "jobFiles", "credentials"):
+        if key in given:
+            problems.append(
+                Problem(file, None, ("settings", key), "not a job setting: give it to the stack")
+            )
+            given.pop(key)
+    settings_doc = Document(file, 0, {"settings": document_keys(StackSettings, given)}).sub(
+        ("settings",)
+    )
+    stack_settings = _validate(StackSettings, settings_doc, problems)
+    if stack_settings is None or problems:
+        raise InputError(problems)
+    kind_cls = job_kinds().get((document.get("apiVersion"), document.get("kind")))  # type: ignore[arg-type]
+    data = document_keys(kind_cls, dict(document)) if kind_cls is not None else dict(document)
+    loaded = _load_job(Document(file, 0, data), stack_settings, problems)
+    if loaded is None or problems:
+        raise InputError(problems)
+    return loaded, stack_settings
+
+
+def document_keys(model: type[BaseModel], data: Any) -> Any:
+    """``data`` with model attribute names (``tf_replica_specs``) renamed to the document keys
+    (``tfReplicaSpecs``), following the model's nested models; keys already spelled as in the
+    document and unknown keys are kept (validation reports the unknown ones). Embedded
+    Kubernetes types are left alone: their keys are Kubernetes' own."""
+    if not isinstance(data, dict):
+        return data
+    fields = {n: (f.alias or n, f.annotation) for n, f in model.model_fields.items()}
+    by_key = {alias: annotation for alias, annotation in fields.values()}
+    out: dict[Any, Any] = {}
+    for key, value in data.items():
+        if key in by_key:
+            target, annotation = key, by_key[key]
+        elif key in fields and fields[key][0] not in data:
+            target, annotation = fields[key]
+        else:
+            out[key] = value
+            continue
+        found = next(iter(_models_in(annotation)), None)
+        if found is None:
+            out[target] = value
+            continue
+        inner, keyed = found
+        if not keyed:
+            out[target] = document_keys(inner, value)
+        elif isinstance(value, dict):
+            out[target] = {k: document_keys(inner, v) for k, v in value.items()}
+        elif isinstance(value, list):
+            out[target] = [document_keys(inner, v) for v in value]
+        else:
+            out[target] = value
+    return out
+
+
+def config_keys() -> dict[str, bool]:
+    """Every ``kubetrain:*`` key a stack may set (without the prefix), and whether Pulumi passes
+    its value to programs as plain text (``True``) rather than JSON."""
+    return {
+        (field.alias or name): _is_text(field.annotation)
+        for name, field in StackSettings.model_fields.items()
+    }
+
+
+def _is_text(annotation: Any) -> bool:
+    """Whether a settings field holds a string (``str``, string literals, optional or not)."""
+    if annotation is str:
+        return True
+    origin = typing.get_origin(annotation)
+    if origin is Literal:
+        return all(isinstance(arg, str) for arg in typing.get_args(annotation))
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return bool(args) and all(_is_text(a) for a in args)
+    return False
+
+
+def _decode_config_value(key: str, raw: str) -> Any:
+    """A Pulumi config value as the stack file would hold it: strings stay strings, everything
+    else is JSON (kept as text when it is not, so validation quotes what was given)."""
+    if config_keys().get(key, False):
+        return raw
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
+
+
+def _lines_of_same_values(
+    file: Path | None, config: Mapping[str, Any]
+) -> dict[tuple[PathPart, ...], int]:
+    """Line numbers from the stack file for the config keys whose value is written there as
+    given (a value set elsewhere, e.g. in a Pulumi ESC environment, gets no line)."""
+    if file is None or not file.is_file():
+        return {}
+    try:
+        written = load_documents(file)
+    except InputError:
+        return {}
+    if len(written) != 1 or not isinstance(written[0].data, dict):
+        return {}
+    in_file = written[0].data.get("config")
+    if not isinstance(in_file, dict):
+        return {}
+    same = {key for key, value in config.items() if key in in_file and in_file[key] == value}
+    return {
+        path: line
+        for path, line in written[0].lines.items()
+        if len(path) >= 2 and path[0] == "config" and path[1] in same
+    }
+
+
+def _load_stack_document(doc: Document, name: str, path: Path, root: Path) -> Stack:
+    """Validate a stack document (a stack file, or the same shape built from Pulumi config)."""
     problems: list[Problem] = []
     file_model = _validate(StackFile, doc, problems)
     if file_model is None:
         raise InputError(problems)
+    if "config" not in doc.data:  # a stack with no config (yet): every default
+        doc = dataclasses.replace(doc, data={**doc.data, "config": {}})
     ours, other_problems = _our_config(doc)
     problems += other_problems
     settings = _validate(StackSettings, doc.sub(("config",)), problems, data=ours, keymap=_prefixed)

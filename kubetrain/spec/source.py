@@ -87,6 +87,11 @@ class Document:
     # ...and how that place is shown in messages.
     prefix: Path_ = ()
 
+    @classmethod
+    def with_lines(cls, file: str, data: Any, lines: dict[Path_, int]) -> Document:
+        """A document whose line table is already known (values not read from a YAML file)."""
+        return cls(file, 0, data, _Lines("", file, [lines]))
+
     @property
     def lines(self) -> dict[Path_, int]:
         """Field path (relative to this document) -> line."""

@@ -1,0 +1,116 @@
+"""What every job component does first: validate its arguments into the spec the render path
+uses, and expand them with the same builder.
+
+A component's ``args`` go through :func:`kubetrain.spec.load_job` (every rule of a stack file:
+schema, embedded Kubernetes types, semantic rules, name limits, the mode annotation), then
+:func:`kubetrain.build.build_job` with a ``pulumi`` build context. Nothing here knows a job kind.
+"""
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+
+from kubetrain.build import BuildContext, build_job
+from kubetrain.spec import InputError, JobDocument, LoadedJob, Problem, StackSettings, load_job
+from kubetrain.spec.errors import PathPart
+
+from ._args import SettingsArgs
+
+__all__ = ["Expansion", "expand", "job_args", "settings_args"]
+
+Manifest = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Expansion:
+    """A validated job and the canonical manifests its builder returns in Pulumi mode."""
+
+    loaded: LoadedJob
+    settings: StackSettings
+    manifests: tuple[Manifest, ...]
+
+    @property
+    def ctx(self) -> BuildContext:
+        return BuildContext(self.settings, "pulumi")
+
+    @property
+    def mode(self) -> str:
+        """``native`` or ``operator``, after the job's ``kubetrain.io/mode`` annotation."""
+        return self.loaded.mode
+
+
+# Expansions are pure functions of (kind, arguments); a TFJob and its TFReplicaSets expand the
+# same arguments, so the second expansion is a lookup. Only successes are kept.
+_CACHE: dict[tuple[str, str], Expansion] = {}
+_CACHE_SIZE = 256
+
+
+def expand(kind: type[JobDocument], args: Mapping[str, Any], where: str) -> Expansion:
+    """Validate ``args`` (``metadata``, the kind's body such as ``spec``, optional ``settings``)
+    as a ``kind`` job document and build it for Pulumi. ``where`` names the component in
+    problems (``TFJob ml-dev/mnist: spec.tfReplicaSpecs...``)."""
+    plain = _plain(dict(args), (), where)
+    key = (f"{kind.API_VERSION} {kind.KIND}", json.dumps(plain, sort_keys=True))
+    cached = _CACHE.get(key)
+    if cached is not None:
+        return cached
+    settings = plain.pop("settings", None) or {}
+    document = {"apiVersion": kind.API_VERSION, "kind": kind.KIND, **plain}
+    loaded, stack_settings = load_job(document, settings=settings, file=where)
+    manifests = tuple(build_job(loaded, BuildContext(stack_settings, "pulumi")))
+    expansion = Expansion(loaded, stack_settings, manifests)
+    if len(_CACHE) >= _CACHE_SIZE:
+        _CACHE.clear()
+    _CACHE[key] = expansion
+    return expansion
+
+
+def _plain(value: Any, path: tuple[PathPart, ...], where: str) -> Any:
+    """``value`` as plain data. Integral floats become ints: Pulumi sends every number as a
+    float, and Kubernetes integers (ports, replicas) must stay integers. Outputs are refused:
+    the builder needs every value before anything is registered."""
+    if isinstance(value, pulumi.Output) or hasattr(value, "__await__"):
+        raise InputError(
+            [
+                Problem(
+                    where,
+                    None,
+                    path,
+                    "needs a plain value, got an Output: kubetrain expands jobs before "
+                    "registering anything, so inputs cannot depend on other resources' outputs",
+                )
+            ]
+        )
+    if isinstance(value, dict):
+        return {str(k): _plain(v, (*path, str(k)), where) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v, (*path, i), where) for i, v in enumerate(value)]
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)
+    return value
+
+
+def settings_args(settings: StackSettings) -> SettingsArgs:
+    """The component ``settings`` argument holding a stack's settings (unset ones left out)."""
+    out: dict[str, Any] = {}
+    for key in SettingsArgs.__annotations__:
+        value = getattr(settings, key)
+        if value is not None:
+            out[key] = value
+    return out  # type: ignore[return-value]
+
+
+def job_args(loaded: LoadedJob, settings: StackSettings) -> dict[str, Any]:
+    """Component arguments for a job loaded from a stack: its metadata (namespace resolved), its
+    body in the form builders use (a v1alpha1 TFJob converted to v1) and the stack's settings."""
+    job = loaded.job
+    body = job.model_dump(exclude_none=True, exclude={"api_version", "kind", "metadata"})
+    return {
+        "metadata": job.metadata.model_dump(exclude_none=True),
+        **body,
+        "settings": settings_args(settings),
+    }

@@ -1,0 +1,85 @@
+"""The stack program's logic, importable and testable: one component per job of a loaded stack.
+
+``stacks/__main__.py`` loads the stack from Pulumi config and calls :func:`deploy_stack`.
+"""
+
+from collections.abc import Collection, Mapping
+from typing import Any, Protocol
+
+import pulumi
+
+from kubetrain.build import build_stack
+from kubetrain.spec import InputError, JobDocument, LoadedJob, Problem, Stack
+from kubetrain.spec.tfjob import TFJob as TFJobDocument
+
+from ._job import job_args
+from ._resources import Identity, identity, prerequisites_of, register
+from ._secrets import Credentials, find_markers
+from .tfjob import TFJob
+
+__all__ = ["COMPONENTS", "JobComponent", "component_name", "deploy_stack"]
+
+
+class JobComponent(Protocol):
+    """What the program needs of a job component class."""
+
+    def __init__(
+        self,
+        name: str,
+        args: Any,
+        opts: pulumi.ResourceOptions | None = None,
+        *,
+        exclude: Collection[Identity] = (),
+    ) -> None: ...
+
+    def exports(self) -> dict[str, Any]: ...
+
+
+#: The component of each job kind, by the document class builders expand (a v1alpha1 TFJob is
+#: expanded as a v1 TFJob). A kind without a component cannot be deployed with Pulumi.
+COMPONENTS: Mapping[type[JobDocument], type[JobComponent]] = {
+    TFJobDocument: TFJob,
+}
+
+
+def component_name(loaded: LoadedJob) -> str:
+    """The Pulumi name of a job's component: ``<namespace>/<name>`` (the kind is in its type)."""
+    return f"{loaded.document.namespace}/{loaded.document.name}"
+
+
+def deploy_stack(stack: Stack) -> dict[str, JobComponent]:
+    """Create the component of every job of ``stack``, by component name.
+
+    Objects that several jobs build identically (a CRD two operator-mode jobs need) are what
+    ``kubetrain render`` writes once: they are registered once, as children of the stack, and
+    every job's objects depend on them. Nothing is registered unless every job has a component
+    and every credential the jobs need is set.
+    """
+    missing = [job for job in stack.jobs if type(job.job) not in COMPONENTS]
+    if missing:
+        raise InputError(
+            Problem(
+                job.source.file,
+                job.source.line,
+                job.source.path,
+                f"{job.title}: kind {job.document.KIND} has no Pulumi component yet "
+                "(kubetrain render can still write it)",
+            )
+            for job in missing
+        )
+    built = build_stack(stack, "pulumi")
+    # Every credential of every job first: a missing one must stop the program before any job
+    # is registered, not halfway through.
+    Credentials(f"stack {stack.name}").check([m for b in built for m in find_markers(b.obj)])
+    shared = {identity(b.obj): b.obj for b in built if b.job is None}
+    depends_on: list[pulumi.Resource] = []
+    if shared:
+        registered = register(None, shared.values(), where=f"stack {stack.name}")
+        depends_on = list(prerequisites_of(registered))
+    out: dict[str, JobComponent] = {}
+    for loaded in stack.jobs:
+        name = component_name(loaded)
+        cls = COMPONENTS[type(loaded.job)]
+        opts = pulumi.ResourceOptions(depends_on=depends_on) if depends_on else None
+        out[name] = cls(name, job_args(loaded, stack.settings), opts, exclude=frozenset(shared))
+    return out

@@ -1,0 +1,172 @@
+"""Registration: every manifest a builder returns becomes the matching typed ``pulumi_kubernetes``
+resource, a child of the component that asked for it.
+
+- Kinds Kubernetes serves itself map to their typed class (``core.v1.Pod``, ``apps.v1.StatefulSet``
+  ...); everything else (ExternalSecret, PodGroup, TFJob, TrainingJob) is an
+  ``apiextensions.CustomResource``.
+- The manifest's top-level fields are passed as the class's arguments. The typed classes do not
+  rename the keys of dict arguments, so the engine receives the manifest field for field
+  (tests/test_pulumi_program.py compares every registered object with ``kubetrain render``).
+- ``metadata.name`` is always set by the builders, so nothing is auto-named; the Pulumi name is
+  ``<namespace>/<name>`` (``<name>`` for cluster-scoped kinds), as pulumi_kubernetes' YAML
+  support names objects, and the type token carries the group, version and kind.
+- ``parent`` is the component, so the component's provider(s), ``protect`` and transforms reach
+  every object (Pulumi applies a parent's transforms to its children). A component's
+  ``depends_on`` is passed to every object too, and an object depends on the prerequisites
+  (ServiceAccounts, Secrets, Roles, CRDs..., see :data:`PREREQUISITE_KINDS`) registered with it.
+- Credential markers become secret outputs (:mod:`components._secrets`).
+"""
+
+import inspect
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from kubetrain.build.meta import plain_copy
+from kubetrain.build.order import KIND_ORDER, sort_key
+
+from ._secrets import Credentials, find_markers
+
+__all__ = [
+    "PREREQUISITE_KINDS",
+    "TYPED_KINDS",
+    "Identity",
+    "identity",
+    "prerequisites_of",
+    "pulumi_name",
+    "register",
+    "resource_class",
+]
+
+Manifest = dict[str, Any]
+Identity = tuple[str, str, str, str]
+
+#: Kubernetes' own kinds, registered as their typed pulumi_kubernetes class.
+TYPED_KINDS: dict[tuple[str, str], type[pulumi.CustomResource]] = {
+    ("v1", "Namespace"): k8s.core.v1.Namespace,
+    ("v1", "ServiceAccount"): k8s.core.v1.ServiceAccount,
+    ("v1", "Secret"): k8s.core.v1.Secret,
+    ("v1", "ConfigMap"): k8s.core.v1.ConfigMap,
+    ("v1", "PersistentVolumeClaim"): k8s.core.v1.PersistentVolumeClaim,
+    ("v1", "Service"): k8s.core.v1.Service,
+    ("v1", "Pod"): k8s.core.v1.Pod,
+    ("rbac.authorization.k8s.io/v1", "Role"): k8s.rbac.v1.Role,
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"): k8s.rbac.v1.RoleBinding,
+    ("rbac.authorization.k8s.io/v1", "ClusterRole"): k8s.rbac.v1.ClusterRole,
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): k8s.rbac.v1.ClusterRoleBinding,
+    ("apps/v1", "ReplicaSet"): k8s.apps.v1.ReplicaSet,
+    ("apps/v1", "Deployment"): k8s.apps.v1.Deployment,
+    ("apps/v1", "StatefulSet"): k8s.apps.v1.StatefulSet,
+    ("batch/v1", "Job"): k8s.batch.v1.Job,
+    ("apiextensions.k8s.io/v1", "CustomResourceDefinition"): (
+        k8s.apiextensions.v1.CustomResourceDefinition
+    ),
+    ("scheduling.k8s.io/v1", "PriorityClass"): k8s.scheduling.v1.PriorityClass,
+}
+
+#: Kinds other objects need to exist first (everything the install order puts before Service):
+#: a Pod is rejected while its ServiceAccount is missing, a custom resource while its CRD is.
+PREREQUISITE_KINDS = frozenset(KIND_ORDER[: KIND_ORDER.index("Service")])
+
+_CLUSTER_SCOPED = frozenset(
+    {"Namespace", "CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding", "PriorityClass"}
+)
+
+
+def identity(obj: Manifest) -> Identity:
+    """(apiVersion, kind, namespace, name) of a manifest."""
+    meta = obj["metadata"]
+    return (obj["apiVersion"], obj["kind"], meta.get("namespace", ""), meta["name"])
+
+
+def pulumi_name(obj: Manifest) -> str:
+    """The Pulumi resource name of a manifest: ``<namespace>/<name>`` or ``<name>``."""
+    meta = obj["metadata"]
+    namespace = meta.get("namespace")
+    if namespace and obj["kind"] not in _CLUSTER_SCOPED:
+        return f"{namespace}/{meta['name']}"
+    return str(meta["name"])
+
+
+def resource_class(api_version: str, kind: str) -> type[pulumi.CustomResource]:
+    """The pulumi_kubernetes class a manifest is registered as."""
+    return TYPED_KINDS.get((api_version, kind), k8s.apiextensions.CustomResource)
+
+
+def _snake(key: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower()
+
+
+_ARGUMENTS: dict[type[pulumi.CustomResource], frozenset[str]] = {}
+
+
+def _arguments(cls: type[pulumi.CustomResource]) -> frozenset[str]:
+    """The Python argument names a typed class accepts for the object's fields."""
+    found = _ARGUMENTS.get(cls)
+    if found is None:
+        params = inspect.signature(cls._internal_init).parameters  # type: ignore[attr-defined]
+        found = frozenset(params) - {"__self__", "self", "resource_name", "opts", "__props__"}
+        _ARGUMENTS[cls] = found
+    return found
+
+
+def _create(obj: Manifest, opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
+    api_version, kind = obj["apiVersion"], obj["kind"]
+    cls = resource_class(api_version, kind)
+    name = pulumi_name(obj)
+    body = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind")}
+    if cls is k8s.apiextensions.CustomResource:
+        extra = sorted(set(body) - {"metadata", "spec"})
+        if extra:
+            raise ValueError(
+                f"{kind} {name}: a custom resource is registered with metadata and spec only, "
+                f"got {', '.join(extra)}"
+            )
+        return k8s.apiextensions.CustomResource(
+            name, api_version=api_version, kind=kind, opts=opts, **body
+        )
+    accepted = _arguments(cls)
+    kwargs = {_snake(k): v for k, v in body.items()}
+    unknown = sorted(k for k in body if _snake(k) not in accepted)
+    if unknown:
+        raise ValueError(f"{kind} {name}: {cls.__name__} takes no field {', '.join(unknown)}")
+    return cls(name, opts=opts, **kwargs)
+
+
+def register(
+    parent: pulumi.Resource | None,
+    manifests: Iterable[Manifest],
+    *,
+    where: str,
+    depends_on: Any = None,
+) -> dict[Identity, pulumi.CustomResource]:
+    """Register ``manifests`` as children of ``parent`` (``None``: the stack), in install order.
+
+    ``where`` names the component in problems (a credential the stack does not set);
+    ``depends_on`` (a resource option value) is added to every object's dependencies.
+    """
+    objs = sorted((plain_copy(m) for m in manifests), key=sort_key)
+    credentials = Credentials(where)
+    credentials.check([m for obj in objs for m in find_markers(obj)])
+    registered: dict[Identity, pulumi.CustomResource] = {}
+    prerequisites: list[pulumi.Resource] = []
+    for obj in objs:
+        key = identity(obj)
+        if key in registered:
+            raise ValueError(f"{where}: {obj['kind']} {pulumi_name(obj)} is built twice")
+        opts = pulumi.ResourceOptions(parent=parent, depends_on=list(prerequisites))
+        if depends_on is not None:
+            opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=depends_on))
+        resource = _create(credentials.resolve(obj), opts)
+        registered[key] = resource
+        if obj["kind"] in PREREQUISITE_KINDS:
+            prerequisites.append(resource)
+    return registered
+
+
+def prerequisites_of(registered: Mapping[Identity, pulumi.Resource]) -> Sequence[pulumi.Resource]:
+    """The registered objects other objects must wait for."""
+    return [r for key, r in registered.items() if key[1] in PREREQUISITE_KINDS]

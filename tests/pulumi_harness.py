@@ -1,0 +1,246 @@
+"""Running Pulumi code under mocks, isolated, and recording what reaches the engine.
+
+The Pulumi CLI and engine are not available to the tests; the SDK's mock monitor stands in for
+the engine. Mocks are process-global, so every run resets the runtime settings, installs fresh
+mocks and config, and runs its program to completion (pytest-xdist runs tests of one worker one
+after the other in one process; workers are separate processes).
+
+The recording monitor keeps each ``RegisterResource`` request as the engine would see it:
+parent URN, provider reference, ``protect``, dependencies, transforms, and the inputs with
+secret values still wrapped (``MockResourceArgs`` has no parent and no protect).
+"""
+
+from __future__ import annotations
+
+import json
+import runpy
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import yaml
+from pulumi.runtime import mocks, rpc
+from pulumi.runtime import settings as runtime_settings
+from pulumi.runtime.stack import Stack, run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+
+from conftest import REPO
+
+PROJECT = "kubetrain"
+PROGRAM = REPO / "stacks" / "__main__.py"
+
+
+@dataclass(frozen=True)
+class Registration:
+    """One ``RegisterResource`` request."""
+
+    type: str
+    name: str
+    urn: str
+    parent: str
+    custom: bool
+    provider: str
+    protect: bool
+    dependencies: tuple[str, ...]
+    transforms: tuple[Callable[..., Any], ...]
+    #: Inputs as the engine receives them; secret values stay wrapped (see :func:`is_secret`).
+    inputs: dict[str, Any]
+
+    @property
+    def plain(self) -> dict[str, Any]:
+        """The inputs with every secret unwrapped."""
+        return unwrap(self.inputs)
+
+    @property
+    def is_kubernetes_object(self) -> bool:
+        return self.custom and self.type.startswith("kubernetes:")
+
+
+def is_secret(value: Any) -> bool:
+    """Whether an input value reached the engine as a secret."""
+    return rpc.is_rpc_secret(value)
+
+
+def unwrap(value: Any) -> Any:
+    if rpc.is_rpc_secret(value):
+        return unwrap(rpc.unwrap_rpc_secret(value))
+    if isinstance(value, dict):
+        return {k: unwrap(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [unwrap(v) for v in value]
+    return value
+
+
+def walk_plain(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    """Every scalar outside secret wrappers, with its path."""
+    if rpc.is_rpc_secret(value):
+        return
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from walk_plain(v, (*path, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from walk_plain(v, (*path, i))
+    else:
+        yield path, value
+
+
+class _Mocks(pulumi.runtime.Mocks):
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        # The state echoes the inputs, as a create would.
+        return f"{args.name}-id", args.inputs
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], None]:
+        raise AssertionError(f"unexpected provider function call {args.token}")
+
+
+class _Monitor(mocks.MockMonitor):
+    def __init__(self, mocks_: pulumi.runtime.Mocks) -> None:
+        super().__init__(mocks_)
+        self.registrations: list[Registration] = []
+        self.outputs: dict[str, Any] = {}
+
+    def RegisterResource(self, request: Any) -> Any:
+        response = super().RegisterResource(request)
+        self.registrations.append(
+            Registration(
+                type=request.type,
+                name=request.name,
+                urn=response.urn,
+                parent=request.parent,
+                custom=request.custom,
+                provider=request.provider,
+                protect=request.protect,
+                dependencies=tuple(request.dependencies),
+                transforms=tuple(mocks._resolve_callbacks(request.transforms)),
+                inputs=rpc.deserialize_properties(request.object),
+            )
+        )
+        return response
+
+    def RegisterResourceOutputs(self, request: Any) -> Any:
+        self.outputs[request.urn] = rpc.deserialize_properties(request.outputs)
+        return super().RegisterResourceOutputs(request)
+
+
+@dataclass
+class Run:
+    """What one program run registered, and the value its program returned (outputs resolved)."""
+
+    registrations: list[Registration]
+    outputs: dict[str, Any]
+    result: Any = None
+    by_urn: dict[str, Registration] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.by_urn = {r.urn: r for r in self.registrations}
+
+    def of_type(self, type_: str) -> list[Registration]:
+        return [r for r in self.registrations if r.type == type_]
+
+    def one(self, type_: str, name: str) -> Registration:
+        found = [r for r in self.registrations if r.type == type_ and r.name == name]
+        assert len(found) == 1, f"expected one {type_} {name}, found {len(found)}"
+        return found[0]
+
+    def kubernetes_objects(self) -> list[Registration]:
+        return [r for r in self.registrations if r.is_kubernetes_object]
+
+    def parent_of(self, registration: Registration) -> Registration | None:
+        return self.by_urn.get(registration.parent)
+
+    def ancestors(self, registration: Registration) -> list[Registration]:
+        out = []
+        current = self.parent_of(registration)
+        while current is not None:
+            out.append(current)
+            current = self.parent_of(current)
+        return out
+
+
+def run_pulumi(
+    program: Callable[[], Any],
+    *,
+    stack: str = "test",
+    config: Mapping[str, str] | None = None,
+    secret_keys: Sequence[str] = (),
+) -> Run:
+    """Run ``program`` under fresh mocks with ``config`` (full keys, Pulumi's string values).
+
+    Whatever ``program`` returns is resolved (outputs awaited) into ``Run.result``. When the
+    program fails, the exception carries the partial run as ``pulumi_run``.
+    """
+    runtime_settings.reset_options(project=PROJECT, stack=stack, preview=False)
+    fake = _Mocks()
+    monitor = _Monitor(fake)
+    pulumi.runtime.set_mocks(fake, project=PROJECT, stack=stack, preview=False, monitor=monitor)
+    pulumi.runtime.set_all_config(dict(config or {}), list(secret_keys))
+    runtime_settings.SETTINGS.rpc_manager.clear()
+    runtime_settings.SETTINGS.outputs.clear()
+    # set_mocks registered and finished a root stack already; run under a fresh one whose
+    # outputs (pulumi.export) are registered when the program is done, as Pulumi does.
+    runtime_settings.ROOT.set(None)
+    box: dict[str, Any] = {}
+
+    def body() -> None:
+        stack_resource = Stack()
+        try:
+            box["result"] = _sync_await(pulumi.Output.from_input(program()).future())
+        finally:
+            stack_resource._finish()
+
+    def finished() -> Run:
+        # The root stack set_mocks made and the program's share one URN: keep the program's.
+        last = {r.urn: r for r in monitor.registrations}
+        registrations = [r for r in monitor.registrations if last[r.urn] is r]
+        return Run(registrations, monitor.outputs, box.get("result"))
+
+    try:
+        _sync_await(run_pulumi_func(body))
+    except Exception as exc:
+        exc.pulumi_run = finished()  # type: ignore[attr-defined]  # what was registered anyway
+        raise
+    return finished()
+
+
+def pulumi_config(config: Mapping[str, Any]) -> dict[str, str]:
+    """A stack file's ``config`` block as the Pulumi CLI hands it to a program: strings as they
+    are, everything else JSON-encoded."""
+    return {k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()}
+
+
+def stack_file_config(path: Path) -> dict[str, str]:
+    return pulumi_config(yaml.safe_load(path.read_text(encoding="utf-8")).get("config") or {})
+
+
+def run_program(stack: str, config: Mapping[str, str], secret_keys: Sequence[str] = ()) -> Run:
+    """Run ``stacks/__main__.py`` as Pulumi does (``runpy`` with ``__name__ == "__main__"``, in a
+    fresh module namespace; the caller sets the working directory)."""
+
+    def program() -> None:
+        runpy.run_path(str(PROGRAM), run_name="__main__")
+
+    return run_pulumi(
+        program,
+        stack=stack,
+        config=config,
+        secret_keys=secret_keys,
+    )
+
+
+def same(value: Any) -> str:
+    """A strict comparison form: canonical JSON, integral floats as ints (every number crosses
+    the wire as a float), so ``True`` and ``1`` or ``"1"`` and ``1`` stay different."""
+
+    def norm(v: Any) -> Any:
+        if isinstance(v, dict):
+            return {str(k): norm(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [norm(x) for x in v]
+        if isinstance(v, float) and v.is_integer():
+            return int(v)
+        return v
+
+    return json.dumps(norm(value), sort_keys=True)

@@ -1,0 +1,245 @@
+"""The Pulumi program (stacks/__main__.py) under mocks: for every example stack, ``pulumi up``
+registers exactly the objects ``kubetrain render`` writes, under the right components."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import pytest
+import yaml
+
+from components import COMPONENTS, component_name
+from components._secrets import MARKER, find_markers
+from kubetrain.build import Built, build_stack
+from kubetrain.build.tfjob import REPLICA_TYPE_LABEL
+from kubetrain.spec import Stack, discover_stacks, load_stack
+
+from conftest import REPO
+from pulumi_harness import (
+    PROJECT,
+    Registration,
+    Run,
+    is_secret,
+    run_program,
+    same,
+    stack_file_config,
+)
+
+STACKS = REPO / "stacks"
+STACK_FILES = discover_stacks(STACKS)
+STACK_TYPE = "pulumi:pulumi:Stack"
+
+
+def ident(obj: dict[str, Any]) -> tuple[str, str, str, str]:
+    meta = obj["metadata"]
+    return (obj["apiVersion"], obj["kind"], meta.get("namespace", ""), meta["name"])
+
+
+def rendered_objects(env: str) -> dict[tuple[str, str, str, str], dict[str, Any]]:
+    """Every object ``kubetrain render`` wrote for ``env`` (the committed rendered/ tree)."""
+    out = {}
+    for path in sorted((REPO / "rendered" / env).rglob("*.yaml")):
+        if path.name == "kustomization.yaml":
+            continue
+        for doc in yaml.safe_load_all(path.read_text(encoding="utf-8")):
+            if doc is not None:
+                out[ident(doc)] = doc
+    return out
+
+
+def fake_credentials(built: list[Built]) -> dict[str, dict[str, str]]:
+    """A made-up value for every credential the stack's Secrets name."""
+    creds: dict[str, dict[str, str]] = {}
+    for b in built:
+        for name, key in find_markers(b.obj):
+            creds.setdefault(name, {})[key] = f"not-so-secret-{name}-{key}"
+    return creds
+
+
+def with_values(value: Any, creds: dict[str, dict[str, str]]) -> Any:
+    if isinstance(value, dict) and set(value) == {MARKER}:
+        return creds[value[MARKER]["name"]][value[MARKER]["key"]]
+    if isinstance(value, dict):
+        return {k: with_values(v, creds) for k, v in value.items()}
+    if isinstance(value, list):
+        return [with_values(v, creds) for v in value]
+    return value
+
+
+def expected_parent(b: Built, stack: Stack) -> tuple[str, str]:
+    """(type, name) of the component an object must be registered under."""
+    if b.job is None:
+        return (STACK_TYPE, f"{PROJECT}-{stack.name}")
+    component = COMPONENTS[type(b.job.job)].__name__
+    name = component_name(b.job)
+    labels = b.obj["metadata"].get("labels") or {}
+    if component == "TFJob" and b.job.mode == "native" and REPLICA_TYPE_LABEL in labels:
+        return ("kubetrain:index:TFReplicaSet", f"{name}-{labels[REPLICA_TYPE_LABEL]}")
+    return (f"kubetrain:index:{component}", name)
+
+
+def run_stack(env: str, path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Run, Stack, list]:
+    stack = load_stack(path)
+    built = build_stack(stack, "pulumi")
+    config = stack_file_config(path)
+    secret_keys = []
+    creds = fake_credentials(built)
+    if creds:
+        config["kubetrain:credentials"] = json.dumps(creds)
+        secret_keys.append("kubetrain:credentials")
+    monkeypatch.chdir(STACKS)  # Pulumi runs the program from `main`
+    return run_program(env, config, secret_keys), stack, built
+
+
+@pytest.mark.parametrize("path", STACK_FILES, ids=[p.stem.split(".", 1)[1] for p in STACK_FILES])
+def test_program_registers_what_render_writes(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    env = path.stem.split(".", 1)[1]
+    run, stack, built = run_stack(env, path, monkeypatch)
+    creds = fake_credentials(built)
+
+    # The rendered tree and the Pulumi build are the same objects, except that render writes an
+    # ExternalSecret where Pulumi creates the Secret itself.
+    rendered = rendered_objects(env)
+    pulumi_objects = {ident(b.obj): b for b in built}
+    assert len(rendered) == len(pulumi_objects) > 0
+    for key, obj in rendered.items():
+        if obj["kind"] == "ExternalSecret":
+            assert ("v1", "Secret", key[2], key[3]) in pulumi_objects, key
+        else:
+            assert same(pulumi_objects[key].obj) == same(obj), key
+
+    # Every object is registered exactly once, as the typed resource, field for field.
+    registered: dict[tuple[str, str, str, str], Registration] = {}
+    for reg in run.kubernetes_objects():
+        key = ident(reg.plain)
+        assert key not in registered, f"{key} registered twice"
+        registered[key] = reg
+    assert sorted(registered) == sorted(pulumi_objects)
+    for key, b in pulumi_objects.items():
+        reg = registered[key]
+        api = b.obj["apiVersion"]
+        assert reg.type == f"kubernetes:{api if '/' in api else 'core/' + api}:{b.obj['kind']}"
+        ns = b.obj["metadata"].get("namespace")
+        assert reg.name == (
+            f"{ns}/{b.obj['metadata']['name']}" if ns else b.obj["metadata"]["name"]
+        )
+        assert same(reg.plain) == same(with_values(b.obj, creds)), key
+        if b.obj["kind"] == "Secret" and "stringData" in b.obj:
+            assert is_secret(reg.inputs["stringData"]), key
+        # ... under the right component.
+        parent = run.parent_of(reg)
+        assert parent is not None and (parent.type, parent.name) == expected_parent(b, stack), key
+
+    # The components: one per job (its parent the stack), one TFReplicaSet per replica type of
+    # a native TFJob (its parent the TFJob), and nothing else.
+    expected: set[tuple[str, str, str]] = set()
+    for job in stack.jobs:
+        component = COMPONENTS[type(job.job)].__name__
+        name = component_name(job)
+        expected.add((f"kubetrain:index:{component}", name, f"{STACK_TYPE}/{PROJECT}-{env}"))
+        if component == "TFJob" and job.mode == "native":
+            for rtype in job.job.spec.tf_replica_specs:  # type: ignore[attr-defined]
+                expected.add(
+                    (
+                        "kubetrain:index:TFReplicaSet",
+                        f"{name}-{rtype.lower()}",
+                        f"kubetrain:index:TFJob/{name}",
+                    )
+                )
+    found = set()
+    for reg in run.registrations:
+        if reg.type.startswith("kubetrain:"):
+            parent = run.parent_of(reg)
+            assert parent is not None
+            found.add((reg.type, reg.name, f"{parent.type}/{parent.name}"))
+    assert found == expected
+
+
+def test_program_exports_each_job(monkeypatch: pytest.MonkeyPatch) -> None:
+    path = STACKS / "Pulumi.prod.yaml"
+    run, stack, _ = run_stack("prod", path, monkeypatch)
+    stack_reg = run.one(STACK_TYPE, f"{PROJECT}-prod")
+    jobs = run.outputs[stack_reg.urn]["jobs"]
+    assert sorted(jobs) == sorted(component_name(j) for j in stack.jobs)
+    resnet = jobs["ml-prod/resnet50"]
+    assert resnet["kind"] == "TFJob" and resnet["mode"] == "native"
+    assert resnet["labelSelector"] == (
+        "training.kubeflow.org/job-name=resnet50,training.kubeflow.org/operator-name=tfjob-controller"
+    )
+    assert resnet["clusterSpec"]["ps"] == [
+        f"resnet50-ps-{i}.ml-prod.svc.cluster.local:2223" for i in range(4)
+    ]
+
+
+def config_of(env: str) -> dict[str, str]:
+    return stack_file_config(STACKS / f"Pulumi.{env}.yaml")
+
+
+@pytest.mark.parametrize(
+    ("change", "secret_keys", "message"),
+    [
+        pytest.param(
+            {"kubetrain:namspace": "ml-dev"},
+            [],
+            "Pulumi.dev.yaml: config.kubetrain:namspace: unknown field 'namspace'; did you mean 'namespace'?",
+            id="misspelled-key",
+        ),
+        pytest.param(
+            {"kubetrain:mode": "hybrid"},
+            [],
+            "Pulumi.dev.yaml: config.kubetrain:mode: Input should be 'native' or 'operator', got 'hybrid'",
+            id="bad-mode",
+        ),
+        pytest.param(
+            {"kubetrain:jobFiles": "stacks/*.yml"},
+            [],
+            "Pulumi.dev.yaml: config.kubetrain:jobFiles: Input should be a valid list, got 'stacks/*.yml'",
+            id="job-files-not-json",
+        ),
+        pytest.param(
+            {"kubetrain:namespace": "ml-dev"},
+            ["kubetrain:namespace"],
+            "kubetrain:namespace is a secret, but only kubetrain:credentials may hold secrets: "
+            "other settings end up in plain text in Kubernetes objects",
+            id="secret-setting",
+        ),
+    ],
+)
+def test_program_reports_bad_config(
+    change: dict[str, str], secret_keys: list[str], message: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(STACKS)
+    with pytest.raises(pulumi.RunError) as raised:
+        run_program("dev", {**config_of("dev"), **change}, secret_keys)
+    assert str(raised.value) == message
+
+
+def test_program_reports_bad_job_values(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The components' validation is the stack file's: same messages, same field paths."""
+    monkeypatch.chdir(STACKS)
+    config = config_of("staging")
+    jobs = json.loads(config["kubetrain:jobs"])
+    jobs[0]["spec"]["tfReplicaSpecs"]["Worker"]["replicas"] = 0
+    config["kubetrain:jobs"] = json.dumps(jobs)
+    with pytest.raises(pulumi.RunError) as raised:
+        run_program("staging", config)
+    # The value differs from the file, so no line (tests/test_load_config.py covers lines).
+    assert str(raised.value) == (
+        "Pulumi.staging.yaml: config.kubetrain:jobs[0].spec.tfReplicaSpecs.Worker.replicas: "
+        "must be >= 1, got 0"
+    )
+
+
+def test_program_needs_a_component_for_every_kind(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kind without a component stops the program, naming the job."""
+    import components._program as program
+
+    monkeypatch.setattr(program, "COMPONENTS", {})
+    monkeypatch.chdir(STACKS)
+    with pytest.raises(
+        pulumi.RunError, match=r"TFJob ml-prod/resnet50: kind TFJob has no Pulumi component yet"
+    ):
+        run_program("prod", config_of("prod"))
