@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 from typing import Any
 
+import jsonschema_rs
 import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
@@ -431,11 +433,34 @@ def test_no_credential_in_any_env_var(example_objects) -> None:
     assert not any("cos-hmac" in str(v) for v in env.values())
 
 
-def test_operator_mode_is_refused_for_now(tmp_path: Path) -> None:
+def test_operator_mode_emits_kubetrains_crd_and_the_custom_resource(tmp_path: Path) -> None:
+    from kubetrain.build.crd import kubeconform_schema
+    from kubetrain.validate import Located, Validator
+
     doc = example()
     doc["metadata"]["annotations"] = {"kubetrain.io/mode": "operator"}
-    with pytest.raises(InputError, match=r"Learner ml/mnist-learner has no operator mode yet"):
-        build(tmp_path, doc)
+    crd, cr = build(tmp_path, doc)
+    assert (crd["kind"], crd["metadata"]["name"]) == (
+        "CustomResourceDefinition",
+        "learners.kubetrain.io",
+    )
+    assert (cr["apiVersion"], cr["kind"], cr["metadata"]["name"]) == (
+        "kubetrain.io/v1alpha1",
+        "Learner",
+        "mnist-learner",
+    )
+    # Defaults filled in, credentials named and never held.
+    assert cr["spec"]["imagePullSecret"] == "regcred"
+    assert cr["spec"]["dataStores"]["results"]["credentials"] == "cos-hmac"
+    schema = kubeconform_schema(crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"])
+    validator = jsonschema_rs.validator_for(schema)
+    assert [e.message for e in validator.iter_errors(cr)] == []
+    # The store union becomes one structural object; an unknown store field is still rejected.
+    bad = json.loads(json.dumps(cr))
+    bad["spec"]["dataStores"]["results"]["accessKey"] = "x"
+    assert not validator.is_valid(bad)
+    report = Validator((1, 33)).validate([Located(crd, "crd.yaml"), Located(cr, "cr.yaml")])
+    assert report.ok, [r.findings for r in report.results]
 
 
 # --- the seed's functions ----------------------------------------------------------------------

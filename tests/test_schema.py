@@ -46,6 +46,7 @@ def test_writes_the_editor_schemas_and_one_schema_per_crd(project: Path, run) ->
     assert result.stdout.splitlines() == [
         "schemas/kubetrain-stack.schema.json: written",
         "schemas/kubetrain-job.schema.json: written",
+        "schemas/kubetrain.io/learner_v1alpha1.json: written",
         "schemas/paddlepaddle.org/trainingjob_v1.json: written",
     ]
     again = run("schema", cwd=project)

@@ -342,6 +342,8 @@ class _Converter:
         if kinds in ({"integer", "string"}, {"number", "string"}):
             out = {"anyOf": list(_INT_OR_STRING_ANYOF), "x-kubernetes-int-or-string": True}
             return self._overlay(out, outer)
+        if kinds == {"object"} and all("properties" in c for c in converted):
+            return self._overlay(_merged_objects(converted, path), outer)
         raise CRDError(f"{path}: a union of {sorted(map(str, kinds))} has no structural schema")
 
     @staticmethod
@@ -353,6 +355,30 @@ class _Converter:
         if outer.get("default") is not None:
             out["default"] = outer["default"]
         return out
+
+
+def _merged_objects(variants: list[dict[str, Any]], path: str) -> dict[str, Any]:
+    """One structural object for a union of objects (a discriminated union such as a Learner's
+    data store: ``type: mount_cos`` or ``type: host_mount``): every variant's properties, enums
+    of a property shared by several variants joined, required only what all variants require.
+    The model still checks each variant exactly when kubetrain loads a document."""
+    properties: dict[str, Any] = {}
+    for variant in variants:
+        for name, prop in variant["properties"].items():
+            known = properties.get(name)
+            if known is None:
+                properties[name] = dict(prop)
+            elif "enum" in known and "enum" in prop and known.get("type") == prop.get("type"):
+                known["enum"] = sorted({*known["enum"], *prop["enum"]})
+            elif {k: v for k, v in known.items() if k != "description"} != {
+                k: v for k, v in prop.items() if k != "description"
+            }:
+                raise CRDError(f"{path}.{name}: the union's variants type this field differently")
+    required = set.intersection(*(set(v.get("required", ())) for v in variants))
+    out: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        out["required"] = sorted(required)
+    return out
 
 
 def _is_null(node: Any) -> bool:

@@ -34,9 +34,12 @@ from ..spec.learner import (
     Learner,
 )
 from .context import BuildContext
+from .crd import PrinterColumn, custom_resource_definition, register_crd
+from .gang import GangJob, with_gang_scheduling
 from .meta import app_labels, manifest, merge, object_meta
 from .registry import BuildProblem, builder
 from .secrets import CredentialRef, SecretSpec, pull_secret_spec, secret_manifests
+from .security import apply_pod_security
 
 __all__ = [
     "CAPABILITY_DROPS",
@@ -534,15 +537,34 @@ def _request_env(job: Learner) -> list[EnvVar]:
     return [{"name": k, "value": values[k]} for k in sorted(values)]
 
 
+register_crd(
+    Learner,
+    plural="learners",
+    printer_columns=(
+        PrinterColumn("Training", "string", ".spec.trainingId", "Training id of the run"),
+        PrinterColumn("Learners", "integer", ".spec.learners", "Learner pods"),
+        PrinterColumn("Framework", "string", ".spec.framework.name", "Framework"),
+        PrinterColumn("Age", "date", ".metadata.creationTimestamp"),
+    ),
+)
+
+
+def custom_resource(job: Learner) -> dict[str, Any]:
+    """The Learner custom resource with its defaults filled in. It names credentials, never
+    holds them, like the job document."""
+    spec: dict[str, Any] = job.spec.model_dump(mode="json", by_alias=True, exclude_none=True)
+    labels = merge(app_labels("learner", job.name), job.metadata.labels)
+    meta = object_meta(job.name, job.namespace, labels, job.metadata.annotations)
+    return manifest(Learner.API_VERSION, Learner.KIND, meta, spec=spec)
+
+
 @builder(Learner)
 def build_learner(job: Learner, mode: str, ctx: BuildContext) -> list[dict[str, Any]]:
-    """Native mode: Service, StatefulSet and the Secrets (as ExternalSecrets in render mode)."""
+    """Native mode: Service, StatefulSet and the Secrets (as ExternalSecrets in render mode).
+    Operator mode: kubetrain's Learner CRD and the custom resource, for a cluster where a
+    controller (FfDL's lifecycle manager in Kubernetes form) expands learners itself."""
     if mode == "operator":
-        raise BuildProblem(
-            ("metadata", "name"),
-            "has no operator mode yet (FfDL's lifecycle manager is a service, not a Kubernetes "
-            "operator); render it in native mode",
-        )
+        return [custom_resource_definition(Learner, ctx.settings.version), custom_resource(job)]
     spec = job.spec
     settings = ctx.settings
     name, namespace = job.name, job.namespace
@@ -586,6 +608,7 @@ def build_learner(job: Learner, mode: str, ctx: BuildContext) -> list[dict[str, 
         pull_secret,
         spec.resources.gpus,
     )
+    apply_pod_security(template["spec"], settings.pod_security)
     out: list[dict[str, Any]] = []
     secrets = create_volume_secrets_spec(job)
     if pull_secret_spec is not None:
@@ -598,4 +621,4 @@ def build_learner(job: Learner, mode: str, ctx: BuildContext) -> list[dict[str, 
             name, namespace, name, spec.learners, template, selector
         )
     )
-    return out
+    return with_gang_scheduling(out, GangJob(name, namespace, labels), settings)

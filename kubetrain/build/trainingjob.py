@@ -24,8 +24,10 @@ from ..spec.trainingjob import (
 )
 from .context import BuildContext
 from .crd import PrinterColumn, custom_resource_definition, register_crd
+from .gang import GangJob, with_gang_scheduling
 from .meta import app_labels, manifest, merge, object_meta, plain_copy
 from .registry import builder
+from .security import apply_pod_security
 
 __all__ = [
     "APP_NAME",
@@ -50,6 +52,8 @@ MASTER_RESOURCES: dict[str, Any] = {
     "requests": {"cpu": "1", "memory": "500Mi"},
 }
 CUDA_LIBRARY_PATH = "/usr/local/cuda/lib64"
+#: Tells Pulumi not to wait for the object to become ready (for a Job: to complete).
+SKIP_AWAIT_ANNOTATION = "pulumi.com/skipAwait"
 
 register_crd(
     TrainingJob,
@@ -117,6 +121,7 @@ class ParsedJob:
         self.job = job
         self.name = job.name
         self.namespace = job.namespace
+        self.settings = ctx.settings
         self.gpu_resource = ctx.settings.gpu_resource
         self.env = pod_env(job, self.gpu_resource)
         self.ports = pod_ports(job)
@@ -150,7 +155,7 @@ class ParsedJob:
             # Fix: the controller left the default dnsPolicy, with which a host-network pod
             # resolves names with the node's resolver and cannot reach cluster services.
             pod["dnsPolicy"] = "ClusterFirstWithHostNet"
-        return pod
+        return apply_pod_security(pod, self.settings.pod_security)
 
     def template(self, role: str, selector: dict[str, str], pod: dict[str, Any]) -> dict[str, Any]:
         return {"metadata": {"labels": merge(self.labels(role), selector)}, "spec": pod}
@@ -278,7 +283,12 @@ class ParsedJob:
         pod = self.pod_spec([container], restartPolicy="Never")
         # Fix: the controller put no labels on the Job itself, only on its pods.
         meta = object_meta(
-            self.job.role_name("trainer"), self.namespace, merge(self.labels("trainer"), selector)
+            self.job.role_name("trainer"),
+            self.namespace,
+            merge(self.labels("trainer"), selector),
+            # The trainers run until the training ends; Pulumi would otherwise wait for the Job
+            # to complete before `pulumi up` returns (render writes it too, so both agree).
+            {SKIP_AWAIT_ANNOTATION: "true"},
         )
         # No completions, as with the controller: the Job ends when a trainer succeeds and the
         # others have stopped, and EDL may raise parallelism up to max-instance.
@@ -325,7 +335,8 @@ class ParsedJob:
             objects.append(self.parse_to_master())
         objects.append(self.parse_to_pserver())
         objects.append(self.parse_to_trainer())
-        return objects
+        gang = GangJob(self.name, self.namespace, self.labels())
+        return with_gang_scheduling(objects, gang, self.settings)
 
 
 def _quantities_as_strings(resources: Mapping[str, Any]) -> dict[str, Any]:
