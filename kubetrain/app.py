@@ -6,6 +6,7 @@ The CLI is a thin shell over these; tests and other tools can call them directly
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -142,8 +143,9 @@ class Planned:
         return dict(self.iter_files())
 
 
-def load_stacks(files: Sequence[Path], project: Project) -> list[Stack]:
-    """Load every stack, reporting the problems of all of them together."""
+def load_stacks(files: Sequence[Path], project: Project, *, jobs: bool = True) -> list[Stack]:
+    """Load every stack, reporting the problems of all of them together (``jobs=False``: the
+    settings only)."""
     stacks, problems = [], []
     for file in files:
         try:
@@ -153,7 +155,7 @@ def load_stacks(files: Sequence[Path], project: Project) -> list[Stack]:
                     f"the stack name {stack_name(file)!r} is reserved "
                     "(rendered/clusters/ holds GitOps objects)",
                 )
-            stack = load_stack(file, project_root=project.root)
+            stack = load_stack(file, project_root=project.root, jobs=jobs)
         except InputError as exc:
             problems += exc.problems
             continue
@@ -289,13 +291,19 @@ def _check_groups(
     envs: list[str | None] = [stack] * len(items)
     if stack is None and project is not None:
         known = {stack_name(p) for p in project.stack_files()} if _has_stacks(project) else set()
-        envs = [env if env in known else None for env in (_env_of(project, i.file) for i in items)]
+        by_folder: dict[str, str | None] = {}  # thousands of files share a few folders
+        for n, item in enumerate(items):
+            folder = os.path.dirname(item.file)
+            if folder not in by_folder:
+                env = _env_of(project, os.path.join(folder, "_"))
+                by_folder[folder] = env if env in known else None
+            envs[n] = by_folder[folder]
     wanted = sorted({e for e in envs if e is not None})
     settings: dict[str, StackSettings] = {}
     if wanted:
         if project is None:
             project = Project.find()
-        for loaded in load_stacks(project.stack_files(wanted), project):
+        for loaded in load_stacks(project.stack_files(wanted), project, jobs=False):
             settings[loaded.name] = loaded.settings
     groups: dict[str | None, tuple[StackSettings | None, list[int]]] = {}
     for index, env in enumerate(envs):

@@ -160,8 +160,9 @@ def discover_stacks(stacks_dir: Path, names: Sequence[str] = ()) -> list[Path]:
     return [found[n] for n in dict.fromkeys(names)]
 
 
-def load_stack(path: str | Path, *, project_root: Path | None = None) -> Stack:
-    """Load and validate the stack file at ``path`` and every job document it names."""
+def load_stack(path: str | Path, *, project_root: Path | None = None, jobs: bool = True) -> Stack:
+    """Load and validate the stack file at ``path`` and every job document it names (with
+    ``jobs=False``, the settings only: the job list of the result is empty)."""
     path = Path(path)
     name = stack_name(path)
     root = project_root or find_project_root(path.parent)
@@ -170,7 +171,7 @@ def load_stack(path: str | Path, *, project_root: Path | None = None) -> Stack:
         raise InputError.single(
             display_path(path), f"a stack file holds exactly one YAML document, found {len(docs)}"
         )
-    return _load_stack_document(docs[0], name, path, root)
+    return _load_stack_document(docs[0], name, path, root, jobs=jobs)
 
 
 def load_stack_config(
@@ -334,7 +335,9 @@ def _lines_of_same_values(
     }
 
 
-def _load_stack_document(doc: Document, name: str, path: Path, root: Path) -> Stack:
+def _load_stack_document(
+    doc: Document, name: str, path: Path, root: Path, *, jobs: bool = True
+) -> Stack:
     """Validate a stack document (a stack file, or the same shape built from Pulumi config)."""
     problems: list[Problem] = []
     file_model = _validate(StackFile, doc, problems)
@@ -347,15 +350,17 @@ def _load_stack_document(doc: Document, name: str, path: Path, root: Path) -> St
     settings = _validate(StackSettings, doc.sub(("config",)), problems, data=ours, keymap=_prefixed)
     if settings is None:
         raise InputError(problems)
-    jobs: list[LoadedJob] = []
+    if not jobs:
+        return Stack(name, path, root, settings, (), doc)
+    loaded_jobs: list[LoadedJob] = []
     for job_doc in _job_documents(doc, settings, root, problems):
         loaded = _load_job(job_doc, settings, problems)
         if loaded is not None:
-            jobs.append(loaded)
-    problems += _duplicates(jobs)
+            loaded_jobs.append(loaded)
+    problems += _duplicates(loaded_jobs)
     if problems:
         raise InputError(problems)
-    return Stack(name, path, root, settings, tuple(jobs), doc)
+    return Stack(name, path, root, settings, tuple(loaded_jobs), doc)
 
 
 # --- stack-level pieces ----------------------------------------------------------------------

@@ -6,6 +6,7 @@ callers can attach it to a field path.
 
 from __future__ import annotations
 
+import functools
 import re
 
 __all__ = [
@@ -21,15 +22,27 @@ __all__ = [
 class NameRule:
     """A Kubernetes name format: a pattern, a length limit and how to describe both."""
 
-    __slots__ = ("description", "max_length", "pattern", "title")
+    __slots__ = ("_seen", "description", "max_length", "pattern", "title")
 
     def __init__(self, title: str, pattern: str, max_length: int, description: str) -> None:
         self.title = title
         self.pattern = re.compile(pattern)
         self.max_length = max_length
         self.description = description
+        # Names and label values repeat across thousands of objects: remember the verdicts.
+        self._seen: dict[str, str | None] = {}
 
     def check(self, value: str) -> str | None:
+        try:
+            return self._seen[value]
+        except KeyError:
+            pass
+        verdict = self._check(value)
+        if len(self._seen) < 65536:
+            self._seen[value] = verdict
+        return verdict
+
+    def _check(self, value: str) -> str | None:
         if len(value) > self.max_length:
             return (
                 f"{value!r} is {len(value)} characters, over the {self.max_length}-character "
@@ -73,6 +86,7 @@ _LABEL_NAME = NameRule(
 )
 
 
+@functools.lru_cache(maxsize=16384)
 def check_label_key(key: str) -> str | None:
     """Check a label or annotation key: an optional DNS subdomain prefix, '/', and a name."""
     prefix, slash, name = key.rpartition("/")

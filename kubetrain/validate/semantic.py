@@ -196,6 +196,8 @@ def _containers(spec: Mapping[str, Any]) -> Iterator[tuple[Path, Mapping[str, An
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
+    if type(value) is dict:  # the common case, without the ABC check
+        return value
     return value if isinstance(value, Mapping) else {}
 
 
@@ -261,9 +263,15 @@ def _gpus(run: _Run) -> None:
 
 
 def _service_selectors(run: _Run) -> None:
-    pod_labels: dict[str, list[Mapping[str, Any]]] = {}
-    for i, t in run.pods():
-        pod_labels.setdefault(_namespace(run.items[i].obj), []).append(t.labels)
+    # (namespace, label key, value) -> the pods and pod templates carrying that label, so a
+    # selector is matched by intersecting a few sets instead of scanning every pod (render
+    # checks thousands of services against thousands of pods).
+    carriers: dict[tuple[str, str, Any], set[int]] = {}
+    for n, (i, t) in enumerate(run.pods()):
+        namespace = _namespace(run.items[i].obj)
+        for key, value in t.labels.items():
+            if isinstance(value, str):
+                carriers.setdefault((namespace, key, value), set()).add(n)
     for i, obj in run.objects():
         if obj.get("kind") != "Service" or obj.get("apiVersion") != "v1":
             continue
@@ -279,8 +287,15 @@ def _service_selectors(run: _Run) -> None:
                 "has no selector, so it selects no pod (kubetrain emits no manual Endpoints)",
             )
             continue
-        candidates = pod_labels.get(_namespace(obj), [])
-        if not any(all(labels.get(k) == v for k, v in selector.items()) for labels in candidates):
+        namespace = _namespace(obj)
+        sets = sorted(
+            (
+                carriers.get((namespace, k, v), set()) if isinstance(v, str) else set()
+                for k, v in selector.items()
+            ),
+            key=len,
+        )
+        if not set.intersection(*sets):
             wanted = ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
             run.add(
                 i,
