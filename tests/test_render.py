@@ -209,3 +209,23 @@ def test_kubectl_kustomize_builds_every_env(env_name: str) -> None:
         "resources"
     ]
     assert len(built) == len(listed) > 0
+
+
+def test_a_stack_can_opt_out_of_a_check_by_rule_id(project: Path, run) -> None:
+    """kubetrain:skipChecks: a pod mounting a PVC that is neither rendered nor declared external
+    fails the reference check, unless the stack opts out of that rule."""
+    job = (JOB % ("mnist", 1)).replace(
+        "template: {spec: {containers: [{name: tensorflow, image: tf}]}}",
+        "template: {spec: {containers: [{name: tensorflow, image: tf}], "
+        "volumes: [{name: d, persistentVolumeClaim: {claimName: data}}]}}",
+    )
+    stack = project / "stacks" / "Pulumi.dev.yaml"
+    stack.write_text("config:\n  kubetrain:namespace: ml\n  kubetrain:jobs:\n" + job)
+    failed = run("render", cwd=project)
+    assert failed.exit_code == 1
+    assert "PersistentVolumeClaim ml/data is neither in the output nor declared" in failed.stderr
+    stack.write_text(
+        "config:\n  kubetrain:namespace: ml\n  kubetrain:skipChecks: [reference]\n  kubetrain:jobs:\n"
+        + job
+    )
+    assert run("render", cwd=project).exit_code == 0
