@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from components import COMPONENTS, component_name
-from components._secrets import MARKER, find_markers
+from components._secrets import find_markers
 from kubetrain.build import Built, build_stack
 from kubetrain.build.tfjob import REPLICA_TYPE_LABEL
 from kubetrain.spec import Stack, discover_stacks, load_stack
@@ -26,6 +26,7 @@ from pulumi_harness import (
     run_program,
     same,
     stack_file_config,
+    with_values,
 )
 
 STACKS = REPO / "stacks"
@@ -57,16 +58,6 @@ def fake_credentials(built: list[Built]) -> dict[str, dict[str, str]]:
         for name, key in find_markers(b.obj):
             creds.setdefault(name, {})[key] = f"not-so-secret-{name}-{key}"
     return creds
-
-
-def with_values(value: Any, creds: dict[str, dict[str, str]]) -> Any:
-    if isinstance(value, dict) and set(value) == {MARKER}:
-        return creds[value[MARKER]["name"]][value[MARKER]["key"]]
-    if isinstance(value, dict):
-        return {k: with_values(v, creds) for k, v in value.items()}
-    if isinstance(value, list):
-        return [with_values(v, creds) for v in value]
-    return value
 
 
 def expected_parent(b: Built, stack: Stack) -> tuple[str, str]:
