@@ -165,6 +165,30 @@ def test_program_exports_each_job(monkeypatch: pytest.MonkeyPatch) -> None:
     ]
 
 
+def test_program_exports_every_kind(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The dev stack's PaddlePaddle jobs (native and operator mode) and FfDL learners."""
+    run, stack, _ = run_stack("dev", STACKS / "Pulumi.dev.yaml", monkeypatch)
+    jobs = run.outputs[run.one(STACK_TYPE, f"{PROJECT}-dev").urn]["jobs"]
+    assert sorted(jobs) == sorted(component_name(j) for j in stack.jobs)
+    assert jobs["ml-dev/example"] == {
+        "kind": "TrainingJob",
+        "mode": "native",
+        "labelSelector": "paddle-job=example",
+        "labelSelectors": {
+            "master": "paddle-job-master=example",
+            "pserver": "paddle-job-pserver=example",
+            "trainer": "paddle-job=example",
+        },
+    }
+    assert jobs["ml-dev/job-1"]["mode"] == "operator"
+    assert jobs["ml-dev/mnist-learner"] == {
+        "kind": "Learner",
+        "mode": "native",
+        "labelSelector": "app.kubernetes.io/instance=mnist-learner,training_id=training-3fy2bq",
+        "serviceHosts": [f"mnist-learner-{i}.mnist-learner.ml-dev.svc" for i in range(2)],
+    }
+
+
 def config_of(env: str) -> dict[str, str]:
     return stack_file_config(STACKS / f"Pulumi.{env}.yaml")
 
