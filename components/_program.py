@@ -10,12 +10,16 @@ import pulumi
 
 from kubetrain.build import build_stack
 from kubetrain.spec import InputError, JobDocument, LoadedJob, Problem, Stack
+from kubetrain.spec.learner import Learner as LearnerDocument
 from kubetrain.spec.tfjob import TFJob as TFJobDocument
+from kubetrain.spec.trainingjob import TrainingJob as TrainingJobDocument
 
 from ._job import job_args
 from ._resources import Identity, identity, prerequisites_of, register
 from ._secrets import Credentials, find_markers
+from .learner import LearnerStatefulSet
 from .tfjob import TFJob
+from .trainingjob import TrainingJob
 
 __all__ = ["COMPONENTS", "JobComponent", "component_name", "deploy_stack"]
 
@@ -39,6 +43,8 @@ class JobComponent(Protocol):
 #: expanded as a v1 TFJob). A kind without a component cannot be deployed with Pulumi.
 COMPONENTS: Mapping[type[JobDocument], type[JobComponent]] = {
     TFJobDocument: TFJob,
+    TrainingJobDocument: TrainingJob,
+    LearnerDocument: LearnerStatefulSet,
 }
 
 

@@ -26,6 +26,8 @@ from pulumi.runtime import settings as runtime_settings
 from pulumi.runtime.stack import Stack, run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
+from components._secrets import MARKER
+
 from conftest import REPO
 
 PROJECT = "kubetrain"
@@ -228,6 +230,48 @@ def run_program(stack: str, config: Mapping[str, str], secret_keys: Sequence[str
         config=config,
         secret_keys=secret_keys,
     )
+
+
+def by_identity(regs: list[Registration]) -> dict[tuple[str, str, str], str]:
+    """Registered Kubernetes objects by (kind, namespace, name), in :func:`same` form."""
+    return {
+        (
+            r.plain["kind"],
+            r.plain["metadata"].get("namespace", ""),
+            r.plain["metadata"]["name"],
+        ): same(r.plain)
+        for r in regs
+    }
+
+
+def expected_identity(objs: list[dict[str, Any]]) -> dict[tuple[str, str, str], str]:
+    """Manifests by (kind, namespace, name), in :func:`same` form."""
+    return {
+        (o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"]): same(o)
+        for o in objs
+    }
+
+
+def nothing_but_the_stack(exc: BaseException) -> bool:
+    """Whether a failed run registered nothing besides the stack itself."""
+    run = exc.pulumi_run  # type: ignore[attr-defined]
+    return all(r.type == "pulumi:pulumi:Stack" for r in run.registrations)
+
+
+def wire(value: Any) -> Any:
+    """A value as a Pulumi SDK in another language sends it: every number a float."""
+    return json.loads(json.dumps(value), parse_int=float)
+
+
+def with_values(value: Any, creds: Mapping[str, Mapping[str, str]]) -> Any:
+    """A Pulumi-mode manifest with each credential marker replaced by its value in ``creds``."""
+    if isinstance(value, dict) and set(value) == {MARKER}:
+        return creds[value[MARKER]["name"]][value[MARKER]["key"]]
+    if isinstance(value, dict):
+        return {k: with_values(v, creds) for k, v in value.items()}
+    if isinstance(value, list):
+        return [with_values(v, creds) for v in value]
+    return value
 
 
 def same(value: Any) -> str:

@@ -187,6 +187,34 @@ def test_document_keys(data: dict[str, Any], expected: dict[str, Any]) -> None:
     assert document_keys(TFJobSpec, data) == expected
 
 
+@pytest.mark.parametrize(
+    ("store", "expected"),
+    [
+        pytest.param(
+            {"type": "host_mount", "host_path": "/data", "bucket": "abc"},
+            {"type": "host_mount", "hostPath": "/data", "bucket": "abc"},
+            id="second-member",
+        ),
+        pytest.param(
+            {"type": "mount_cos", "bucket": "abc", "credentials": "cos"},
+            {"type": "mount_cos", "bucket": "abc", "credentials": "cos"},
+            id="first-member",
+        ),
+    ],
+)
+def test_document_keys_follow_every_model_of_a_union(
+    store: dict[str, Any], expected: dict[str, Any]
+) -> None:
+    """A Learner's data store is a mount_cos or a host_mount store: the keys of both are renamed."""
+    from kubetrain.spec.learner import LearnerSpec
+
+    data = {"data_stores": {"training_data": store, "results": store}, "training_id": "t"}
+    assert document_keys(LearnerSpec, data) == {
+        "dataStores": {"trainingData": expected, "results": expected},
+        "trainingId": "t",
+    }
+
+
 def test_load_job_accepts_both_spellings() -> None:
     snake = {
         "apiVersion": "kubeflow.org/v1",

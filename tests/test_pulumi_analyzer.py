@@ -104,7 +104,22 @@ def test_component_descriptions_come_from_docstrings(
 
 def test_type_descriptions_come_from_docstrings(schema: dict[str, Any]) -> None:
     types = nested_types()
-    assert {"TFJobArgs", "TFJobSpecArgs", "TFReplicaSpecArgs", "SettingsArgs"} <= set(types)
+    assert {
+        "TFJobArgs",
+        "TFJobSpecArgs",
+        "TFReplicaSpecArgs",
+        "SettingsArgs",
+        "TrainingJobSpecArgs",
+        "TrainerSpecArgs",
+        "PserverSpecArgs",
+        "MasterSpecArgs",
+        "LearnerSpecArgs",
+        "FrameworkArgs",
+        "LearnerImageArgs",
+        "LearnerResourcesArgs",
+        "DataStoresArgs",
+        "DataStoreArgs",
+    } <= set(types)
     assert sorted(schema["types"]) == sorted(f"{PACKAGE}:index:{n}" for n in types)
     for name, cls in types.items():
         entry = schema["types"][f"{PACKAGE}:index:{name}"]
@@ -141,3 +156,63 @@ def test_schema_shapes_match_the_spec(schema: dict[str, Any]) -> None:
     assert replica["template"]["type"] == "object"
     assert replica["template"]["additionalProperties"]["$ref"] == "pulumi.json#/Any"
     assert set(replica) == {"replicas", "template", "restartPolicy"}
+
+
+def test_schema_names_the_seed_keys_like_every_other_field(schema: dict[str, Any]) -> None:
+    """A TrainingJob's irregular manifest keys (min-instance, VolumeMounts, NodeSelector,
+    etcd-endpoint, ports_num) are camelCase in the schema like every other field."""
+    types = schema["types"]
+    spec = types[f"{PACKAGE}:index:TrainingJobSpecArgs"]
+    assert set(spec["properties"]) == {
+        "image",
+        "port",
+        "portsNum",
+        "portsNumForSparse",
+        "faultTolerant",
+        "passes",
+        "volumes",
+        "volumeMounts",
+        "imagePullSecrets",
+        "hostNetwork",
+        "nodeSelector",
+        "trainer",
+        "pserver",
+        "master",
+    }
+    assert sorted(spec["required"]) == ["pserver", "trainer"]
+    trainer = types[f"{PACKAGE}:index:TrainerSpecArgs"]
+    assert set(trainer["properties"]) == {
+        "entrypoint",
+        "workspace",
+        "minInstance",
+        "maxInstance",
+        "resources",
+    }
+    assert trainer["properties"]["minInstance"]["type"] == "integer"
+    assert set(types[f"{PACKAGE}:index:MasterSpecArgs"]["properties"]) == {
+        "etcdEndpoint",
+        "resources",
+    }
+
+
+def test_schema_of_a_learner_has_no_unions(schema: dict[str, Any]) -> None:
+    """A Learner's data store (mount_cos or host_mount) is one object type with the fields of
+    both; a learner's CPUs are a number, its GPUs an integer."""
+    types = schema["types"]
+    store = types[f"{PACKAGE}:index:DataStoreArgs"]
+    assert set(store["properties"]) == {
+        "type",
+        "bucket",
+        "endpoint",
+        "region",
+        "credentials",
+        "hostPath",
+        "path",
+    }
+    assert sorted(store["required"]) == ["bucket", "type"]
+    stores = types[f"{PACKAGE}:index:DataStoresArgs"]["properties"]
+    assert {p["$ref"] for p in stores.values()} == {f"#/types/{PACKAGE}:index:DataStoreArgs"}
+    resources = types[f"{PACKAGE}:index:LearnerResourcesArgs"]["properties"]
+    assert resources["cpus"]["type"] == "number" and resources["gpus"]["type"] == "integer"
+    learner = schema["resources"][f"{PACKAGE}:index:LearnerStatefulSet"]
+    assert learner["properties"]["serviceHosts"]["items"]["type"] == "string"

@@ -24,7 +24,14 @@ from kubetrain.spec.tfjob import TFJob as TFJobDocument
 
 from conftest import REPO
 from helpers import stack_from
-from pulumi_harness import Registration, run_pulumi, same
+from pulumi_harness import (
+    by_identity,
+    expected_identity,
+    nothing_but_the_stack,
+    run_pulumi,
+    same,
+    wire,
+)
 
 WORKER_TEMPLATE = {
     "spec": {"containers": [{"name": "tensorflow", "image": "kubeflow/tf-dist-mnist-test:1.0"}]}
@@ -72,30 +79,6 @@ def tfjob_document(**settings: Any) -> tuple[list[dict[str, Any]], StackSettings
     }
     loaded, stack_settings = load_job(document, settings=settings, file="test")
     return build_job(loaded, BuildContext(stack_settings, "pulumi")), stack_settings
-
-
-def by_identity(regs: list[Registration]) -> dict[tuple[str, str, str], str]:
-    return {
-        (
-            r.plain["kind"],
-            r.plain["metadata"].get("namespace", ""),
-            r.plain["metadata"]["name"],
-        ): same(r.plain)
-        for r in regs
-    }
-
-
-def expected_identity(objs: list[dict[str, Any]]) -> dict[tuple[str, str, str], str]:
-    return {
-        (o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"]): same(o)
-        for o in objs
-    }
-
-
-def nothing_but_the_stack(exc: BaseException) -> bool:
-    """Whether a failed run registered nothing besides the stack itself."""
-    run = exc.pulumi_run  # type: ignore[attr-defined]
-    return all(r.type == "pulumi:pulumi:Stack" for r in run.registrations)
 
 
 # --- arguments and validation -----------------------------------------------------------------
@@ -538,11 +521,6 @@ def test_expansions_are_cached_per_arguments() -> None:
 
 
 # --- the provider -------------------------------------------------------------------------------
-
-
-def wire(value: Any) -> Any:
-    """A value as a Pulumi SDK in another language sends it: every number a float."""
-    return json.loads(json.dumps(value), parse_int=float)
 
 
 def test_provider_constructs_the_yaml_example() -> None:

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from components import COMPONENTS, component_name
-from components._secrets import MARKER, find_markers
+from components._secrets import find_markers
 from kubetrain.build import Built, build_stack
 from kubetrain.build.tfjob import REPLICA_TYPE_LABEL
 from kubetrain.spec import Stack, discover_stacks, load_stack
@@ -26,6 +26,7 @@ from pulumi_harness import (
     run_program,
     same,
     stack_file_config,
+    with_values,
 )
 
 STACKS = REPO / "stacks"
@@ -57,16 +58,6 @@ def fake_credentials(built: list[Built]) -> dict[str, dict[str, str]]:
         for name, key in find_markers(b.obj):
             creds.setdefault(name, {})[key] = f"not-so-secret-{name}-{key}"
     return creds
-
-
-def with_values(value: Any, creds: dict[str, dict[str, str]]) -> Any:
-    if isinstance(value, dict) and set(value) == {MARKER}:
-        return creds[value[MARKER]["name"]][value[MARKER]["key"]]
-    if isinstance(value, dict):
-        return {k: with_values(v, creds) for k, v in value.items()}
-    if isinstance(value, list):
-        return [with_values(v, creds) for v in value]
-    return value
 
 
 def expected_parent(b: Built, stack: Stack) -> tuple[str, str]:
@@ -172,6 +163,30 @@ def test_program_exports_each_job(monkeypatch: pytest.MonkeyPatch) -> None:
     assert resnet["clusterSpec"]["ps"] == [
         f"resnet50-ps-{i}.ml-prod.svc.cluster.local:2223" for i in range(4)
     ]
+
+
+def test_program_exports_every_kind(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The dev stack's PaddlePaddle jobs (native and operator mode) and FfDL learners."""
+    run, stack, _ = run_stack("dev", STACKS / "Pulumi.dev.yaml", monkeypatch)
+    jobs = run.outputs[run.one(STACK_TYPE, f"{PROJECT}-dev").urn]["jobs"]
+    assert sorted(jobs) == sorted(component_name(j) for j in stack.jobs)
+    assert jobs["ml-dev/example"] == {
+        "kind": "TrainingJob",
+        "mode": "native",
+        "labelSelector": "paddle-job=example",
+        "labelSelectors": {
+            "master": "paddle-job-master=example",
+            "pserver": "paddle-job-pserver=example",
+            "trainer": "paddle-job=example",
+        },
+    }
+    assert jobs["ml-dev/job-1"]["mode"] == "operator"
+    assert jobs["ml-dev/mnist-learner"] == {
+        "kind": "Learner",
+        "mode": "native",
+        "labelSelector": "app.kubernetes.io/instance=mnist-learner,training_id=training-3fy2bq",
+        "serviceHosts": [f"mnist-learner-{i}.mnist-learner.ml-dev.svc" for i in range(2)],
+    }
 
 
 def config_of(env: str) -> dict[str, str]:

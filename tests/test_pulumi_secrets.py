@@ -156,16 +156,36 @@ def test_a_malformed_marker_is_a_bug() -> None:
         run_pulumi(lambda: Holder("h", [bad]) and None, **secret_config())
 
 
+#: Every credential the dev stack's Learners name: the COS HMAC keys of their stores and the
+#: docker config of the private image's pull Secret.
+DEV_CREDENTIALS = {
+    "cos-hmac": {"access-key": "AKIA-NOT-REAL", "secret-key": "s3cr3t-Value"},
+    "regcred": {"dockerconfigjson": '{"auths": {"us.icr.io": {"auth": "cHVsbC1zM2NyM3Q="}}}'},
+}
+DEV_PLAINTEXT = {v for keys in DEV_CREDENTIALS.values() for v in keys.values()}
+
+
 def test_program_keeps_credentials_out_of_plain_state(monkeypatch: pytest.MonkeyPatch) -> None:
     """Credentials set for the stack never reach the settings or any plain value."""
     monkeypatch.chdir(REPO / "stacks")
     config = {
         **stack_file_config(REPO / "stacks" / "Pulumi.dev.yaml"),
-        "kubetrain:credentials": json.dumps(CREDENTIALS),
+        "kubetrain:credentials": json.dumps(DEV_CREDENTIALS),
     }
     run = run_program("dev", config, ["kubetrain:credentials"])
-    assert run.kubernetes_objects()
+    secrets = run.of_type("kubernetes:core/v1:Secret")
+    assert sorted(r.name for r in secrets) == [
+        "ml-dev/cossecretdata-mnist-learner",
+        "ml-dev/cossecretresults-mnist-learner",
+        "ml-dev/cossecretresults-mnist-smoke-learner",
+        "ml-dev/regcred",
+    ]
+    for reg in secrets:
+        assert is_secret(reg.inputs["stringData"]), reg.name
+        assert set(reg.plain["stringData"].values()) <= DEV_PLAINTEXT, reg.name
     for reg in run.registrations:
-        assert not any(v in PLAINTEXT for _, v in walk_plain(reg.inputs)), reg.name
+        assert not any(v in DEV_PLAINTEXT for _, v in walk_plain(reg.inputs)), reg.name
     for outputs in run.outputs.values():
-        assert "s3cr3t-Value" not in json.dumps(outputs, default=str)
+        assert not any(v in DEV_PLAINTEXT for _, v in walk_plain(outputs))
+        text = json.dumps(outputs, default=str)
+        assert not any(v in text for v in ("AKIA-NOT-REAL", "s3cr3t-Value", "cHVsbC1zM2NyM3Q"))

@@ -248,11 +248,22 @@ def document_keys(model: type[BaseModel], data: Any) -> Any:
     """``data`` with model attribute names (``tf_replica_specs``) renamed to the document keys
     (``tfReplicaSpecs``), following the model's nested models; keys already spelled as in the
     document and unknown keys are kept (validation reports the unknown ones). Embedded
-    Kubernetes types are left alone: their keys are Kubernetes' own."""
+    Kubernetes types are left alone: their keys are Kubernetes' own. A field holding one of
+    several models (a Learner's data store: ``mount_cos`` or ``host_mount``) renames the keys
+    of every one of them (``host_path`` -> ``hostPath``)."""
+    return _document_keys((model,), data)
+
+
+def _document_keys(models: tuple[type[BaseModel], ...], data: Any) -> Any:
     if not isinstance(data, dict):
         return data
-    fields = {n: (f.alias or n, f.annotation) for n, f in model.model_fields.items()}
-    by_key = {alias: annotation for alias, annotation in fields.values()}
+    fields: dict[str, tuple[str, Any]] = {}
+    for model in models:
+        for n, f in model.model_fields.items():
+            fields.setdefault(n, (f.alias or n, f.annotation))
+    by_key: dict[str, Any] = {}
+    for alias, annotation in fields.values():
+        by_key.setdefault(alias, annotation)
     out: dict[Any, Any] = {}
     for key, value in data.items():
         if key in by_key:
@@ -262,17 +273,18 @@ def document_keys(model: type[BaseModel], data: Any) -> Any:
         else:
             out[key] = value
             continue
-        found = next(iter(_models_in(annotation)), None)
-        if found is None:
+        found = list(_models_in(annotation))
+        if not found:
             out[target] = value
             continue
-        inner, keyed = found
+        inner = tuple(dict.fromkeys(model for model, _ in found))
+        keyed = found[0][1]
         if not keyed:
-            out[target] = document_keys(inner, value)
+            out[target] = _document_keys(inner, value)
         elif isinstance(value, dict):
-            out[target] = {k: document_keys(inner, v) for k, v in value.items()}
+            out[target] = {k: _document_keys(inner, v) for k, v in value.items()}
         elif isinstance(value, list):
-            out[target] = [document_keys(inner, v) for v in value]
+            out[target] = [_document_keys(inner, v) for v in value]
         else:
             out[target] = value
     return out
