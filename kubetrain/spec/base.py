@@ -10,9 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, GetJsonSchemaHandler, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    GetJsonSchemaHandler,
+    field_validator,
+)
 
 from .names import DNS1123_LABEL, DNS1123_SUBDOMAIN, LABEL_VALUE, NameRule, check_label_key
 
@@ -21,10 +28,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "K8S_DEFINITION_KEY",
+    "DNSLabel",
+    "DNSSubdomain",
     "DerivedName",
     "JobDocument",
     "JobMeta",
     "K8sType",
+    "LabelValue",
     "Strict",
     "job_kind",
     "job_kinds",
@@ -77,6 +87,22 @@ class K8sType:
         }
 
 
+def _by_rule(rule: NameRule, note: str = "") -> AfterValidator:
+    def check(value: str) -> str:
+        if problem := rule.check(value):
+            raise ValueError(f"{problem}{note}")
+        return value
+
+    return AfterValidator(check)
+
+
+#: Strings that must be a Kubernetes name of a given format; the error quotes the value.
+DNSLabel = Annotated[str, _by_rule(DNS1123_LABEL)]
+DNSSubdomain = Annotated[str, _by_rule(DNS1123_SUBDOMAIN)]
+#: A string that becomes a label value (the error says so).
+LabelValue = Annotated[str, _by_rule(LABEL_VALUE, " (it becomes a label value)")]
+
+
 def _check_map_keys(value: dict[str, str], what: str, values: NameRule | None) -> dict[str, str]:
     for key, item in value.items():
         if problem := check_label_key(key):
@@ -89,8 +115,10 @@ def _check_map_keys(value: dict[str, str], what: str, values: NameRule | None) -
 class JobMeta(Strict):
     """The part of ``metadata`` a job document may carry."""
 
-    name: str = Field(description="Name of the job; every derived object name starts with it.")
-    namespace: str | None = Field(
+    name: DNSSubdomain = Field(
+        description="Name of the job; every derived object name starts with it."
+    )
+    namespace: DNSLabel | None = Field(
         default=None,
         description="Namespace of the job and its objects. Default: kubetrain:namespace.",
     )
@@ -101,20 +129,6 @@ class JobMeta(Strict):
         default_factory=dict,
         description="Annotations; `kubetrain.io/mode: operator` puts this job in operator mode.",
     )
-
-    @field_validator("name")
-    @classmethod
-    def _name(cls, value: str) -> str:
-        if problem := DNS1123_SUBDOMAIN.check(value):
-            raise ValueError(problem)
-        return value
-
-    @field_validator("namespace")
-    @classmethod
-    def _namespace(cls, value: str | None) -> str | None:
-        if value is not None and (problem := DNS1123_LABEL.check(value)):
-            raise ValueError(problem)
-        return value
 
     @field_validator("labels")
     @classmethod

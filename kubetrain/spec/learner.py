@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
-from .base import DerivedName, JobDocument, Strict, job_kind
+from .base import DerivedName, DNSSubdomain, JobDocument, LabelValue, Strict, job_kind
 from .names import DNS1035_LABEL, DNS1123_LABEL, DNS1123_SUBDOMAIN, LABEL_VALUE
 from .resources import normalize_gpus
 from .secrets import CredentialName, credential_value_message, looks_like_credential
@@ -314,13 +314,13 @@ class DataStores(Strict):
 class LearnerSpec(Strict):
     """``spec`` of a Learner: FfDL's training request for one run."""
 
-    training_id: str = Field(
+    training_id: LabelValue = Field(
         alias="trainingId",
         min_length=1,
         description="Id of the training run: the training_id label and TRAINING_ID (a label "
         "value, at most 63 characters). Required.",
     )
-    user_id: str | None = Field(
+    user_id: LabelValue | None = Field(
         default=None,
         alias="userId",
         description="Owner of the run: the user_id label (a label value). Default: no label.",
@@ -349,27 +349,13 @@ class LearnerSpec(Strict):
         "TRAINING_JOB, TRAINING_COMMAND, GPU_COUNT; DATA_DIR / RESULT_DIR without a store); "
         "*_DIR values are paths under /job. Default: none.",
     )
-    image_pull_secret: str = Field(
+    image_pull_secret: DNSSubdomain = Field(
         default="regcred",
         alias="imagePullSecret",
         description="Pull Secret of the learner pods. With spec.image kubetrain creates it from "
         "the credential of the same name (key dockerconfigjson); otherwise it must exist. "
         "Default: regcred.",
     )
-
-    @field_validator("training_id", "user_id")
-    @classmethod
-    def _label_value(cls, value: str | None) -> str | None:
-        if value is not None and (problem := LABEL_VALUE.check(value)):
-            raise ValueError(f"{problem} (it becomes a label value)")
-        return value
-
-    @field_validator("image_pull_secret")
-    @classmethod
-    def _secret_name(cls, value: str) -> str:
-        if problem := DNS1123_SUBDOMAIN.check(value):
-            raise ValueError(problem)
-        return value
 
 
 @job_kind

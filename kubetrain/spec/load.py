@@ -304,6 +304,8 @@ def _is_text(annotation: Any) -> bool:
     if annotation is str:
         return True
     origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:  # DNSLabel and the like: a constrained str
+        return _is_text(typing.get_args(annotation)[0])
     if origin is Literal:
         return all(isinstance(arg, str) for arg in typing.get_args(annotation))
     if origin in (typing.Union, types.UnionType):

@@ -13,9 +13,8 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from .base import Strict
+from .base import DNSLabel, DNSSubdomain, Strict
 from .k8s import parse_version
-from .names import DNS1123_LABEL, DNS1123_SUBDOMAIN
 
 __all__ = [
     "CONFIG_NAMESPACE",
@@ -88,7 +87,7 @@ class GitOps(Strict):
         description="Delivery engines. Default: [flux].",
     )
     interval: str = Field(default="5m", description="Flux reconcile interval. Default: 5m.")
-    namespace: str | None = Field(
+    namespace: DNSLabel | None = Field(
         default=None,
         description="Namespace of the delivery objects. Default: flux-system / argocd per engine.",
     )
@@ -98,13 +97,6 @@ class GitOps(Strict):
         description="Folder of the kubetrain project (Pulumi.yaml) inside the Git repository, "
         "with '/' separators. Default: the repository root.",
     )
-
-    @field_validator("namespace")
-    @classmethod
-    def _namespace(cls, value: str | None) -> str | None:
-        if value is not None and (problem := DNS1123_LABEL.check(value)):
-            raise ValueError(problem)
-        return value
 
     @field_validator("project_dir")
     @classmethod
@@ -127,7 +119,7 @@ class GitOps(Strict):
 class StackSettings(Strict):
     """Every ``kubetrain:*`` key of a stack file (the ``kubetrain:`` prefix removed)."""
 
-    namespace: str = Field(
+    namespace: DNSLabel = Field(
         default="default", description="Namespace of jobs that do not name one. Default: default."
     )
     kubernetes_version: str = Field(
@@ -145,7 +137,7 @@ class StackSettings(Strict):
         alias="gpuResource",
         description="Extended resource name written for GPUs. Default: nvidia.com/gpu.",
     )
-    cluster_domain: str | None = Field(
+    cluster_domain: DNSSubdomain | None = Field(
         default=None,
         alias="clusterDomain",
         description="DNS domain appended to service hosts, e.g. cluster.local. Default: none.",
@@ -211,20 +203,6 @@ class StackSettings(Strict):
             if isinstance(parsed, str):
                 raise ValueError(parsed)
             return f"{parsed[0]}.{parsed[1]}"
-        return value
-
-    @field_validator("namespace")
-    @classmethod
-    def _namespace(cls, value: str) -> str:
-        if problem := DNS1123_LABEL.check(value):
-            raise ValueError(problem)
-        return value
-
-    @field_validator("cluster_domain")
-    @classmethod
-    def _domain(cls, value: str | None) -> str | None:
-        if value is not None and (problem := DNS1123_SUBDOMAIN.check(value)):
-            raise ValueError(problem)
         return value
 
     @property
