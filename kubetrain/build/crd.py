@@ -235,7 +235,7 @@ class _Converter:
         self, defs: Mapping[str, Any], version: tuple[int, int], described: frozenset[str]
     ) -> None:
         self.defs = defs
-        self.k8s_defs: Mapping[str, Any] = k8s._definitions(version)["$defs"]
+        self.k8s_defs: Mapping[str, Any] = k8s.definitions(version)["$defs"]
         self.described = described
 
     def convert(self, node: Mapping[str, Any], path: str, seen: tuple[str, ...] = ()) -> Any:

@@ -65,8 +65,8 @@ def _definitions(version: tuple[int, int]) -> tuple[dict[str, Any], dict[str, st
     )
     names = {model.__name__: ref["$ref"].rsplit("/", 1)[-1] for (model, _), ref in keys.items()}
     defs: dict[str, Any] = _editor_nodes(schema.get("$defs", {}))
-    needed = sorted(_k8s_refs(defs))
-    defs.update(_k8s_closure(needed, version))
+    needed = sorted(n for n in k8s.definition_refs(defs) if n.startswith("io.k8s."))
+    defs.update(k8s.definition_closure(needed, version))
     kinds = sorted(job_kinds().items())
     defs[_JOB] = {
         "type": "object",
@@ -112,32 +112,6 @@ def _editor_nodes(node: Any) -> Any:
         for key, value in node.items()
         if key != "title"
     }
-
-
-def _k8s_refs(node: Any) -> Iterable[str]:
-    if isinstance(node, dict):
-        ref = node.get("$ref")
-        if isinstance(ref, str) and ref.startswith("#/$defs/io.k8s."):
-            yield ref.rsplit("/", 1)[-1]
-        for value in node.values():
-            yield from _k8s_refs(value)
-    elif isinstance(node, list):
-        for value in node:
-            yield from _k8s_refs(value)
-
-
-def _k8s_closure(names: Iterable[str], version: tuple[int, int]) -> dict[str, Any]:
-    """The Kubernetes definitions ``names`` and every definition they refer to."""
-    all_defs = k8s._definitions(version)["$defs"]
-    out: dict[str, Any] = {}
-    todo = list(names)
-    while todo:
-        name = todo.pop()
-        if name in out:
-            continue
-        out[name] = all_defs[name]
-        todo.extend(_k8s_refs(out[name]))
-    return dict(sorted(out.items()))
 
 
 def stack_schema(version: tuple[int, int]) -> dict[str, Any]:

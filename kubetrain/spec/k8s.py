@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -23,6 +23,8 @@ __all__ = [
     "DEFINITIONS_URI",
     "SchemaIssue",
     "builtin_validator",
+    "definition_closure",
+    "definition_refs",
     "definitions",
     "definitions_registry",
     "embedded_validator",
@@ -127,6 +129,32 @@ def embedded_validator(version: tuple[int, int], definition: str) -> jsonschema_
         {"$ref": f"{DEFINITIONS_URI}#/$defs/{definition}"},
         registry=definitions_registry(version),
     )
+
+
+def definition_refs(node: Any, prefix: str = "#/$defs/") -> Iterator[str]:
+    """Names of the definitions ``node`` refers to with ``$ref: <prefix><name>``."""
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith(prefix):
+            yield ref.removeprefix(prefix)
+        for value in node.values():
+            yield from definition_refs(value, prefix)
+    elif isinstance(node, list):
+        for value in node:
+            yield from definition_refs(value, prefix)
+
+
+def definition_closure(names: Iterable[str], version: tuple[int, int]) -> dict[str, Any]:
+    """The Kubernetes definitions ``names`` and every definition they refer to, by name."""
+    all_defs = _definitions(version)["$defs"]
+    out: dict[str, Any] = {}
+    todo = list(names)
+    while todo:
+        name = todo.pop()
+        if name not in out:
+            out[name] = all_defs[name]
+            todo.extend(definition_refs(out[name]))
+    return dict(sorted(out.items()))
 
 
 @dataclass(frozen=True)

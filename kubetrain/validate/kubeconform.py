@@ -70,18 +70,6 @@ _STATUS: dict[str, Status] = {
 # --- schemas of kubetrain's own kinds ---------------------------------------------------------
 
 
-def _refs(value: Any, found: set[str]) -> None:
-    if isinstance(value, dict):
-        ref = value.get("$ref")
-        if isinstance(ref, str) and ref.startswith(f"{k8s.DEFINITIONS_URI}#/$defs/"):
-            found.add(ref.rsplit("/", 1)[1])
-        for v in value.values():
-            _refs(v, found)
-    elif isinstance(value, list):
-        for v in value:
-            _refs(v, found)
-
-
 def _local(value: Any) -> Any:
     """Refs into Kubernetes' shared definitions, made local to the schema."""
     if isinstance(value, dict):
@@ -101,35 +89,12 @@ def standalone_schema(api_version: str, kind: str, version: tuple[int, int]) -> 
     schema = model_schema(api_version, kind)
     if schema is None:
         raise KeyError(f"{api_version} {kind} is not a kind kubetrain emits")
-    definitions = k8s.definitions(version)["$defs"]
-    wanted: set[str] = set()
-    _refs(schema, wanted)
-    todo, done = sorted(wanted), set()
-    while todo:
-        name = todo.pop()
-        if name in done:
-            continue
-        done.add(name)
-        inner: set[str] = set()
-        _refs_local(definitions[name], inner)
-        todo.extend(sorted(inner - done))
+    wanted = k8s.definition_refs(schema, f"{k8s.DEFINITIONS_URI}#/$defs/")
     out = _local(schema)
     defs = dict(out.get("$defs", {}))
-    defs.update({name: definitions[name] for name in sorted(done)})
+    defs.update(k8s.definition_closure(wanted, version))
     out["$defs"] = defs
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", **out}
-
-
-def _refs_local(value: Any, found: set[str]) -> None:
-    if isinstance(value, dict):
-        ref = value.get("$ref")
-        if isinstance(ref, str) and ref.startswith("#/$defs/"):
-            found.add(ref.removeprefix("#/$defs/"))
-        for v in value.values():
-            _refs_local(v, found)
-    elif isinstance(value, list):
-        for v in value:
-            _refs_local(v, found)
 
 
 def schema_file(api_version: str, kind: str) -> str:
