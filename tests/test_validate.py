@@ -258,3 +258,21 @@ def test_every_rendered_env_validates_against_upstream_schemas(env_name: str, ru
     )
     assert result.exit_code == 0, result.stdout
     assert " 0 invalid, 0 errors" in result.stdout
+
+
+def test_reports_never_repeat_secret_values(tmp_path: Path, run) -> None:
+    secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "s"},
+        "stringData": {"key": 12345},
+    }
+    pod = json.loads(json.dumps(POD))
+    pod["metadata"]["name"] = "q"
+    pod["spec"]["containers"][0]["env"] = [{"name": "TOKEN", "value": 987654}]
+    write(tmp_path / "a.yaml", secret, pod)
+    result = run("validate", "a.yaml", "--skip-check", "secret-data", cwd=tmp_path)
+    assert result.exit_code == 1
+    assert 'stringData.key: the value given is not of type "string"' in result.stdout
+    assert 'env[0].value: the value given is not of type "string"' in result.stdout
+    assert "12345" not in result.stdout and "987654" not in result.stdout

@@ -165,6 +165,21 @@ class SchemaIssue:
     message: str
 
 
+_SENSITIVE_KEY = re.compile(
+    r"(?i)(password|passwd|secret|token|api[-_]?key|access[-_]?key|credential)"
+)
+
+
+def _sensitive(path: tuple[str | int, ...]) -> bool:
+    """Whether a value at ``path`` may hold secret material: Secret data, env var values, and
+    fields named like credentials."""
+    return any(
+        isinstance(part, str)
+        and (part in ("data", "stringData", "value") or _SENSITIVE_KEY.search(part) is not None)
+        for part in path
+    )
+
+
 def schema_issues(validator: jsonschema_rs.Validator, instance: Any) -> Iterator[SchemaIssue]:
     """Every violation of ``validator`` in ``instance``, most specific first, without repeats.
 
@@ -174,11 +189,15 @@ def schema_issues(validator: jsonschema_rs.Validator, instance: Any) -> Iterator
         return
     seen: set[tuple[tuple[str | int, ...], str]] = set()
     for error in validator.iter_errors(instance):
+        path = tuple(error.instance_path)
         message = error.message
         if "'oneOf'" in message:
             # Kubernetes uses oneOf only for int-or-string and quantities.
             message = f"{json.dumps(error.instance)} must be a string or a number"
-        key = (tuple(error.instance_path), message)
+        if _sensitive(path) and not isinstance(error.instance, dict | list | bool | None):
+            # Never repeat what may be a credential (Secret data, env values) in a report.
+            message = message.replace(json.dumps(error.instance), "the value given")
+        key = (path, message)
         if key not in seen:
             seen.add(key)
             yield SchemaIssue(*key)
