@@ -19,6 +19,7 @@ from .build import Built, build_stack
 from .build.crd import kubeconform_schema, openapi_schema, owned_crds
 from .build.delivery import delivery_name, delivery_objects
 from .render import (
+    PendingTree,
     TreeChange,
     diff_tree,
     iter_files,
@@ -120,6 +121,8 @@ class Planned:
     report: Report
     delivery_dir: Path | None = None
     delivery_files: dict[str, str] = field(default_factory=dict)
+    #: The GitOps delivery objects (what ``delivery_files`` holds).
+    delivery: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def trees(self) -> list[tuple[Path, dict[str, str]]]:
@@ -189,23 +192,38 @@ def _delivery(stack: Stack, built: list[Built]) -> list[dict[str, Any]]:
 def plan(stack: Stack, out_dir: Path, delivery_dir: Path | None = None) -> Planned:
     """Build and validate one stack, and lay out its files (nothing is written). With
     ``delivery_dir``, also the GitOps delivery objects of ``kubetrain:gitops``."""
+    planned = _build(stack, out_dir, delivery_dir)
+    _check(planned)
+    return planned
+
+
+def _build(stack: Stack, out_dir: Path, delivery_dir: Path | None) -> Planned:
     built = build_stack(stack, "render")
-    validator = Validator(stack.settings.version)
-    shown = display_path(out_dir)
-    items = [Located(b.obj, f"{shown}/{object_path(b.obj)}", source=b.source) for b in built]
     delivery = _delivery(stack, built) if delivery_dir is not None else []
     what = f"GitOps delivery of rendered/{stack.name}"
-    if delivery_dir is not None:
-        items += [
-            Located(o, display_path(delivery_dir / object_path(o)), source=what) for o in delivery
-        ]
-    report = validator.validate(items)
-    check_objects(items, report.results, CheckSettings.from_stack(stack.settings))
     version = stack.settings.kubernetes_version
     delivery_files = (
         plan_files(((o, what) for o in delivery), stack.source_name, version) if delivery else {}
     )
-    return Planned(stack, built, out_dir, report, delivery_dir, delivery_files)
+    return Planned(stack, built, out_dir, Report(), delivery_dir, delivery_files, delivery)
+
+
+def _check(planned: Planned) -> None:
+    """Schema validation and semantic checks of every object of a plan (fills its report)."""
+    stack, out_dir = planned.stack, planned.out_dir
+    shown = display_path(out_dir)
+    items = [
+        Located(b.obj, f"{shown}/{object_path(b.obj)}", source=b.source) for b in planned.built
+    ]
+    if planned.delivery_dir is not None:
+        what = f"GitOps delivery of rendered/{stack.name}"
+        items += [
+            Located(o, display_path(planned.delivery_dir / object_path(o)), source=what)
+            for o in planned.delivery
+        ]
+    report = Validator(stack.settings.version).validate(items)
+    check_objects(items, report.results, CheckSettings.from_stack(stack.settings))
+    planned.report = report
 
 
 def _selected(project: Project, names: Sequence[str], config: Path | None) -> list[Path]:
@@ -230,26 +248,35 @@ def render(
         )
     stacks = load_stacks(files, project)
     plans = [
-        plan(s, out, None)
+        _build(s, out, None)
         if out is not None
-        else plan(s, project.rendered_dir / s.name, project.delivery_dir(s.name))
+        else _build(s, project.rendered_dir / s.name, project.delivery_dir(s.name))
         for s in stacks
     ]
-    failed = [p for p in plans if not p.report.ok]
-    if failed:
-        raise CheckFailed("".join(format_report(p.report) for p in failed))
     for p in plans:  # refuse before anything is written
         for folder in (p.out_dir, p.delivery_dir):
             if folder is not None:
                 check_ownership(folder)
-    changes = []
-    for p in plans:
-        changes.append(write_tree(p.out_dir, p.iter_files()))
-        if p.delivery_dir is not None:
-            if p.delivery_files:
-                changes.append(write_tree(p.delivery_dir, p.delivery_files))
-            elif p.delivery_dir.exists():
-                changes.append(remove_tree(p.delivery_dir))
+    # The trees are written to staging folders while the objects are validated: the file
+    # system's work overlaps the checks. Nothing is swapped in unless every stack is valid.
+    pending = [PendingTree(p.out_dir, p.iter_files()) for p in plans]
+    try:
+        for p in plans:
+            _check(p)
+        failed = [p for p in plans if not p.report.ok]
+        if failed:
+            raise CheckFailed("".join(format_report(p.report) for p in failed))
+        changes = []
+        for p, tree in zip(plans, pending, strict=True):
+            changes.append(tree.commit())
+            if p.delivery_dir is not None:
+                if p.delivery_files:
+                    changes.append(write_tree(p.delivery_dir, p.delivery_files))
+                elif p.delivery_dir.exists():
+                    changes.append(remove_tree(p.delivery_dir))
+    finally:
+        for tree in pending:
+            tree.abort()  # a no-op for a committed tree
     return changes
 
 

@@ -4,6 +4,7 @@ from .diff import diff_tree
 from .tree import (
     CRDS_DIR,
     GENERATED_MARK,
+    PendingTree,
     TreeChange,
     file_header,
     iter_files,
@@ -18,6 +19,7 @@ from .yamlout import dump
 __all__ = [
     "CRDS_DIR",
     "GENERATED_MARK",
+    "PendingTree",
     "TreeChange",
     "diff_tree",
     "dump",

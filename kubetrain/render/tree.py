@@ -9,6 +9,7 @@ touch a folder holding a file it did not generate.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import shutil
@@ -26,6 +27,7 @@ from .yamlout import dump
 __all__ = [
     "CRDS_DIR",
     "GENERATED_MARK",
+    "PendingTree",
     "TreeChange",
     "file_header",
     "iter_files",
@@ -183,48 +185,120 @@ def remove_tree(folder: Path) -> TreeChange:
     return change
 
 
-def write_tree(folder: Path, files: Mapping[str, str] | Iterable[tuple[str, str]]) -> TreeChange:
-    """Replace ``folder`` with exactly ``files`` (a mapping, or lazily produced pairs).
+class PendingTree:
+    """A new tree for ``folder``, being written next to it; :meth:`commit` swaps it in,
+    :meth:`abort` throws it away.
 
-    The new tree is written next to the old one and swapped in with renames, so a reader (or a
-    crash) sees the old tree or the new one, never half of each. An unchanged tree is not
-    touched. Into an empty or new folder, files are written while later ones are still being
-    produced (a writer thread overlaps the file system's work with emission).
+    Into an empty or new folder the files are written in the background from the moment the
+    tree is created, so a caller can validate the same objects meanwhile (render does) and the
+    file system's work overlaps its own. For a folder with files, the new tree is first compared
+    with them: an unchanged tree is never touched, and a changed one is written on commit.
+    Either way the swap is two renames, so a reader (or a crash) sees the old tree or the new
+    one, never half of each.
     """
-    existing = check_ownership(folder)
-    pairs = files.items() if isinstance(files, Mapping) else files
-    change = TreeChange(folder)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    if existing:
-        produced = dict(pairs)
-        change.added = sorted(p for p in produced if p not in existing)
-        change.changed = sorted(p for p in produced if p in existing and existing[p] != produced[p])
-        change.removed = sorted(p for p in existing if p not in produced)
-        if change.unchanged:
-            return change
-        pairs = produced.items()
-    staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.tmp-", dir=folder.parent))
-    try:
-        written = _write_files(str(staging), pairs)
-        if not existing:
-            change.added = sorted(written)
-        os.chmod(staging, 0o755)
-        if folder.exists():
-            retired = Path(tempfile.mkdtemp(prefix=f".{folder.name}.old-", dir=folder.parent))
-            os.rmdir(retired)
-            os.replace(folder, retired)
+
+    def __init__(self, folder: Path, files: Mapping[str, str] | Iterable[tuple[str, str]]) -> None:
+        self.folder = folder
+        self.change = TreeChange(folder)
+        self._existing = check_ownership(folder)
+        pairs = files.items() if isinstance(files, Mapping) else files
+        self._pairs: Iterable[tuple[str, str]] | None = None
+        self._staging: Path | None = None
+        self._thread: threading.Thread | None = None
+        self._written: list[str] = []
+        self._failure: list[BaseException] = []
+        self._made: list[Path] = []
+        if self._existing:
+            produced = dict(pairs)
+            existing = self._existing
+            self.change.added = sorted(p for p in produced if p not in existing)
+            self.change.changed = sorted(
+                p for p in produced if p in existing and existing[p] != produced[p]
+            )
+            self.change.removed = sorted(p for p in existing if p not in produced)
+            self._pairs = produced.items()
+            return
+        self._start(pairs)
+
+    def _start(self, pairs: Iterable[tuple[str, str]]) -> None:
+        parent = self.folder.parent
+        self._made = [p for p in (parent, *parent.parents) if not p.exists()][::-1]
+        parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{self.folder.name}.tmp-", dir=self.folder.parent))
+        self._staging = staging
+
+        def run() -> None:
             try:
+                self._written = _write_files(str(staging), pairs)
+            except Exception as exc:  # re-raised in the caller's thread by _finish
+                self._failure.append(exc)
+
+        self._thread = threading.Thread(target=run, name="kubetrain-tree", daemon=True)
+        self._thread.start()
+
+    def _finish(self) -> None:
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        if self._failure:
+            raise self._failure[0]
+
+    def commit(self) -> TreeChange:
+        """Swap the new tree in (nothing happens for an unchanged tree)."""
+        if self._existing and self.change.unchanged:
+            return self.change
+        if self._staging is None:
+            assert self._pairs is not None
+            self._start(self._pairs)
+        staging = self._staging
+        assert staging is not None
+        try:
+            self._finish()
+            if not self._existing:
+                self.change.added = sorted(self._written)
+            os.chmod(staging, 0o755)
+            folder = self.folder
+            if folder.exists():
+                retired = Path(tempfile.mkdtemp(prefix=f".{folder.name}.old-", dir=folder.parent))
+                os.rmdir(retired)
+                os.replace(folder, retired)
+                try:
+                    os.replace(staging, folder)
+                except OSError:
+                    os.replace(retired, folder)
+                    raise
+                shutil.rmtree(retired)
+            else:
                 os.replace(staging, folder)
-            except OSError:
-                os.replace(retired, folder)
-                raise
-            shutil.rmtree(retired)
-        else:
-            os.replace(staging, folder)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging)
-    return change
+        finally:
+            self._discard()
+        self._made = []
+        return self.change
+
+    def abort(self) -> None:
+        """Throw the new tree away; ``folder`` stays as it was."""
+        try:
+            self._finish()
+        except Exception:  # discarded: the caller is already failing for a reason of its own
+            pass
+        finally:
+            self._discard()
+            # Folders made only to hold the staging tree go too: a failed render leaves nothing.
+            for made in reversed(self._made):
+                with contextlib.suppress(OSError):
+                    made.rmdir()
+            self._made = []
+
+    def _discard(self) -> None:
+        if self._staging is not None and self._staging.exists():
+            shutil.rmtree(self._staging)
+        self._staging = None
+
+
+def write_tree(folder: Path, files: Mapping[str, str] | Iterable[tuple[str, str]]) -> TreeChange:
+    """Replace ``folder`` with exactly ``files`` (a mapping, or lazily produced pairs); see
+    :class:`PendingTree`."""
+    return PendingTree(folder, files).commit()
 
 
 _BATCH = 256
