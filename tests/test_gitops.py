@@ -200,8 +200,8 @@ def test_crds_are_applied_before_what_needs_them(tmp_path: Path) -> None:
         ),
     )
     top = yaml.safe_load((env / "kustomization.yaml").read_text())
-    assert top["resources"] == ["crds", "ml/trainingjob-job-1.yaml"]
-    assert yaml.safe_load((env / "crds" / "kustomization.yaml").read_text())["resources"] == [
+    assert top["resources"] == ["_crds", "ml/trainingjob-job-1.yaml"]
+    assert yaml.safe_load((env / "_crds" / "kustomization.yaml").read_text())["resources"] == [
         "customresourcedefinition-trainingjobs.paddlepaddle.org.yaml"
     ]
     # kubectl (and Argo CD, sync waves aside) builds the whole folder ...
@@ -210,11 +210,11 @@ def test_crds_are_applied_before_what_needs_them(tmp_path: Path) -> None:
         "TrainingJob",
     ]
     # ... and the CRDs folder alone.
-    assert [o["kind"] for o in kubectl_kustomize(env / "crds")] == ["CustomResourceDefinition"]
+    assert [o["kind"] for o in kubectl_kustomize(env / "_crds")] == ["CustomResourceDefinition"]
     gitops = GitOps.model_validate({"repoURL": "https://git.example.com/ml.git"})
     objs = {o["metadata"]["name"]: o for o in delivery_objects(gitops, "dev", has_crds=True)}
     crds, main = objs["kubetrain-dev-crds"], objs["kubetrain-dev"]
-    assert crds["spec"]["path"] == "./rendered/dev/crds" and crds["spec"]["wait"] is True
+    assert crds["spec"]["path"] == "./rendered/dev/_crds" and crds["spec"]["wait"] is True
     assert main["spec"]["dependsOn"] == [{"name": "kubetrain-dev-crds"}]
     for obj in objs.values():
         schema_of(obj).validate(obj)

@@ -111,7 +111,10 @@ def test_governing_service_is_headless_with_ssh_and_tf_ports(example_objects) ->
     service = pick(example_objects, "Service", "mnist-learner")
     assert service["spec"] == {
         "clusterIP": "None",
-        "selector": {"training_id": "training-3fy2bq"},
+        "selector": {
+            "app.kubernetes.io/instance": "mnist-learner",
+            "training_id": "training-3fy2bq",
+        },
         "ports": [
             {"name": "ssh", "port": 22, "protocol": "TCP"},
             {"name": "tf-distributed", "port": 2222, "protocol": "TCP"},
@@ -707,7 +710,7 @@ def error_lines(tmp_path: Path, doc: dict, **config: Any) -> str:
         ),
         pytest.param(
             lambda d: d["spec"]["framework"].update(version=1.15),
-            r'spec\.framework\.version: quote the version, e\.g\. "1\.15"',
+            r"spec\.framework\.version: quote the version, e\.g\. \"1\.30\": YAML reads it as the number 1\.15",
             id="version-number",
         ),
         pytest.param(
@@ -891,3 +894,31 @@ def test_build_problems_of_every_job_are_reported_together(tmp_path: Path) -> No
         in lines[0]
     )
     assert "jobs[1].spec.dataStores.trainingData.credentials: Learner default/second" in lines[1]
+
+
+def test_service_selects_only_its_own_learners_even_with_a_shared_training_id(
+    tmp_path: Path,
+) -> None:
+    first, second = example(), example()
+    second["metadata"]["name"] = "other-learner"
+    objs = build(tmp_path, first, second)
+    services = {o["metadata"]["name"]: o for o in objs if o["kind"] == "Service"}
+    sets = {o["metadata"]["name"]: o for o in objs if o["kind"] == "StatefulSet"}
+    for name, service in services.items():
+        selector = service["spec"]["selector"].items()
+        matching = [
+            other
+            for other, sts in sets.items()
+            if selector <= sts["spec"]["template"]["metadata"]["labels"].items()
+        ]
+        assert matching == [name]
+
+
+@pytest.mark.parametrize(("learners", "policy"), [(1, None), (3, "Parallel")])
+def test_gang_scheduled_learners_start_in_parallel(tmp_path: Path, learners: int, policy) -> None:
+    doc = example()
+    doc["spec"]["learners"] = learners
+    objs = build(tmp_path, doc, **{"kubetrain:gangScheduler": "volcano"})
+    (sts,) = [o for o in objs if o["kind"] == "StatefulSet"]
+    assert sts["spec"].get("podManagementPolicy") == policy
+    assert [o["kind"] for o in objs].count("PodGroup") == (1 if policy else 0)

@@ -7,10 +7,10 @@ an Argo CD app of apps, or ``kubectl apply -k rendered/clusters/<env>``).
 CRDs kubetrain renders (operator mode, for operators that do not install their own) must exist
 before the custom resources that need them, so ``rendered/<env>`` keeps them apart:
 
-* ``rendered/<env>/crds/`` holds the CRDs and their own ``kustomization.yaml``; the top
+* ``rendered/<env>/_crds/`` holds the CRDs and their own ``kustomization.yaml``; the top
   ``kustomization.yaml`` lists that folder first, so ``kubectl kustomize rendered/<env>`` still
   builds everything.
-* Flux: a ``<name>-crds`` Kustomization applies ``crds/`` and waits until the CRDs are ready; the
+* Flux: a ``<name>-crds`` Kustomization applies ``_crds/`` and waits until the CRDs are ready; the
   main Kustomization applies ``rendered/<env>`` with ``dependsOn`` on it and a patch that drops the
   CRDs from its own build, so each object has exactly one owner (Flux does not support objects
   shared by two Kustomizations).
@@ -28,8 +28,13 @@ from typing import Any
 from ..spec.stack import GitOps
 from .meta import app_labels, canonical, manifest, object_meta
 
+#: Folder of a rendered tree that holds its CustomResourceDefinitions, with a kustomization of
+#: its own (a name no namespace can have, so objects of a namespace never land in it).
+CRDS_DIR = "_crds"
+
 __all__ = [
     "ARGOCD_NAMESPACE",
+    "CRDS_DIR",
     "FLUX_NAMESPACE",
     "IN_CLUSTER",
     "SYNC_WAVE_ANNOTATION",
@@ -108,7 +113,7 @@ def _flux(gitops: GitOps, env: str, has_crds: bool) -> list[dict[str, Any]]:
                 object_meta(f"{name}-crds", ns, labels),
                 spec={
                     "interval": gitops.interval,
-                    "path": "./" + rendered_path(gitops, env, "crds"),
+                    "path": "./" + rendered_path(gitops, env, CRDS_DIR),
                     "prune": True,
                     "sourceRef": source,
                     "wait": True,

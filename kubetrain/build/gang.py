@@ -214,4 +214,8 @@ def with_gang_scheduling(
     for obj in objs:
         for template, _ in pod_templates(obj):
             join_gang(template, scheduler, job.name, _task(obj, template))
+        if obj.get("kind") == "StatefulSet":
+            # OrderedReady (the default) creates pod i+1 only once pod i is ready, but no pod of
+            # a gang starts before all of them exist: the gang would wait forever.
+            obj["spec"]["podManagementPolicy"] = "Parallel"
     return [*objs, pod_group(scheduler, job, objs, policy)]

@@ -479,7 +479,7 @@ def create_stateful_set_spec_for_learner(
     FfDL: ``apps/v1beta1`` (removed in Kubernetes 1.16) with no selector, which that API
     defaulted from the template labels; ``apps/v1`` requires one, and kubetrain selects on the
     labels that identify the run and the job. ``podManagementPolicy`` stays OrderedReady, as
-    FfDL left it.
+    FfDL left it, unless the learners are gang-scheduled (see :mod:`.gang`).
     """
     labels = pod_template["metadata"]["labels"]
     return manifest(
@@ -497,19 +497,22 @@ def create_stateful_set_spec_for_learner(
 
 
 def create_service_spec(
-    name: str, namespace: str, training_id: str, labels: dict[str, str]
+    name: str, namespace: str, selector: dict[str, str], labels: dict[str, str]
 ) -> dict[str, Any]:
     """The headless Service governing the StatefulSet (pod DNS ``<pod>.<name>``): ports ``ssh``
-    22 and ``tf-distributed`` 2222, selecting ``training_id``. FfDL: created only for more than
-    one learner, leaving a single learner's ``serviceName`` dangling; kubetrain always creates
-    it."""
+    22 and ``tf-distributed`` 2222, selecting the StatefulSet's pods.
+
+    FfDL: created only for more than one learner, leaving a single learner's ``serviceName``
+    dangling (kubetrain always creates it), and selected ``training_id`` alone, so two learners
+    given the same training id shared each other's pods; kubetrain selects what the
+    StatefulSet selects (``app.kubernetes.io/instance`` and ``training_id``)."""
     return manifest(
         "v1",
         "Service",
         object_meta(name, namespace, labels),
         spec={
             "clusterIP": "None",
-            "selector": {TRAINING_ID_LABEL: training_id},
+            "selector": dict(selector),
             "ports": [
                 {"name": "ssh", "protocol": "TCP", "port": SSH_PORT},
                 {"name": "tf-distributed", "protocol": "TCP", "port": WORKER_PORT},
@@ -615,7 +618,7 @@ def build_learner(job: Learner, mode: str, ctx: BuildContext) -> list[dict[str, 
         secrets.append(pull_secret_spec)
     for secret in secrets:
         out += secret_manifests(secret, ctx)
-    out.append(create_service_spec(name, namespace, spec.training_id, labels))
+    out.append(create_service_spec(name, namespace, selector, labels))
     out.append(
         create_stateful_set_spec_for_learner(
             name, namespace, name, spec.learners, template, selector

@@ -1,7 +1,7 @@
 """The ``rendered/<env>/`` tree: file layout, headers, kustomization, and safe replacement.
 
 Layout: one object per file, ``<namespace>/<kind>-<name>.yaml`` (cluster-scoped objects under
-``_cluster/``, CRDs under ``crds/``), each headed by a comment naming its source and the
+``_cluster/``, CRDs under ``_crds/``), each headed by a comment naming its source and the
 Kubernetes version, and a ``kustomization.yaml`` listing every file in install order. Render
 owns the folder: it replaces it as a whole, drops files of objects that are gone, and refuses to
 touch a folder holding a file it did not generate.
@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..build.delivery import CRDS_DIR
 from ..spec.errors import OwnershipError, Problem
 from ..spec.source import GENERATED_MARK, display_path
 from .yamlout import dump
@@ -39,8 +40,6 @@ __all__ = [
 ]
 
 CLUSTER_SCOPED_DIR = "_cluster"
-#: Folder of a tree's CustomResourceDefinitions (with a kustomization of its own).
-CRDS_DIR = "crds"
 KUSTOMIZATION = "kustomization.yaml"
 
 
@@ -61,7 +60,7 @@ def is_crd(obj: Mapping[str, Any]) -> bool:
 
 def object_path(obj: Mapping[str, Any]) -> str:
     """``<namespace>/<kind>-<name>.yaml``, ``_cluster/<kind>-<name>.yaml`` for cluster-scoped
-    objects, and ``crds/<kind>-<name>.yaml`` for CRDs (applied first, see ``plan_files``)."""
+    objects, and ``_crds/<kind>-<name>.yaml`` for CRDs (applied first, see ``plan_files``)."""
     meta = obj["metadata"]
     folder = CRDS_DIR if is_crd(obj) else meta.get("namespace") or CLUSTER_SCOPED_DIR
     return f"{folder}/{obj['kind'].lower()}-{meta['name']}.yaml"
@@ -83,9 +82,9 @@ def iter_files(
     order given, then the kustomizations listing them. Lazy, so writing can start before the
     last object is emitted.
 
-    CRDs go to ``crds/`` with a kustomization of their own, which the top kustomization lists
+    CRDs go to ``_crds/`` with a kustomization of their own, which the top kustomization lists
     first: ``kubectl kustomize`` of the folder builds everything, and GitOps engines can apply
-    ``crds/`` on its own before the rest (see :mod:`kubetrain.build.delivery`).
+    ``_crds/`` on its own before the rest (see :mod:`kubetrain.build.delivery`).
     """
     paths: dict[str, None] = {}
     for obj, what in objects:

@@ -39,6 +39,7 @@ __all__ = [
     "job_kind",
     "job_kinds",
     "plain_copy",
+    "reject_unquoted_number",
     "resource_kind",
     "resource_kinds",
 ]
@@ -101,6 +102,16 @@ DNSLabel = Annotated[str, _by_rule(DNS1123_LABEL)]
 DNSSubdomain = Annotated[str, _by_rule(DNS1123_SUBDOMAIN)]
 #: A string that becomes a label value (the error says so).
 LabelValue = Annotated[str, _by_rule(LABEL_VALUE, " (it becomes a label value)")]
+
+
+def reject_unquoted_number(value: Any) -> Any:
+    """A ``mode="before"`` check for versions written unquoted: YAML reads ``1.30`` as the
+    number 1.3, so the value the user meant is already lost."""
+    if isinstance(value, float | int) and not isinstance(value, bool):
+        raise ValueError(
+            f'quote the version, e.g. "1.30": YAML reads it as the number {value} (and 1.30 as 1.3)'
+        )
+    return value
 
 
 def _check_map_keys(value: dict[str, str], what: str, values: NameRule | None) -> dict[str, str]:

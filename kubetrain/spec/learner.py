@@ -17,7 +17,15 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
-from .base import DerivedName, DNSSubdomain, JobDocument, LabelValue, Strict, job_kind
+from .base import (
+    DerivedName,
+    DNSSubdomain,
+    JobDocument,
+    LabelValue,
+    Strict,
+    job_kind,
+    reject_unquoted_number,
+)
 from .names import DNS1035_LABEL, DNS1123_LABEL, DNS1123_SUBDOMAIN, LABEL_VALUE
 from .resources import normalize_gpus
 from .secrets import CredentialName, credential_value_message, looks_like_credential
@@ -127,9 +135,7 @@ class Framework(Strict):
     @field_validator("version", mode="before")
     @classmethod
     def _quoted(cls, value: Any) -> Any:
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            raise ValueError(f'quote the version, e.g. "{value}": YAML reads {value} as a number')
-        return value
+        return reject_unquoted_number(value)
 
 
 class Image(Strict):

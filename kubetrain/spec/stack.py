@@ -13,8 +13,9 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from .base import DNSLabel, DNSSubdomain, Strict
+from .base import DNSLabel, DNSSubdomain, Strict, reject_unquoted_number
 from .k8s import parse_version
+from .names import check_label_key
 
 __all__ = [
     "CONFIG_NAMESPACE",
@@ -196,13 +197,23 @@ class StackSettings(Strict):
     @field_validator("kubernetes_version", mode="before")
     @classmethod
     def _version(cls, value: Any) -> Any:
-        if isinstance(value, float | int) and not isinstance(value, bool):
-            raise ValueError(f'quote the version, e.g. "{value}": YAML reads {value} as a number')
+        reject_unquoted_number(value)
         if isinstance(value, str):
             parsed = parse_version(value)
             if isinstance(parsed, str):
                 raise ValueError(parsed)
             return f"{parsed[0]}.{parsed[1]}"
+        return value
+
+    @field_validator("gpu_resource")
+    @classmethod
+    def _gpu_resource(cls, value: str) -> str:
+        """An extended resource name is domain-qualified: ``<domain>/<name>``."""
+        problem = check_label_key(value) if "/" in value else "it has no domain prefix"
+        if problem:
+            raise ValueError(
+                f"{value!r} is not an extended resource name such as nvidia.com/gpu: {problem}"
+            )
         return value
 
     @property
