@@ -253,13 +253,17 @@ def render(
         else _build(s, project.rendered_dir / s.name, project.delivery_dir(s.name))
         for s in stacks
     ]
+    # Environments whose stack file is gone: their output goes too (when all of it is ours).
+    stale = _stale_folders(project, stacks) if not names and config is None else []
     for p in plans:  # refuse before anything is written
         for folder in (p.out_dir, p.delivery_dir):
             if folder is not None:
-                check_ownership(folder)
+                check_ownership(folder, p.stack.source_name)
+    for folder in stale:
+        check_ownership(folder)
     # The trees are written to staging folders while the objects are validated: the file
     # system's work overlaps the checks. Nothing is swapped in unless every stack is valid.
-    pending = [PendingTree(p.out_dir, p.iter_files()) for p in plans]
+    pending = [PendingTree(p.out_dir, p.iter_files(), p.stack.source_name) for p in plans]
     try:
         for p in plans:
             _check(p)
@@ -270,10 +274,12 @@ def render(
         for p, tree in zip(plans, pending, strict=True):
             changes.append(tree.commit())
             if p.delivery_dir is not None:
+                source = p.stack.source_name
                 if p.delivery_files:
-                    changes.append(write_tree(p.delivery_dir, p.delivery_files))
+                    changes.append(write_tree(p.delivery_dir, p.delivery_files, source))
                 elif p.delivery_dir.exists():
-                    changes.append(remove_tree(p.delivery_dir))
+                    changes.append(remove_tree(p.delivery_dir, source))
+        changes += [remove_tree(folder) for folder in stale]
     finally:
         for tree in pending:
             tree.abort()  # a no-op for a committed tree
@@ -281,7 +287,8 @@ def render(
 
 
 def diff(project: Project, names: Sequence[str] = ()) -> str:
-    """Unified diff of ``rendered/`` against what the stacks produce now (empty: no drift)."""
+    """Unified diff of ``rendered/`` against what the stacks produce now (empty: no drift).
+    Without ``names``, the output of environments whose stack file is gone counts as drift."""
     stacks = load_stacks(project.stack_files(names), project)
     out = []
     for stack in stacks:
@@ -290,7 +297,27 @@ def diff(project: Project, names: Sequence[str] = ()) -> str:
             raise CheckFailed(format_report(planned.report))
         for folder, files in planned.trees:
             out.append(diff_tree(folder, files, display_path(folder)))
+    if not names:
+        out += [
+            diff_tree(folder, {}, display_path(folder))
+            for folder in _stale_folders(project, stacks)
+        ]
     return "".join(out)
+
+
+def _stale_folders(project: Project, stacks: Sequence[Stack]) -> list[Path]:
+    """``rendered/<env>`` and ``rendered/clusters/<env>`` folders with no stack file for
+    ``<env>`` (its output would otherwise stay deployed by GitOps after the stack is deleted)."""
+    current = {s.name for s in stacks} | RESERVED_STACK_NAMES
+    out = []
+    for base in (project.rendered_dir, project.rendered_dir / CLUSTERS_DIR):
+        if base.is_dir():
+            out += [
+                child
+                for child in sorted(base.iterdir())
+                if child.is_dir() and not child.name.startswith(".") and child.name not in current
+            ]
+    return out
 
 
 def _env_of(project: Project, file: str) -> str | None:

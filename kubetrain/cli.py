@@ -38,6 +38,12 @@ def _errors_to_exit_codes(fn: F) -> F:
         except CheckFailed as exc:
             click.echo(str(exc).rstrip("\n"), err=True)
             sys.exit(EXIT_FAILED)
+        except OSError as exc:
+            # A path the user gave that cannot be used (an --out under /proc, a read-only
+            # folder): bad input, reported without a traceback.
+            where = display_path(exc.filename) if exc.filename else "kubetrain"
+            click.echo(f"{where}: {exc.strerror or exc}", err=True)
+            sys.exit(EXIT_INPUT)
 
     return cast(F, wrapper)
 

@@ -229,3 +229,53 @@ def test_a_stack_can_opt_out_of_a_check_by_rule_id(project: Path, run) -> None:
         + job
     )
     assert run("render", cwd=project).exit_code == 0
+
+
+def test_a_file_where_the_output_folder_belongs_is_refused(project: Path, run) -> None:
+    write_stack(project, ("mnist", 1))
+    (project / "rendered").mkdir()
+    (project / "rendered" / "dev").write_text("my notes\n")
+    result = run("render", cwd=project)
+    assert result.exit_code == 2
+    assert "rendered/dev: is a file, not a folder kubetrain renders into" in result.stderr
+    assert (project / "rendered" / "dev").read_text() == "my notes\n"
+    assert sorted(p.name for p in (project / "rendered").iterdir()) == ["dev"]
+
+
+def test_an_unusable_out_path_is_an_input_error(project: Path, run, tmp_path: Path) -> None:
+    write_stack(project, ("mnist", 1))
+    blocker = tmp_path / "blocker"
+    blocker.write_text("x")
+    result = run("render", "--stack", "dev", "--out", str(blocker / "out"), cwd=project)
+    assert result.exit_code == 2
+    assert "Traceback" not in result.stderr and result.stderr.strip()
+
+
+def test_out_into_another_stacks_tree_is_refused(project: Path, run) -> None:
+    write_stack(project, ("a", 1), name="one")
+    write_stack(project, ("b", 1), name="two")
+    assert run("render", cwd=project).exit_code == 0
+    result = run("render", "--stack", "one", "--out", "rendered", cwd=project)
+    assert result.exit_code == 2
+    assert "generated from stacks/Pulumi.one.yaml, not from" not in result.stderr
+    assert "generated from stacks/Pulumi.two.yaml, not from stacks/Pulumi.one.yaml" in result.stderr
+    assert (project / "rendered" / "two" / "kustomization.yaml").exists()
+
+
+def test_the_output_of_a_deleted_stack_is_drift_and_removed_by_render(project: Path, run) -> None:
+    write_stack(project, ("a", 1), name="one")
+    write_stack(project, ("b", 1), name="two")
+    assert run("render", cwd=project).exit_code == 0
+    (project / "stacks" / "Pulumi.two.yaml").unlink()
+    drift = run("diff", cwd=project)
+    assert drift.exit_code == 1
+    assert "--- a/rendered/two/ml/pod-b-worker-0.yaml" in drift.stdout
+    assert "+++ /dev/null" in drift.stdout
+    # Rendering one stack leaves the others alone; rendering all removes the orphan.
+    assert run("render", "--stack", "one", cwd=project).exit_code == 0
+    assert (project / "rendered" / "two").is_dir()
+    result = run("render", cwd=project)
+    assert result.exit_code == 0
+    assert "rendered/two: 0 added, 0 changed, 3 removed" in result.stdout  # pod, service, kustomization
+    assert sorted(p.name for p in (project / "rendered").iterdir()) == ["one"]
+    assert run("diff", cwd=project).exit_code == 0
