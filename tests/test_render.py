@@ -276,6 +276,8 @@ def test_the_output_of_a_deleted_stack_is_drift_and_removed_by_render(project: P
     assert (project / "rendered" / "two").is_dir()
     result = run("render", cwd=project)
     assert result.exit_code == 0
-    assert "rendered/two: 0 added, 0 changed, 3 removed" in result.stdout  # pod, service, kustomization
+    assert (
+        "rendered/two: 0 added, 0 changed, 3 removed" in result.stdout
+    )  # pod, service, kustomization
     assert sorted(p.name for p in (project / "rendered").iterdir()) == ["one"]
     assert run("diff", cwd=project).exit_code == 0
