@@ -22,6 +22,8 @@ from .render import (
     PendingTree,
     TreeChange,
     diff_tree,
+    dump,
+    file_header,
     iter_files,
     object_path,
     plan_files,
@@ -223,6 +225,18 @@ def _check(planned: Planned) -> None:
         ]
     report = Validator(stack.settings.version).validate(items)
     check_objects(items, report.results, CheckSettings.from_stack(stack.settings))
+    if not report.ok:
+        # Lines in the files as they would be written, so every finding reads FILE:LINE.
+        failing = {r.file for r in report.results if r.findings}
+        version = stack.settings.kubernetes_version
+        add_lines(
+            report,
+            {
+                item.file: file_header(stack.source_name, item.source, version) + dump(item.obj)
+                for item in items
+                if item.file in failing
+            },
+        )
     planned.report = report
 
 
