@@ -17,7 +17,7 @@ import yaml
 
 from .build import Built, build_stack
 from .build.crd import kubeconform_schema, openapi_schema, owned_crds
-from .build.delivery import delivery_name, delivery_objects
+from .build.delivery import delivery_name, delivery_objects, engine_of
 from .render import (
     PendingTree,
     TreeChange,
@@ -26,7 +26,7 @@ from .render import (
     file_header,
     iter_files,
     object_path,
-    plan_files,
+    plan_grouped_files,
     remove_tree,
     write_tree,
 )
@@ -204,9 +204,10 @@ def _build(stack: Stack, out_dir: Path, delivery_dir: Path | None) -> Planned:
     delivery = _delivery(stack, built) if delivery_dir is not None else []
     what = f"GitOps delivery of rendered/{stack.name}"
     version = stack.settings.kubernetes_version
-    delivery_files = (
-        plan_files(((o, what) for o in delivery), stack.source_name, version) if delivery else {}
-    )
+    groups: dict[str, list[tuple[dict[str, Any], str]]] = {}
+    for o in delivery:
+        groups.setdefault(engine_of(o), []).append((o, what))
+    delivery_files = plan_grouped_files(groups, stack.source_name, version) if delivery else {}
     return Planned(stack, built, out_dir, Report(), delivery_dir, delivery_files, delivery)
 
 
@@ -219,8 +220,9 @@ def _check(planned: Planned) -> None:
     ]
     if planned.delivery_dir is not None:
         what = f"GitOps delivery of rendered/{stack.name}"
+        shown = display_path(planned.delivery_dir)
         items += [
-            Located(o, display_path(planned.delivery_dir / object_path(o)), source=what)
+            Located(o, f"{shown}/{engine_of(o)}/{object_path(o).rpartition('/')[2]}", source=what)
             for o in planned.delivery
         ]
     report = Validator(stack.settings.version).validate(items)

@@ -357,3 +357,25 @@ def test_published_examples_render_like_the_operator(tmp_path: Path) -> None:
         "task": {"type": "worker", "index": 3},
         "environment": "cloud",
     }
+
+
+def test_active_deadline_reaches_every_pod_in_native_mode(tmp_path: Path) -> None:
+    job = tfjob(Worker=replica(2), PS=replica(1))
+    job["spec"]["runPolicy"] = {"activeDeadlineSeconds": 3600}
+    job["spec"]["tfReplicaSpecs"]["PS"]["template"]["spec"]["activeDeadlineSeconds"] = 60
+    objs = objects(stack_from(tmp_path, {"kubetrain:jobs": [job]}))
+    deadlines = {
+        o["metadata"]["name"]: o["spec"].get("activeDeadlineSeconds")
+        for o in objs
+        if o["kind"] == "Pod"
+    }
+    # The template's own deadline wins.
+    assert deadlines == {"mnist-worker-0": 3600, "mnist-worker-1": 3600, "mnist-ps-0": 60}
+
+
+def test_suspend_is_kept_in_operator_mode(tmp_path: Path) -> None:
+    job = tfjob(Worker=replica(1))
+    job["spec"]["runPolicy"] = {"suspend": True}
+    job["metadata"]["annotations"] = {"kubetrain.io/mode": "operator"}
+    (cr,) = objects(stack_from(tmp_path, {"kubetrain:jobs": [job]}))
+    assert cr["spec"]["runPolicy"]["suspend"] is True

@@ -1,8 +1,10 @@
 """GitOps delivery: the Flux and Argo CD objects that apply ``rendered/<env>`` to a cluster.
 
-With ``kubetrain:gitops`` in a stack, render writes them to ``rendered/clusters/<env>/``, which a
-cluster is bootstrapped with once (``flux create kustomization --path rendered/clusters/<env>``,
-an Argo CD app of apps, or ``kubectl apply -k rendered/clusters/<env>``).
+With ``kubetrain:gitops`` in a stack, render writes them to ``rendered/clusters/<env>/``, one
+folder per engine (``flux/``, ``argocd/``) with a kustomization of its own, which a cluster is
+bootstrapped with once (``flux create kustomization --path rendered/clusters/<env>/flux``, an
+Argo CD app of apps, or ``kubectl apply -k rendered/clusters/<env>/argocd``): a cluster running
+one engine never has to apply the other's kinds.
 
 CRDs kubetrain renders (operator mode, for operators that do not install their own) must exist
 before the custom resources that need them, so ``rendered/<env>`` keeps them apart:
@@ -41,6 +43,7 @@ __all__ = [
     "crd_sync_wave",
     "delivery_name",
     "delivery_objects",
+    "engine_of",
     "rendered_path",
 ]
 
@@ -69,6 +72,11 @@ def crd_sync_wave(obj: dict[str, Any]) -> dict[str, Any]:
         annotations = obj.setdefault("metadata", {}).setdefault("annotations", {})
         annotations.setdefault(SYNC_WAVE_ANNOTATION, CRD_WAVE)
     return obj
+
+
+def engine_of(obj: dict[str, Any]) -> str:
+    """``argocd`` or ``flux``: the engine a delivery object belongs to (its folder)."""
+    return "argocd" if obj["apiVersion"].startswith("argoproj.io/") else "flux"
 
 
 def delivery_name(env: str) -> str:

@@ -188,6 +188,10 @@ class TFReplicaSet:
         # restarts itself under it.
         restart = self.spec.restart_policy
         spec["restartPolicy"] = "Never" if restart == "ExitCode" else restart
+        deadline = self.job.job.spec.run_policy.active_deadline_seconds
+        if deadline is not None:
+            # The operator fails the whole job after the deadline; without it, each pod gets it.
+            spec.setdefault("activeDeadlineSeconds", deadline)
         if self.job.job.is_distributed():
             for container in spec.get("containers") or []:
                 if container.get("name") == DEFAULT_CONTAINER:

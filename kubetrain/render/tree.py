@@ -34,6 +34,7 @@ __all__ = [
     "iter_files",
     "object_path",
     "plan_files",
+    "plan_grouped_files",
     "read_tree",
     "remove_tree",
     "write_tree",
@@ -110,6 +111,24 @@ def plan_files(
 ) -> dict[str, str]:
     """File path -> content (see :func:`iter_files`)."""
     return dict(iter_files(objects, stack_source, version))
+
+
+def plan_grouped_files(
+    groups: Mapping[str, Iterable[tuple[Mapping[str, Any], str]]], stack_source: str, version: str
+) -> dict[str, str]:
+    """Objects in one folder per group, ``<group>/<kind>-<name>.yaml``, each folder with its own
+    kustomization and the top one listing the folders (the GitOps delivery tree: one folder per
+    engine, so a cluster applies only its engine's kinds)."""
+    files: dict[str, str] = {}
+    for group, objects in sorted(groups.items()):
+        paths = []
+        for obj, what in objects:
+            path = f"{obj['kind'].lower()}-{obj['metadata']['name']}.yaml"
+            files[f"{group}/{path}"] = file_header(stack_source, what, version) + dump(obj)
+            paths.append(path)
+        files[f"{group}/{KUSTOMIZATION}"] = _kustomization(paths, stack_source, version)
+    files[KUSTOMIZATION] = _kustomization(sorted(groups), stack_source, version)
+    return files
 
 
 def read_tree(folder: Path) -> dict[str, str]:

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "K8S_DEFINITION_KEY",
+    "MODE_ANNOTATION",
     "DNSLabel",
     "DNSSubdomain",
     "DerivedName",
@@ -43,6 +44,9 @@ __all__ = [
     "resource_kind",
     "resource_kinds",
 ]
+
+#: Annotation that switches one job to operator (or native) mode.
+MODE_ANNOTATION = "kubetrain.io/mode"
 
 #: JSON-schema key naming the Kubernetes definition of an embedded type.
 K8S_DEFINITION_KEY = "x-kubetrain-k8s-definition"
@@ -185,6 +189,11 @@ class JobDocument(Strict):
     def normalized(self) -> JobDocument:
         """The document in the form builders use (e.g. v1alpha1 converted to v1)."""
         return self
+
+    def mode(self, settings: StackSettings) -> str:
+        """``native`` or ``operator``: the job's ``kubetrain.io/mode`` annotation, else the
+        stack's ``kubetrain:mode``."""
+        return self.metadata.annotations.get(MODE_ANNOTATION, settings.mode)
 
     def derived_names(self, settings: StackSettings) -> list[DerivedName]:
         """Every object name and label value the builders will derive from this job."""

@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ValidationError
 
 from . import k8s
-from .base import DerivedName, JobDocument, K8sType, job_kinds
+from .base import MODE_ANNOTATION, DerivedName, JobDocument, K8sType, job_kinds
 from .errors import InputError, PathPart, Problem
 from .secrets import credential_value_message, looks_like_credential
 from .source import Document, display_path, load_documents
@@ -41,8 +41,6 @@ __all__ = [
     "stack_name",
 ]
 
-#: Annotation that switches one job to operator (or native) mode.
-MODE_ANNOTATION = "kubetrain.io/mode"
 _STACK_FILE = re.compile(r"^Pulumi\.(?P<name>[A-Za-z0-9_.-]+)\.ya?ml$")
 Mode = Literal["native", "operator"]
 
@@ -474,7 +472,7 @@ def _load_job(doc: Document, settings: StackSettings, problems: list[Problem]) -
         return None
     for problem in _name_budget(job, settings, doc):
         problems.append(problem)
-    mode = job.metadata.annotations.get(MODE_ANNOTATION, settings.mode)
+    mode = job.mode(settings)
     if mode not in ("native", "operator"):
         problems.append(
             doc.problem(

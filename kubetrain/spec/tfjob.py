@@ -275,6 +275,14 @@ class TFJob(JobDocument):
                         "operator configures and watches that container",
                     )
                 )
+        if self.spec.run_policy.suspend and self.mode(settings) == "native":
+            problems.append(
+                (
+                    ("spec", "runPolicy", "suspend"),
+                    "a suspended job needs the training operator to resume it; native mode "
+                    "creates the pods at once: use operator mode, or leave the job out",
+                )
+            )
         policy = self.spec.run_policy.scheduling_policy
         if policy is not None:
             problems += min_available_problems(
