@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..build.security import CONTAINER_FIELDS
 from ..spec.errors import PathPart
 from ..spec.names import (
     DNS1035_LABEL,
@@ -58,7 +59,6 @@ RULES: dict[str, str] = {
 }
 
 Path = tuple[PathPart, ...]
-_CONTAINER_FIELDS = ("initContainers", "containers", "ephemeralContainers")
 
 
 @dataclass(frozen=True)
@@ -187,7 +187,7 @@ def pod_templates(obj: Any) -> list[PodTemplate]:
 
 
 def _containers(spec: Mapping[str, Any]) -> Iterator[tuple[Path, Mapping[str, Any]]]:
-    for fld in _CONTAINER_FIELDS:
+    for fld in CONTAINER_FIELDS:
         items = spec.get(fld)
         if isinstance(items, list):
             for i, c in enumerate(items):
