@@ -432,6 +432,20 @@ def test_registration_refuses_what_it_cannot_pass(manifest: dict[str, Any], mess
 SHARED_CRD = next(m for m in SAMPLES if m["kind"] == "CustomResourceDefinition")
 
 
+def two_tfjobs_stack(tmp_path: Any) -> Any:
+    """A stack in namespace ml with two one-worker TFJobs, a and b."""
+    jobs = [
+        {
+            "apiVersion": "kubeflow.org/v1",
+            "kind": "TFJob",
+            "metadata": {"name": n},
+            "spec": {"tfReplicaSpecs": {"Worker": {"template": WORKER_TEMPLATE}}},
+        }
+        for n in ("a", "b")
+    ]
+    return stack_from(tmp_path, {"kubetrain:namespace": "ml", "kubetrain:jobs": jobs})
+
+
 def test_objects_shared_by_jobs_are_registered_once(
     tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -444,16 +458,7 @@ def test_objects_shared_by_jobs_are_registered_once(
 
     monkeypatch.setitem(build_registry._BUILDERS, TFJobDocument, with_crd)
     monkeypatch.setattr("components._job._CACHE", {})
-    jobs = [
-        {
-            "apiVersion": "kubeflow.org/v1",
-            "kind": "TFJob",
-            "metadata": {"name": n},
-            "spec": {"tfReplicaSpecs": {"Worker": {"template": WORKER_TEMPLATE}}},
-        }
-        for n in ("a", "b")
-    ]
-    stack = stack_from(tmp_path, {"kubetrain:namespace": "ml", "kubetrain:jobs": jobs})
+    stack = two_tfjobs_stack(tmp_path)
     run = run_pulumi(lambda: deploy_stack(stack) and None)
     (crd,) = run.of_type("kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition")
     assert run.parent_of(crd).type == "pulumi:pulumi:Stack"  # type: ignore[union-attr]
@@ -483,16 +488,7 @@ def test_missing_credentials_stop_the_stack_before_any_job(
 
     monkeypatch.setitem(build_registry._BUILDERS, TFJobDocument, with_secret)
     monkeypatch.setattr("components._job._CACHE", {})
-    jobs = [
-        {
-            "apiVersion": "kubeflow.org/v1",
-            "kind": "TFJob",
-            "metadata": {"name": n},
-            "spec": {"tfReplicaSpecs": {"Worker": {"template": WORKER_TEMPLATE}}},
-        }
-        for n in ("a", "b")
-    ]
-    stack = stack_from(tmp_path, {"kubetrain:namespace": "ml", "kubetrain:jobs": jobs})
+    stack = two_tfjobs_stack(tmp_path)
     config = {"kubetrain:credentials": json.dumps({"a": {"key": "x"}})}
     with pytest.raises(InputError) as raised:
         run_pulumi(
