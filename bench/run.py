@@ -106,7 +106,7 @@ def child(kind: str, args: list[str]) -> dict[str, Any]:
                 raise
     elif kind == "memory":
         from kubetrain import app
-        from kubetrain.spec import load_stack
+        from kubetrain.models import load_stack
 
         stack = load_stack(args[0])
         planned = app.plan(stack, Path(args[1]))
@@ -123,7 +123,7 @@ def child(kind: str, args: list[str]) -> dict[str, Any]:
     elif kind == "baseline":
         import kubernetes_validate
 
-        from kubetrain.spec.source import load_all
+        from kubetrain.models.source import load_all
 
         files = sorted(p for p in Path(args[0]).rglob("*.yaml") if p.name != "kustomization.yaml")
         sample = [load_all(p.read_text())[0] for p in files[: int(args[1])]]

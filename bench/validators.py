@@ -21,7 +21,7 @@ import jsonschema
 import kubernetes_validate
 from referencing import Registry, Resource
 
-from kubetrain.spec import k8s
+from kubetrain.models import k8s
 
 VERSION = (1, 33)
 
@@ -31,8 +31,8 @@ def sample_objects(n: int) -> list[dict[str, Any]]:
 
     import yaml
 
-    from kubetrain.build import build_stack
-    from kubetrain.spec import load_stack
+    from kubetrain.builders import build_stack
+    from kubetrain.models import load_stack
 
     jobs = max(1, n // 12)
     with tempfile.TemporaryDirectory() as tmp:

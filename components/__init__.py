@@ -6,7 +6,7 @@ takes ``(name, args, opts)``; ``args`` is a TypedDict (the schema other Pulumi l
 through ``provider/``), validated into the same pydantic spec and expanded by the same builder
 as the render path. ``stacks/__main__.py`` creates one component per job of the selected stack.
 
-The only package importing pulumi; it uses kubetrain.spec and kubetrain.build, nothing else.
+The only package importing pulumi; it uses kubetrain.models and kubetrain.builders, nothing else.
 """
 
 from ._args import JobMetadataArgs, SettingsArgs

@@ -1,9 +1,9 @@
 """What every job component does first: validate its arguments into the spec the render path
 uses, and expand them with the same builder.
 
-A component's ``args`` go through :func:`kubetrain.spec.load_job` (every rule of a stack file:
+A component's ``args`` go through :func:`kubetrain.models.load_job` (every rule of a stack file:
 schema, embedded Kubernetes types, semantic rules, name limits, the mode annotation), then
-:func:`kubetrain.build.build_job` with a ``pulumi`` build context. Nothing here knows a job kind.
+:func:`kubetrain.builders.build_job` with a ``pulumi`` build context. Nothing here knows a job kind.
 """
 
 import json
@@ -14,9 +14,9 @@ from typing import Any
 
 import pulumi
 
-from kubetrain.build import BuildContext, build_job
-from kubetrain.spec import InputError, JobDocument, LoadedJob, Problem, StackSettings, load_job
-from kubetrain.spec.errors import PathPart
+from kubetrain.builders import BuildContext, build_job
+from kubetrain.models import InputError, JobDocument, LoadedJob, Problem, StackSettings, load_job
+from kubetrain.models.errors import PathPart
 
 from ._args import SettingsArgs
 

@@ -8,11 +8,11 @@ from typing import Any, Protocol
 
 import pulumi
 
-from kubetrain.build import build_stack
-from kubetrain.spec import InputError, JobDocument, LoadedJob, Problem, Stack
-from kubetrain.spec.learner import Learner as LearnerDocument
-from kubetrain.spec.tfjob import TFJob as TFJobDocument
-from kubetrain.spec.trainingjob import TrainingJob as TrainingJobDocument
+from kubetrain.builders import build_stack
+from kubetrain.models import InputError, JobDocument, LoadedJob, Problem, Stack
+from kubetrain.models.learner import Learner as LearnerDocument
+from kubetrain.models.tfjob import TFJob as TFJobDocument
+from kubetrain.models.trainingjob import TrainingJob as TrainingJobDocument
 
 from ._job import job_args
 from ._resources import Identity, identity, prerequisites_of, register

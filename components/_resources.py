@@ -25,8 +25,8 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from kubetrain.build.meta import plain_copy
-from kubetrain.build.order import KIND_ORDER, sort_key
+from kubetrain.builders.meta import plain_copy
+from kubetrain.builders.order import KIND_ORDER, sort_key
 
 from ._secrets import Credentials, find_markers
 

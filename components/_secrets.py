@@ -17,11 +17,11 @@ from typing import Any
 
 import pulumi
 
-from kubetrain.spec import InputError, Problem
+from kubetrain.models import InputError, Problem
 
 __all__ = ["CONFIG_KEY", "MARKER", "Credentials", "find_markers", "is_marker"]
 
-#: The key of a credential marker (the contract with kubetrain/build/secrets.py).
+#: The key of a credential marker (the contract with kubetrain/builders/secrets.py).
 MARKER = "$kubetrainCredential"
 #: The stack config key holding every credential, by name then key.
 CONFIG_KEY = "kubetrain:credentials"

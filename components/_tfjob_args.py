@@ -1,6 +1,6 @@
 """Argument types of the TFJob and TFReplicaSet components: a ``kubeflow.org/v1`` TFJob.
 
-The fields mirror :mod:`kubetrain.spec.tfjob` (snake_case here, camelCase in the schema and in
+The fields mirror :mod:`kubetrain.models.tfjob` (snake_case here, camelCase in the schema and in
 job documents), so a TFJob manifest's ``metadata`` and ``spec`` can be passed as they are.
 Validation is the spec's, not these types': they only shape the schema. They live in a module
 of their own because both components need them. Docstrings reach the schema verbatim (see

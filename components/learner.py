@@ -6,7 +6,7 @@ s3fs HMAC keys of each ``mount_cos`` store, the pull Secret of a private image),
 the component. The Secrets' values come from ``kubetrain:credentials`` as secret outputs: the
 builder emits credential markers and :func:`components._resources.register` resolves them.
 
-The arguments mirror :mod:`kubetrain.spec.learner` under its attribute names. A data store is
+The arguments mirror :mod:`kubetrain.models.learner` under its attribute names. A data store is
 one type holding the fields of both store kinds (the schema has no unions): ``type`` says which
 ones apply, and validation refuses the others.
 
@@ -18,9 +18,9 @@ from typing import Any, NotRequired, TypedDict
 
 import pulumi
 
-from kubetrain.build.learner import TRAINING_ID_LABEL
-from kubetrain.build.tfjob import to_selector
-from kubetrain.spec.learner import Learner as LearnerDocument
+from kubetrain.builders.learner import TRAINING_ID_LABEL
+from kubetrain.builders.tfjob import to_selector
+from kubetrain.models.learner import Learner as LearnerDocument
 
 from ._args import JobMetadataArgs, SettingsArgs
 from ._job import expand

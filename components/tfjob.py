@@ -13,8 +13,8 @@ from typing import Any
 
 import pulumi
 
-from kubetrain.build.tfjob import REPLICA_TYPE_LABEL, TFTrainingJob, to_selector
-from kubetrain.spec.tfjob import TFJob as TFJobDocument
+from kubetrain.builders.tfjob import REPLICA_TYPE_LABEL, TFTrainingJob, to_selector
+from kubetrain.models.tfjob import TFJob as TFJobDocument
 
 from ._job import expand
 from ._resources import Identity, identity, prerequisites_of, register

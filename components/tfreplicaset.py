@@ -11,9 +11,9 @@ from typing import TypedDict
 
 import pulumi
 
-from kubetrain.build.tfjob import REPLICA_TYPE_LABEL, TFTrainingJob, to_selector
-from kubetrain.spec import InputError, Problem
-from kubetrain.spec.tfjob import TFJob as TFJobDocument
+from kubetrain.builders.tfjob import REPLICA_TYPE_LABEL, TFTrainingJob, to_selector
+from kubetrain.models import InputError, Problem
+from kubetrain.models.tfjob import TFJob as TFJobDocument
 
 from ._job import expand
 from ._resources import Identity, identity, register

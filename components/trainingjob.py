@@ -6,7 +6,7 @@ ReplicaSet (fault-tolerant jobs), the pserver ReplicaSet and the trainer Job, al
 the component. Operator mode: the ``paddlepaddle.org/v1`` TrainingJob CRD and custom resource,
 for a cluster that runs the EDL controller.
 
-The arguments mirror :mod:`kubetrain.spec.trainingjob` under its attribute names. The seed's
+The arguments mirror :mod:`kubetrain.models.trainingjob` under its attribute names. The seed's
 irregular JSON keys are spelled like every other field here: ``min-instance`` is
 ``min_instance`` (``minInstance`` in Pulumi YAML), ``VolumeMounts`` is ``volume_mounts``,
 ``NodeSelector`` is ``node_selector``, ``etcd-endpoint`` is ``etcd_endpoint``; ``load_job`` maps
@@ -20,9 +20,9 @@ from typing import Any, NotRequired, TypedDict
 
 import pulumi
 
-from kubetrain.build.tfjob import to_selector
-from kubetrain.spec.trainingjob import MASTER_LABEL, PSERVER_LABEL, TRAINER_LABEL
-from kubetrain.spec.trainingjob import TrainingJob as TrainingJobDocument
+from kubetrain.builders.tfjob import to_selector
+from kubetrain.models.trainingjob import MASTER_LABEL, PSERVER_LABEL, TRAINER_LABEL
+from kubetrain.models.trainingjob import TrainingJob as TrainingJobDocument
 
 from ._args import JobMetadataArgs, SettingsArgs
 from ._job import expand

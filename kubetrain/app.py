@@ -15,9 +15,15 @@ from typing import Any, Literal
 
 import yaml
 
-from .build import Built, build_stack
-from .build.crd import kubeconform_schema, openapi_schema, owned_crds
-from .build.delivery import delivery_name, delivery_objects, engine_of
+from .builders import Built, build_stack
+from .builders.crd import kubeconform_schema, openapi_schema, owned_crds
+from .builders.delivery import delivery_name, delivery_objects, engine_of
+from .models import CheckFailed, InputError, Stack, discover_stacks, load_stack
+from .models.editor import job_schema, stack_schema
+from .models.load import find_project_root, stack_name
+from .models.names import DNS1123_SUBDOMAIN
+from .models.source import display_path
+from .models.stack import StackSettings
 from .render import (
     PendingTree,
     TreeChange,
@@ -31,12 +37,6 @@ from .render import (
     write_tree,
 )
 from .render.tree import check_ownership, is_crd
-from .spec import CheckFailed, InputError, Stack, discover_stacks, load_stack
-from .spec.editor import job_schema, stack_schema
-from .spec.load import find_project_root, stack_name
-from .spec.names import DNS1123_SUBDOMAIN
-from .spec.source import display_path
-from .spec.stack import StackSettings
 from .validate import (
     DEFAULT_VERSION,
     RULES,

@@ -15,9 +15,9 @@ from typing import Any, TypeVar, cast
 import click
 
 from . import __version__, app
-from .spec import CheckFailed, InputError
-from .spec.k8s import parse_version
-from .spec.source import display_path
+from .models import CheckFailed, InputError
+from .models.k8s import parse_version
+from .models.source import display_path
 from .validate import DEFAULT_VERSION, format_report
 
 __all__ = ["main"]

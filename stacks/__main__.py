@@ -3,7 +3,7 @@
 
 Pulumi runs it from ``stacks/`` (``main`` in Pulumi.yaml) with the selected stack's config. The
 ``kubetrain:*`` keys are read through ``pulumi.Config`` into the stack model the CLI uses
-(:func:`kubetrain.spec.load_stack_config`: same validation, ``jobFiles`` relative to the folder
+(:func:`kubetrain.models.load_stack_config`: same validation, ``jobFiles`` relative to the folder
 holding Pulumi.yaml), then one component per job is created. ``kubetrain:credentials`` is not
 read here: the components read it themselves, as secret outputs.
 """
@@ -14,8 +14,8 @@ import pulumi
 from pulumi.runtime import config as runtime_config
 
 from components import deploy_stack
-from kubetrain.spec import KubetrainError, find_project_root, load_stack_config
-from kubetrain.spec.load import config_keys
+from kubetrain.models import KubetrainError, find_project_root, load_stack_config
+from kubetrain.models.load import config_keys
 
 HERE = Path(__file__).resolve().parent
 NAMESPACE = "kubetrain"

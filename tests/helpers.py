@@ -7,8 +7,8 @@ from typing import Any
 
 import yaml
 
-from kubetrain.build import build_stack
-from kubetrain.spec import Stack, load_stack
+from kubetrain.builders import build_stack
+from kubetrain.models import Stack, load_stack
 
 
 def stack_from(tmp_path: Path, config: dict[str, Any], name: str = "test") -> Stack:

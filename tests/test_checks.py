@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kubetrain.spec import StackSettings
-from kubetrain.spec.errors import format_path
+from kubetrain.models import StackSettings
+from kubetrain.models.errors import format_path
 from kubetrain.validate import RULES, CheckSettings, Located, Validator, check_objects, read_objects
 
 from conftest import REPO, UPSTREAM_LOCATION

@@ -10,7 +10,7 @@ import jsonschema_rs
 import pytest
 from pydantic import BaseModel, Field
 
-from kubetrain.build.crd import (
+from kubetrain.builders.crd import (
     CRDError,
     crd_info,
     custom_resource_definition,
@@ -19,9 +19,9 @@ from kubetrain.build.crd import (
     owned_crds,
     structural_problems,
 )
-from kubetrain.spec.base import K8sType, Strict
-from kubetrain.spec.quantity import QUANTITY_PATTERN
-from kubetrain.spec.trainingjob import TrainingJob
+from kubetrain.models.base import K8sType, Strict
+from kubetrain.models.quantity import QUANTITY_PATTERN
+from kubetrain.models.trainingjob import TrainingJob
 from kubetrain.validate import Located, Validator
 
 DESCRIBED = frozenset({"io.k8s.api.core.v1.ResourceRequirements"})

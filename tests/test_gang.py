@@ -9,10 +9,10 @@ from pathlib import Path
 import jsonschema_rs
 import pytest
 
-from kubetrain.build import BuildContext
-from kubetrain.build.gang import GangJob, GangPolicy, with_gang_scheduling
-from kubetrain.build.tfjob import TFTrainingJob
-from kubetrain.spec import StackSettings
+from kubetrain.builders import BuildContext
+from kubetrain.builders.gang import GangJob, GangPolicy, with_gang_scheduling
+from kubetrain.builders.tfjob import TFTrainingJob
+from kubetrain.models import StackSettings
 
 from conftest import UPSTREAM_SCHEMAS
 from helpers import objects, pick, stack_from

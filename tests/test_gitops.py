@@ -12,9 +12,9 @@ import jsonschema_rs
 import pytest
 import yaml
 
-from kubetrain.build.delivery import crd_sync_wave, delivery_objects
+from kubetrain.builders.delivery import crd_sync_wave, delivery_objects
+from kubetrain.models.stack import GitOps
 from kubetrain.render import plan_files, write_tree
-from kubetrain.spec.stack import GitOps
 
 from conftest import REPO, UPSTREAM_SCHEMAS
 

@@ -1,5 +1,5 @@
-"""The layering of DESIGN.md, enforced: spec <- build <- render | validate <- app <- cli, the core
-never imports pulumi, and components use only spec and build (contracts in .importlinter)."""
+"""The layering of DESIGN.md, enforced: models <- builders <- render | validate <- app <- cli, the core
+never imports pulumi, and components use only models and builders (contracts in .importlinter)."""
 
 from __future__ import annotations
 

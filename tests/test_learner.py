@@ -13,7 +13,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kubetrain.build.learner import (
+from kubetrain.builders.learner import (
     CAPABILITY_DROPS,
     LearnerImage,
     cos_options,
@@ -22,9 +22,9 @@ from kubetrain.build.learner import (
     learner_command,
     populate_learner_env_variables,
 )
-from kubetrain.build.registry import BuildProblem
-from kubetrain.spec import InputError
-from kubetrain.spec.learner import Learner
+from kubetrain.builders.registry import BuildProblem
+from kubetrain.models import InputError
+from kubetrain.models.learner import Learner
 from kubetrain.validate import Located, Validator
 
 from conftest import REPO
@@ -398,7 +398,7 @@ def test_two_learners_share_one_pull_secret(tmp_path: Path) -> None:
     second["metadata"]["name"] = "other"
     second["spec"]["trainingId"] = "training-other"
     stack = stack_from(tmp_path, {**STACK, "kubetrain:jobs": [example(), second]})
-    from kubetrain.build import build_stack
+    from kubetrain.builders import build_stack
 
     built = build_stack(stack)
     pulls = [b for b in built if b.obj["metadata"]["name"] == "regcred"]
@@ -437,7 +437,7 @@ def test_no_credential_in_any_env_var(example_objects) -> None:
 
 
 def test_operator_mode_emits_kubetrains_crd_and_the_custom_resource(tmp_path: Path) -> None:
-    from kubetrain.build.crd import kubeconform_schema
+    from kubetrain.builders.crd import kubeconform_schema
     from kubetrain.validate import Located, Validator
 
     doc = example()
@@ -801,7 +801,7 @@ def test_model_accepts_the_example_as_written() -> None:
 def test_every_field_is_described_with_its_default() -> None:
     from pydantic import BaseModel
 
-    from kubetrain.spec import learner
+    from kubetrain.models import learner
 
     models = [
         m

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 import yaml
 
-from kubetrain.build import build_stack
-from kubetrain.spec import InputError, discover_stacks, load_job, load_stack, load_stack_config
-from kubetrain.spec.load import config_keys, document_keys
-from kubetrain.spec.stack import StackSettings
-from kubetrain.spec.tfjob import TFJob
+from kubetrain.builders import build_stack
+from kubetrain.models import InputError, discover_stacks, load_job, load_stack, load_stack_config
+from kubetrain.models.load import config_keys, document_keys
+from kubetrain.models.stack import StackSettings
+from kubetrain.models.tfjob import TFJob
 
 from conftest import REPO
 
@@ -182,7 +182,7 @@ def test_config_keys_say_which_values_are_text() -> None:
     ],
 )
 def test_document_keys(data: dict[str, Any], expected: dict[str, Any]) -> None:
-    from kubetrain.spec.tfjob import TFJobSpec
+    from kubetrain.models.tfjob import TFJobSpec
 
     assert document_keys(TFJobSpec, data) == expected
 
@@ -206,7 +206,7 @@ def test_document_keys_follow_every_model_of_a_union(
     store: dict[str, Any], expected: dict[str, Any]
 ) -> None:
     """A Learner's data store is a mount_cos or a host_mount store: the keys of both are renamed."""
-    from kubetrain.spec.learner import LearnerSpec
+    from kubetrain.models.learner import LearnerSpec
 
     data = {"data_stores": {"training_data": store, "results": store}, "training_id": "t"}
     assert document_keys(LearnerSpec, data) == {

@@ -12,8 +12,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kubetrain.build import build_stack
-from kubetrain.spec import InputError, load_stack
+from kubetrain.builders import build_stack
+from kubetrain.models import InputError, load_stack
 from kubetrain.validate import Located, Validator
 
 from helpers import env, objects

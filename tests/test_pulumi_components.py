@@ -17,10 +17,10 @@ import components
 from components import TFJob, TFReplicaSet, deploy_stack
 from components._job import _CACHE, job_args
 from components._resources import TYPED_KINDS, register
-from kubetrain.build import BuildContext, build_job
-from kubetrain.build import registry as build_registry
-from kubetrain.spec import InputError, StackSettings, load_job
-from kubetrain.spec.tfjob import TFJob as TFJobDocument
+from kubetrain.builders import BuildContext, build_job
+from kubetrain.builders import registry as build_registry
+from kubetrain.models import InputError, StackSettings, load_job
+from kubetrain.models.tfjob import TFJob as TFJobDocument
 
 from conftest import REPO
 from helpers import stack_from

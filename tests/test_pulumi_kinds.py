@@ -16,12 +16,12 @@ import pytest
 
 import components
 from components import LearnerStatefulSet, TrainingJob, deploy_stack
-from kubetrain.build import BuildContext, build_job
-from kubetrain.spec import InputError, load_job
-from kubetrain.spec import learner as learner_spec
-from kubetrain.spec import trainingjob as trainingjob_spec
-from kubetrain.spec.learner import Learner as LearnerDocument
-from kubetrain.spec.trainingjob import TrainingJob as TrainingJobDocument
+from kubetrain.builders import BuildContext, build_job
+from kubetrain.models import InputError, load_job
+from kubetrain.models import learner as learner_spec
+from kubetrain.models import trainingjob as trainingjob_spec
+from kubetrain.models.learner import Learner as LearnerDocument
+from kubetrain.models.trainingjob import TrainingJob as TrainingJobDocument
 
 from helpers import stack_from
 from pulumi_harness import (

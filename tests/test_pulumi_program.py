@@ -13,9 +13,9 @@ import yaml
 
 from components import COMPONENTS, component_name
 from components._secrets import find_markers
-from kubetrain.build import Built, build_stack
-from kubetrain.build.tfjob import REPLICA_TYPE_LABEL
-from kubetrain.spec import Stack, discover_stacks, load_stack
+from kubetrain.builders import Built, build_stack
+from kubetrain.builders.tfjob import REPLICA_TYPE_LABEL
+from kubetrain.models import Stack, discover_stacks, load_stack
 
 from conftest import REPO
 from pulumi_harness import (

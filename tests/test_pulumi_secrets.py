@@ -16,7 +16,7 @@ from pulumi.runtime.sync_await import _sync_await
 
 from components._resources import register
 from components._secrets import Credentials
-from kubetrain.spec import InputError
+from kubetrain.models import InputError
 
 from conftest import REPO
 from pulumi_harness import is_secret, run_program, run_pulumi, stack_file_config, walk_plain

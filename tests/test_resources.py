@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kubetrain.spec.resources import gpu_count, gpu_problems, normalize_gpus
+from kubetrain.models.resources import gpu_count, gpu_problems, normalize_gpus
 
 GPU = "nvidia.com/gpu"
 

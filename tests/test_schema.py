@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from kubetrain.app import schema_files
-from kubetrain.spec.source import load_all
+from kubetrain.models.source import load_all
 from kubetrain.validate import Located, Validator
 
 from conftest import REPO

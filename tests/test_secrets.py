@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 import yaml
 
-from kubetrain.build import BuildContext
-from kubetrain.build.registry import BuildProblem
-from kubetrain.build.secrets import (
+from kubetrain.builders import BuildContext
+from kubetrain.builders.registry import BuildProblem
+from kubetrain.builders.secrets import (
     CREDENTIAL_MARKER,
     CredentialRef,
     SecretSpec,
@@ -21,8 +21,8 @@ from kubetrain.build.secrets import (
     pull_secret_spec,
     secret_manifests,
 )
-from kubetrain.spec.secrets import ExternalSecret, looks_like_credential
-from kubetrain.spec.stack import StackSettings
+from kubetrain.models.secrets import ExternalSecret, looks_like_credential
+from kubetrain.models.stack import StackSettings
 from kubetrain.validate import Located, Validator
 
 from conftest import REPO, UPSTREAM_LOCATION

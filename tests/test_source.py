@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kubetrain.spec import InputError
-from kubetrain.spec.source import load_all, parse_documents
+from kubetrain.models import InputError
+from kubetrain.models.source import load_all, parse_documents
 
 
 def test_lines_point_at_keys() -> None:

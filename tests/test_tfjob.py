@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kubetrain.build import BuildContext
-from kubetrain.build.tfjob import TFTrainingJob, to_selector
+from kubetrain.builders import BuildContext
+from kubetrain.builders.tfjob import TFTrainingJob, to_selector
 from kubetrain.validate import Located, Validator
 
 from helpers import container, env, objects, pick, stack_from

@@ -1,7 +1,7 @@
 """TrainingJob (PaddlePaddle EDL) expansion against the EDL v0.2.0 controller, with its bugs fixed.
 
 Expected values are written out by hand from the controller's parsers (see the module docstring
-of kubetrain/build/trainingjob.py), never taken from kubetrain's own output.
+of kubetrain/builders/trainingjob.py), never taken from kubetrain's own output.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import jsonschema_rs
 import pytest
 import yaml
 
-from kubetrain.build.crd import kubeconform_schema
-from kubetrain.spec import InputError
+from kubetrain.builders.crd import kubeconform_schema
+from kubetrain.models import InputError
 from kubetrain.validate import Located, Validator
 
 from conftest import REPO

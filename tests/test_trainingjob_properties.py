@@ -12,8 +12,8 @@ import jsonschema_rs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kubetrain.build.crd import kubeconform_schema
-from kubetrain.spec import InputError
+from kubetrain.builders.crd import kubeconform_schema
+from kubetrain.models import InputError
 from kubetrain.validate import Located, Validator
 
 from helpers import objects, stack_from

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..build.delivery import CRDS_DIR
-from ..spec.errors import OwnershipError, Problem
-from ..spec.source import GENERATED_MARK, display_path
+from ..builders.delivery import CRDS_DIR
+from ..models.errors import OwnershipError, Problem
+from ..models.source import GENERATED_MARK, display_path
 from .yamlout import dump
 
 __all__ = [
@@ -85,7 +85,7 @@ def iter_files(
 
     CRDs go to ``_crds/`` with a kustomization of their own, which the top kustomization lists
     first: ``kubectl kustomize`` of the folder builds everything, and GitOps engines can apply
-    ``_crds/`` on its own before the rest (see :mod:`kubetrain.build.delivery`).
+    ``_crds/`` on its own before the rest (see :mod:`kubetrain.builders.delivery`).
     """
     paths: dict[str, None] = {}
     for obj, what in objects:

@@ -15,9 +15,9 @@ from typing import Any, Literal
 
 import yaml
 
-from ..spec import k8s
-from ..spec.errors import InputError, PathPart
-from ..spec.source import display_path, load_all, parse_documents
+from ..models import k8s
+from ..models.errors import InputError, PathPart
+from ..models.source import display_path, load_all, parse_documents
 from .schemas import SchemaCatalog, check_location
 
 __all__ = [

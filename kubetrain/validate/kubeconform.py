@@ -31,9 +31,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from ..spec import k8s
-from ..spec.base import resource_kinds
-from ..spec.errors import InputError, PathPart
+from ..models import k8s
+from ..models.base import resource_kinds
+from ..models.errors import InputError, PathPart
 from .engine import Finding, ObjectResult, Report, Status
 from .schemas import DEFAULT_LOCATION, model_schema
 

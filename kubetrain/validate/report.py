@@ -6,7 +6,7 @@ import json
 from typing import Literal
 from xml.etree import ElementTree as ET
 
-from ..spec.errors import format_path
+from ..models.errors import format_path
 from .engine import Finding, ObjectResult, Report
 
 __all__ = ["Format", "format_report"]

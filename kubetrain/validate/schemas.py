@@ -19,8 +19,8 @@ from typing import Any
 
 import jsonschema_rs
 
-from ..spec import k8s
-from ..spec.base import K8S_DEFINITION_KEY, resource_kinds
+from ..models import k8s
+from ..models.base import K8S_DEFINITION_KEY, resource_kinds
 
 __all__ = ["DEFAULT_LOCATION", "SchemaCatalog", "location_path"]
 

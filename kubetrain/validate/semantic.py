@@ -18,9 +18,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..build.security import CONTAINER_FIELDS
-from ..spec.errors import PathPart
-from ..spec.names import (
+from ..builders.security import CONTAINER_FIELDS
+from ..models.errors import PathPart
+from ..models.names import (
     DNS1035_LABEL,
     DNS1123_LABEL,
     DNS1123_SUBDOMAIN,
@@ -28,8 +28,8 @@ from ..spec.names import (
     NameRule,
     check_label_key,
 )
-from ..spec.resources import gpu_findings
-from ..spec.stack import External, StackSettings
+from ..models.resources import gpu_findings
+from ..models.stack import External, StackSettings
 from .engine import Finding, Located, ObjectResult
 
 __all__ = [

@@ -2,7 +2,7 @@
 
 kubetrain writes the PodGroup of Volcano (``scheduling.volcano.sh/v1beta1``) or of the Kubernetes
 scheduler-plugins coscheduling plugin (``scheduling.x-k8s.io/v1alpha1``) next to the pods of a
-gang-scheduled job (see :mod:`kubetrain.build.gang`). The models below describe the fields
+gang-scheduled job (see :mod:`kubetrain.builders.gang`). The models below describe the fields
 kubetrain writes; ``validate`` checks emitted PodGroups against their JSON schema, and the tests
 check them against Volcano's own CRD schema too.
 """

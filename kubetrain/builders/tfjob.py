@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..spec.tfjob import DEFAULT_CONTAINER, ReplicaSpec, TFJob
+from ..models.tfjob import DEFAULT_CONTAINER, ReplicaSpec, TFJob
 from .context import BuildContext
 from .gang import (
     SCHEDULER_NAMES,

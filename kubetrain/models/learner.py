@@ -4,10 +4,10 @@ FfDL's lifecycle manager (``lcm/service/lcm/learner``) turned a training request
 StatefulSet with object-store volumes. This kind is that request written as a Kubernetes-shaped
 document: the training id, the learner count, the framework and its image, cpus/memory/gpus, the
 training-data and results stores, extra env vars and the pull secret. The builder
-(:mod:`kubetrain.build.learner`) expands it into the objects the LCM created.
+(:mod:`kubetrain.builders.learner`) expands it into the objects the LCM created.
 
 Credentials are never written here: a store's ``credentials`` names a credential of the stack's
-secret store (see :mod:`kubetrain.spec.secrets`).
+secret store (see :mod:`kubetrain.models.secrets`).
 """
 
 from __future__ import annotations
@@ -213,7 +213,7 @@ class Resources(Strict):
 
     def container_resources(self, gpu_resource: str) -> dict[str, Any]:
         """Kubernetes ``resources`` with requests equal to limits, GPUs normalised by
-        :func:`kubetrain.spec.resources.normalize_gpus` (none when gpus is 0; FfDL always wrote
+        :func:`kubetrain.models.resources.normalize_gpus` (none when gpus is 0; FfDL always wrote
         a GPU count, 0 for CPU jobs)."""
         limits: dict[str, Any] = {"cpu": self.cpu_quantity(), "memory": self.memory}
         if self.gpus:

@@ -9,7 +9,7 @@ Fidelity target: FfDL ``lcm/service/lcm/learner`` (see the seed). Per Learner:
 * volumes and mounts for the training-data and results stores (``Volumes``,
   ``CreateVolumeForLearner``, ``CreateVolumeMountsForLearner``);
 * the Secrets of the ``mount_cos`` stores and of a private image (``CreateVolumeSecretsSpec``,
-  ``GenerateImagePullSecret``), written by :mod:`kubetrain.build.secrets`: ExternalSecrets in
+  ``GenerateImagePullSecret``), written by :mod:`kubetrain.builders.secrets`: ExternalSecrets in
   render mode, Secrets with values from Pulumi config secrets in Pulumi mode.
 
 FfDL's helper Deployment (load-data, store-results, log-collector sidecars and the shared job
@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..spec.learner import (
+from ..models.learner import (
     CREDENTIAL_KEYS,
     DATA_STORE_HOST_MOUNT,
     DATA_STORE_MOUNT_COS,
@@ -300,7 +300,7 @@ def create_volume_secrets_spec(job: Learner) -> list[SecretSpec]:
 
     FfDL: created one per mounted store even for ``host_mount``, whose volume never reads it,
     and wrote the keys as plain ``stringData``; kubetrain creates them for ``mount_cos`` only,
-    and never holds a value (see :mod:`kubetrain.build.secrets`).
+    and never holds a value (see :mod:`kubetrain.builders.secrets`).
     """
     labels = merge(app_labels("learner", job.name, "credentials"), _training_labels(job, False))
     out = []

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..spec.base import plain_copy
-from ..spec.resources import normalize_gpus
+from ..models.base import plain_copy
+from ..models.resources import normalize_gpus
 
 __all__ = [
     "MANAGED_BY",
@@ -110,7 +110,7 @@ def _canonical_list(value: list[Any]) -> list[Any]:
 
 def normalize_pod_gpus(pod_spec: dict[str, Any], gpu_resource: str) -> dict[str, Any]:
     """Rewrite, in place, every container's GPUs under ``gpu_resource`` with requests equal to
-    limits (see :mod:`kubetrain.spec.resources`). Returns ``pod_spec``."""
+    limits (see :mod:`kubetrain.models.resources`). Returns ``pod_spec``."""
     for field in ("initContainers", "containers"):
         for container in pod_spec.get(field) or ():
             if "resources" in container:

@@ -34,7 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..spec.secrets import PULL_CREDENTIAL_KEY, ExternalSecret
+from ..models.secrets import PULL_CREDENTIAL_KEY, ExternalSecret
 from .context import BuildContext
 from .meta import MANAGED_BY, manifest, object_meta
 from .registry import BuildProblem

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ..spec.stack import StackSettings
+from ..models.stack import StackSettings
 
 __all__ = ["BuildContext", "Target"]
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..spec.stack import GitOps
+from ..models.stack import GitOps
 from .meta import app_labels, canonical, manifest, object_meta
 
 #: Folder of a rendered tree that holds its CustomResourceDefinitions, with a kustomization of

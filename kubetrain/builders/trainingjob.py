@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..spec.resources import normalize_gpus
-from ..spec.trainingjob import (
+from ..models.resources import normalize_gpus
+from ..models.trainingjob import (
     MASTER_LABEL,
     PLURAL,
     PSERVER_LABEL,

@@ -1,7 +1,7 @@
 """GitOps delivery objects kubetrain emits under ``rendered/clusters/<env>/``: Flux's
 ``GitRepository`` and ``Kustomization`` and Argo CD's ``Application``.
 
-The models describe the fields kubetrain writes (see :mod:`kubetrain.build.delivery`), strictly,
+The models describe the fields kubetrain writes (see :mod:`kubetrain.builders.delivery`), strictly,
 so ``validate`` checks delivery objects without extra schema locations; the tests also check them
 against the upstream CRD schemas.
 """

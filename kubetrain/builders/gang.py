@@ -35,8 +35,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..spec.quantity import Quantity, canonical_quantity, format_quantity, parse_quantity
-from ..spec.stack import StackSettings
+from ..models.quantity import Quantity, canonical_quantity, format_quantity, parse_quantity
+from ..models.stack import StackSettings
 from .meta import manifest, object_meta
 
 __all__ = [

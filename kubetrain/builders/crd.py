@@ -11,7 +11,7 @@ printer columns). :func:`openapi_schema` turns its pydantic model into a *struct
   them) except ``null`` ones;
 * unions of an integer and a string become ``x-kubernetes-int-or-string``; so do Kubernetes
   quantities, which also get the quantity pattern;
-* an embedded Kubernetes type (:class:`~kubetrain.spec.base.K8sType`) is either described in full
+* an embedded Kubernetes type (:class:`~kubetrain.models.base.K8sType`) is either described in full
   from the Kubernetes schema of the target version (the small, closed ones in
   :data:`DESCRIBED_K8S_TYPES`) or kept as an object that preserves unknown fields (pods, volumes);
   kubetrain's private ``x-kubetrain-k8s-definition`` key never reaches the output.
@@ -31,9 +31,9 @@ from typing import Any
 import jsonschema_rs
 from pydantic import BaseModel
 
-from ..spec import k8s
-from ..spec.base import K8S_DEFINITION_KEY, JobDocument
-from ..spec.quantity import QUANTITY_PATTERN
+from ..models import k8s
+from ..models.base import K8S_DEFINITION_KEY, JobDocument
+from ..models.quantity import QUANTITY_PATTERN
 from .meta import MANAGED_BY, manifest, object_meta
 
 __all__ = [

@@ -6,9 +6,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ..spec.base import JobDocument
-from ..spec.errors import InputError, Problem
-from ..spec.load import LoadedJob, Stack
+from ..models.base import JobDocument
+from ..models.errors import InputError, Problem
+from ..models.load import LoadedJob, Stack
 from .context import BuildContext, Target
 from .delivery import crd_sync_wave
 from .meta import canonical
