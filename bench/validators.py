@@ -21,7 +21,7 @@ import jsonschema
 import kubernetes_validate
 from referencing import Registry, Resource
 
-from kubetrain.models import k8s
+from kubetrain.kube import schemas as k8s
 
 VERSION = (1, 33)
 

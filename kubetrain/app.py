@@ -18,10 +18,10 @@ import yaml
 from .builders import Built, build_stack
 from .builders.crd import kubeconform_schema, openapi_schema, owned_crds
 from .builders.delivery import delivery_name, delivery_objects, engine_of
+from .kube.names import DNS1123_SUBDOMAIN
 from .models import CheckFailed, InputError, Stack, discover_stacks, load_stack
 from .models.editor import job_schema, stack_schema
 from .models.load import find_project_root, stack_name
-from .models.names import DNS1123_SUBDOMAIN
 from .models.source import display_path
 from .models.stack import StackSettings
 from .render import (

@@ -15,8 +15,8 @@ from typing import Any, TypeVar, cast
 import click
 
 from . import __version__, app
+from .kube.schemas import parse_version
 from .models import CheckFailed, InputError
-from .models.k8s import parse_version
 from .models.source import display_path
 from .validate import DEFAULT_VERSION, format_report
 

@@ -19,8 +19,8 @@ from kubetrain.builders.crd import (
     owned_crds,
     structural_problems,
 )
+from kubetrain.kube.quantity import QUANTITY_PATTERN
 from kubetrain.models.base import K8sType, Strict
-from kubetrain.models.quantity import QUANTITY_PATTERN
 from kubetrain.models.trainingjob import TrainingJob
 from kubetrain.validate import Located, Validator
 

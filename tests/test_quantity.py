@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kubetrain.models.quantity import (
+from kubetrain.kube.quantity import (
     Quantity,
     canonical_quantity,
     format_quantity,

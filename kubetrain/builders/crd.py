@@ -31,9 +31,9 @@ from typing import Any
 import jsonschema_rs
 from pydantic import BaseModel
 
-from ..models import k8s
+from ..kube import schemas as k8s
+from ..kube.quantity import QUANTITY_PATTERN
 from ..models.base import K8S_DEFINITION_KEY, JobDocument
-from ..models.quantity import QUANTITY_PATTERN
 from .meta import MANAGED_BY, manifest, object_meta
 
 __all__ = [

@@ -35,7 +35,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..models.quantity import Quantity, canonical_quantity, format_quantity, parse_quantity
+from ..kube.quantity import Quantity, canonical_quantity, format_quantity, parse_quantity
 from ..models.stack import StackSettings
 from .meta import manifest, object_meta
 

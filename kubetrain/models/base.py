@@ -21,7 +21,7 @@ from pydantic import (
     field_validator,
 )
 
-from .names import DNS1123_LABEL, DNS1123_SUBDOMAIN, LABEL_VALUE, NameRule, check_label_key
+from ..kube.names import DNS1123_LABEL, DNS1123_SUBDOMAIN, LABEL_VALUE, NameRule, check_label_key
 
 if TYPE_CHECKING:
     from .stack import StackSettings

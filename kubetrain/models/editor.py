@@ -16,7 +16,7 @@ from typing import Any
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue, models_json_schema
 from pydantic_core import core_schema
 
-from . import k8s
+from ..kube import schemas as k8s
 from .base import K8S_DEFINITION_KEY, job_kinds
 from .stack import CONFIG_NAMESPACE, StackFile, StackSettings
 

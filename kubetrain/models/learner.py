@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
+from ..kube.names import DNS1035_LABEL, DNS1123_LABEL, DNS1123_SUBDOMAIN, LABEL_VALUE
 from .base import (
     DerivedName,
     DNSSubdomain,
@@ -26,7 +27,6 @@ from .base import (
     job_kind,
     reject_unquoted_number,
 )
-from .names import DNS1035_LABEL, DNS1123_LABEL, DNS1123_SUBDOMAIN, LABEL_VALUE
 from .resources import normalize_gpus
 from .secrets import CredentialName, credential_value_message, looks_like_credential
 

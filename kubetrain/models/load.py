@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from . import k8s
+from ..kube import schemas as k8s
 from .base import MODE_ANNOTATION, DerivedName, JobDocument, K8sType, job_kinds
 from .errors import InputError, PathPart, Problem
 from .secrets import credential_value_message, looks_like_credential

@@ -13,8 +13,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, field_validator
 
+from ..kube.quantity import QUANTITY_PATTERN, parse_quantity
 from .base import K8sType, Strict, resource_kind
-from .quantity import QUANTITY_PATTERN, parse_quantity
 
 __all__ = [
     "ObjectMeta",

@@ -13,9 +13,9 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from ..kube.names import check_label_key
+from ..kube.schemas import parse_version
 from .base import DNSLabel, DNSSubdomain, Strict, reject_unquoted_number
-from .k8s import parse_version
-from .names import check_label_key
 
 __all__ = [
     "CONFIG_NAMESPACE",

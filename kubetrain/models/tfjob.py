@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
+from ..kube.names import DNS1035_LABEL, DNS1123_SUBDOMAIN, LABEL_VALUE
 from .base import DerivedName, JobDocument, K8sType, Strict, job_kind, plain_copy
-from .names import DNS1035_LABEL, DNS1123_SUBDOMAIN, LABEL_VALUE
 from .resources import pod_gpu_problems
 from .scheduling import check_resource_list, min_available_problems
 

@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import AliasChoices, BeforeValidator, Field, field_validator, model_validator
 
+from ..kube.names import DNS1123_LABEL, DNS1123_SUBDOMAIN, LABEL_VALUE
+from ..kube.quantity import cpu_cores_ceil, quantity_problem
 from .base import DerivedName, JobDocument, K8sType, Strict, _check_map_keys, job_kind
-from .names import DNS1123_LABEL, DNS1123_SUBDOMAIN, LABEL_VALUE
-from .quantity import cpu_cores_ceil, quantity_problem
 from .resources import gpu_count, gpu_problems
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 import yaml
 
-from ..models import k8s
+from ..kube import schemas as k8s
 from ..models.errors import InputError, PathPart
 from ..models.source import display_path, load_all, parse_documents
 from .schemas import SchemaCatalog, check_location

@@ -31,7 +31,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from ..models import k8s
+from ..kube import schemas as k8s
 from ..models.base import resource_kinds
 from ..models.errors import InputError, PathPart
 from .engine import Finding, ObjectResult, Report, Status

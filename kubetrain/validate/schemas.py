@@ -19,7 +19,7 @@ from typing import Any
 
 import jsonschema_rs
 
-from ..models import k8s
+from ..kube import schemas as k8s
 from ..models.base import K8S_DEFINITION_KEY, resource_kinds
 
 __all__ = ["DEFAULT_LOCATION", "SchemaCatalog", "location_path"]

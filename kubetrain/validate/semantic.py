@@ -19,8 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..builders.security import CONTAINER_FIELDS
-from ..models.errors import PathPart
-from ..models.names import (
+from ..kube.names import (
     DNS1035_LABEL,
     DNS1123_LABEL,
     DNS1123_SUBDOMAIN,
@@ -28,6 +27,7 @@ from ..models.names import (
     NameRule,
     check_label_key,
 )
+from ..models.errors import PathPart
 from ..models.resources import gpu_findings
 from ..models.stack import External, StackSettings
 from .engine import Finding, Located, ObjectResult
