@@ -1,5 +1,5 @@
-"""The layering of DESIGN.md, enforced: models <- builders <- render | validate <- app <- cli, the core
-never imports pulumi, and components use only models and builders (contracts in .importlinter)."""
+"""The layering of DESIGN.md, enforced: kube <- models <- builders <- render | validate <- app <- cli, the
+core never imports pulumi, and components use only kube, models and builders (.importlinter)."""
 
 from __future__ import annotations
 
