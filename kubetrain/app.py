@@ -13,8 +13,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
 from .builders import Built, build_stack
 from .builders.crd import kubeconform_schema, openapi_schema, owned_crds
 from .builders.delivery import delivery_name, delivery_objects, engine_of
@@ -22,7 +20,7 @@ from .kube.names import DNS1123_SUBDOMAIN
 from .models import CheckFailed, InputError, Stack, discover_stacks, load_stack
 from .models.editor import job_schema, stack_schema
 from .models.load import find_project_root, stack_name
-from .models.source import display_path
+from .models.source import display_path, load_documents
 from .models.stack import StackSettings
 from .render import (
     PendingTree,
@@ -37,6 +35,7 @@ from .render import (
     write_tree,
 )
 from .render.tree import check_ownership, is_crd
+from .render.yamlout import read_generated
 from .validate import (
     DEFAULT_VERSION,
     RULES,
@@ -88,12 +87,8 @@ class Project:
         for name in ("Pulumi.yaml", "Pulumi.yml"):
             path = self.root / name
             if path.is_file():
-                try:
-                    data = (
-                        yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader) or {}
-                    )
-                except yaml.YAMLError as exc:
-                    raise InputError.single(display_path(path), f"invalid YAML: {exc}") from None
+                docs = load_documents(path)
+                data = docs[0].data if docs else None
                 configured = data.get("stackConfigDir") if isinstance(data, dict) else None
                 return self.root / configured if isinstance(configured, str) else self.root
         return self.root
@@ -417,7 +412,7 @@ def validate_paths(
         ignore_missing_schemas=ignore_missing_schemas,
         schemas=engine == "builtin",
     )
-    items, early, versions, texts = read_objects(paths)
+    items, early, versions, texts = read_objects(paths, fast=read_generated)
     report = validator.validate(items, {} if version else versions)
     for settings, indexes in _check_groups(project, items, stack).values():
         check_objects(

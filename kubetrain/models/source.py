@@ -1,54 +1,132 @@
 """Strict YAML reading that remembers where every value came from.
 
-Stack files and job documents are parsed with libyaml (``CSafeLoader``) into plain Python values
-plus a table from field path to line number, so every later error can be printed as
-``FILE:LINE: path.to.field: message``. A key given twice in one mapping is an error (PyYAML
-silently keeps the last one). Timestamps stay strings, as they do for Pulumi and Kubernetes.
+Every input (stack files, job files, the files ``kubetrain validate`` checks) is read the way
+``kubectl`` reads it: YAML 1.1 with PyYAML's resolver (``yes`` is true, ``010`` is 8), parsed by
+libyaml (``CSafeLoader``), into plain JSON data. On top of that reading, kubetrain refuses what
+kubectl would turn into something else or choke on, each with ``FILE:LINE: path: message``:
+
+* a key given twice in one mapping (PyYAML silently keeps the last one; a key a YAML merge
+  ``<<`` brings in may be overridden, as YAML says);
+* a mapping key that is not a string (``yes:``, ``1:``, ``~:``): JSON has no such keys;
+* ``!!binary``, ``!!timestamp``, ``!!set``, ``!!omap`` and ``!!pairs`` values, and the numbers
+  JSON cannot hold (``.nan``, ``.inf``, integers beyond 64 bits);
+* strings kustomize cannot read back (DEL, C1 controls, U+FFFE/U+FFFF; see :data:`UNREADABLE`);
+* recursive aliases, aliases expanding past :data:`~.limits.MAX_ALIAS_VALUES` values (the
+  "billion laughs"), nesting deeper than :data:`~.limits.MAX_DEPTH`.
+
+Timestamps stay strings, as they do for Pulumi and for kubectl (go-yaml keeps them as strings
+when decoding into untyped values). Files are read only when they are regular files of at most
+:data:`~.limits.MAX_FILE_BYTES`: a FIFO, a device or a symbolic-link loop is an input error
+rather than a hang.
+
+Values are loaded fast (no line table); a file with a problem is parsed again, tracking lines,
+so that the message can say where.
 """
 
 from __future__ import annotations
 
+import math
 import os
-from collections.abc import Sequence
+import re
+import stat
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
-import yaml_rs
 
 from .errors import InputError, PathPart, Problem
+from .limits import INT64_MAX, INT64_MIN, MAX_ALIAS_VALUES, MAX_DEPTH, MAX_FILE_BYTES
 
 __all__ = [
     "GENERATED_MARK",
+    "UNREADABLE",
     "Document",
     "display_path",
+    "file_kind",
     "load_all",
     "load_documents",
     "parse_documents",
+    "read_text",
+    "value_problems",
 ]
 
 Path_ = tuple[PathPart, ...]
+#: A reader that may load a text faster than PyYAML and prove it got the same values: the
+#: documents, or ``None`` to let PyYAML read the text.
+FastReader = Callable[[str], list[Any] | None]
+
+#: Characters kustomize (go-yaml v3) cannot read back once written, even escaped: DEL, the C1
+#: controls but NEL, the surrogates and the noncharacters U+FFFE and U+FFFF. ``kubectl
+#: kustomize`` of a file holding one fails (the test suite checks this set against kubectl).
+UNREADABLE = re.compile("[\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
+
+_REFUSED_TAGS = {
+    "tag:yaml.org,2002:binary": "write the base64 text as a string",
+    "tag:yaml.org,2002:timestamp": "write the time as a string",
+    "tag:yaml.org,2002:set": "write a list",
+    "tag:yaml.org,2002:omap": "write a mapping",
+    "tag:yaml.org,2002:pairs": "write a mapping",
+}
+
+
+class _DuplicateKey(yaml.constructor.ConstructorError):
+    """A key given twice in one mapping (the mapping node is kept to find its path)."""
+
+    def __init__(self, mapping: yaml.MappingNode, key: yaml.Node, first: yaml.Node) -> None:
+        super().__init__(None, None, f"found duplicate key {key.value!r}", key.start_mark)
+        self.mapping = mapping
+        self.key = key
+        self.first = first
 
 
 class _Loader(yaml.CSafeLoader):
-    """libyaml parser, safe constructors, no implicit timestamps, no duplicate keys."""
+    """libyaml parser, safe constructors, no implicit timestamps, no duplicate keys, no types
+    JSON cannot hold."""
 
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+    def flatten_mapping(self, node: yaml.MappingNode) -> None:
+        """PyYAML's merge (``<<``), after refusing keys given twice, and keeping one entry per
+        key: the one that wins (a key given in the mapping beats a merged one, an earlier merge
+        a later one). One entry per key also keeps merges of merges from growing exponentially
+        (a "merge bomb")."""
         seen: dict[tuple[str, str], yaml.Node] = {}
         for key_node, _ in node.value:
             if isinstance(key_node, yaml.ScalarNode) and key_node.tag != "tag:yaml.org,2002:merge":
                 key = (key_node.tag, key_node.value)
                 if key in seen:
-                    raise yaml.constructor.ConstructorError(
-                        f"while constructing a mapping (line {seen[key].start_mark.line + 1})",
-                        node.start_mark,
-                        f"found duplicate key {key_node.value!r}",
-                        key_node.start_mark,
-                    )
+                    raise _DuplicateKey(node, key_node, seen[key])
                 seen[key] = key_node
-        return super().construct_mapping(node, deep=deep)
+        super().flatten_mapping(node)
+        where: dict[Any, int] = {}
+        pairs: list[tuple[yaml.Node, yaml.Node]] = []
+        for key_node, value_node in node.value:
+            ident = (
+                (key_node.tag, key_node.value)
+                if isinstance(key_node, yaml.ScalarNode)
+                else id(key_node)
+            )
+            if ident in where:
+                pairs[where[ident]] = (key_node, value_node)  # the later entry wins, in place
+            else:
+                where[ident] = len(pairs)
+                pairs.append((key_node, value_node))
+        node.value = pairs
 
+
+def _refuse_tag(loader: _Loader, node: yaml.Node) -> Any:
+    short = node.tag.replace("tag:yaml.org,2002:", "!!")
+    raise yaml.constructor.ConstructorError(
+        None,
+        None,
+        f"the tag {short} is not supported: Kubernetes objects are JSON; "
+        f"{_REFUSED_TAGS[node.tag]}",
+        node.start_mark,
+    )
+
+
+for _tag in _REFUSED_TAGS:
+    _Loader.add_constructor(_tag, _refuse_tag)
 
 _Loader.yaml_implicit_resolvers = {
     first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
@@ -157,7 +235,7 @@ def display_path(path: str | os.PathLike[str]) -> str:
     p = Path(path)
     try:
         return str(p.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
+    except (ValueError, OSError, RuntimeError):  # RuntimeError: a symbolic-link loop
         return str(p)
 
 
@@ -166,111 +244,369 @@ def display_path(path: str | os.PathLike[str]) -> str:
 GENERATED_MARK = "# Generated by kubetrain"
 
 
-def load_all(text: str) -> list[Any]:
-    """Every non-empty document of ``text``, fast (no line table); same rules as
-    :func:`parse_documents`. Raises ``yaml.YAMLError``."""
-    if text.startswith(GENERATED_MARK):
-        # kubetrain's own output quotes every scalar YAML 1.1 and 1.2 could read differently,
-        # so a YAML 1.2 parser reads it exactly as PyYAML would, about six times faster.
-        try:
-            value = yaml_rs.loads(text, parse_datetime=False)
-        except yaml_rs.YAMLDecodeError:
-            pass  # not what kubetrain wrote after all: let PyYAML say what is wrong
+# --- files -----------------------------------------------------------------------------------
+
+
+def file_kind(mode: int) -> str:
+    """What a file of this ``st_mode`` is, for messages (``a named pipe (FIFO)``)."""
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a regular file" if stat.S_ISREG(mode) else "not a regular file"
+
+
+def _os_message(exc: OSError) -> str:
+    if exc.errno is not None and exc.errno == getattr(os, "ELOOP", -1):
+        return "cannot read: a loop of symbolic links"
+    return f"cannot read: {exc.strerror or exc}"
+
+
+def read_text(path: str | os.PathLike[str], what: str = "a YAML file") -> str:
+    """The UTF-8 text of the regular file ``path``. Anything else (a folder, a FIFO, a device,
+    a symbolic-link loop, a file over :data:`~.limits.MAX_FILE_BYTES`, bytes that are not UTF-8)
+    is an :class:`InputError` naming the path. Opening never blocks: a FIFO is opened
+    non-blocking and refused by its type, so no reader waits for a writer that never comes."""
+    shown = display_path(path)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise InputError.single(shown, "file not found") from None
+    except OSError as exc:
+        raise InputError.single(shown, _os_message(exc)) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise InputError.single(shown, f"is {file_kind(info.st_mode)}, expected {what}")
+        if info.st_size > MAX_FILE_BYTES:
+            raise InputError.single(shown, _too_big(info.st_size))
+        chunks, size = [], 0
+        # Read to the end, but never more than the limit (a file may grow, and files under
+        # /proc say they are empty).
+        while chunk := os.read(fd, min(1 << 20, MAX_FILE_BYTES + 1 - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > MAX_FILE_BYTES:
+                raise InputError.single(shown, _too_big(size))
+    except OSError as exc:
+        raise InputError.single(shown, _os_message(exc)) from None
+    finally:
+        os.close(fd)
+    try:
+        return b"".join(chunks).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError.single(shown, f"not UTF-8 text ({exc.reason})") from None
+
+
+def _too_big(size: int) -> str:
+    return (
+        f"is {size / 2**20:.0f} MiB; kubetrain reads files of at most "
+        f"{MAX_FILE_BYTES // 2**20} MiB (docs/limits.md)"
+    )
+
+
+# --- what a value may hold -------------------------------------------------------------------
+
+
+class _Abort(Exception):
+    """A structural problem: the walk stops at the first one."""
+
+    def __init__(self, path: Path_, message: str) -> None:
+        super().__init__(message)
+        self.path = path
+        self.message = message
+
+
+def _unreadable(text: str) -> str | None:
+    m = UNREADABLE.search(text)
+    if m is None:
+        return None
+    return (
+        f"holds the character U+{ord(m[0]):04X}, which kustomize and kubectl cannot read back "
+        "(DEL, C1 controls, surrogates, U+FFFE and U+FFFF are refused)"
+    )
+
+
+class _Walk:
+    """One pass over a document: every rule of :func:`value_problems`.
+
+    Containers reached twice (YAML aliases) are checked once; their size counts every time,
+    so an alias bomb is caught without being expanded, and a container holding itself is
+    a recursive alias.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.problems: list[tuple[Path_, str]] = []
+        self.limit = limit
+        self.known: dict[int, tuple[int, int]] = {}  # id -> (values, height)
+        self.active: set[int] = set()
+        self.unique = 0
+        self.total = 0
+
+    def note(self, path: Path_, message: str) -> None:
+        if len(self.problems) < self.limit:
+            self.problems.append((path, message))
+
+    def visit(self, value: Any, path: Path_, depth: int) -> tuple[int, int]:
+        """(values, height) of ``value``: how many values it holds, counting aliases expanded,
+        and how deep it nests."""
+        kind = type(value)
+        if kind is str:
+            if (problem := _unreadable(value)) is not None:
+                self.note(path, problem)
+            return 1, 0
+        if kind is dict or kind is list:
+            return self._container(value, path, depth)
+        if kind is bool or value is None:
+            return 1, 0
+        if kind is int:
+            if not INT64_MIN <= value <= INT64_MAX:
+                self.note(path, "an integer beyond 64 bits: Kubernetes cannot read it")
+            return 1, 0
+        if kind is float:
+            if math.isnan(value):
+                self.note(path, "NaN (.nan) is not a number JSON, or Kubernetes, can hold")
+            elif math.isinf(value):
+                self.note(path, "infinity (.inf) is not a number JSON, or Kubernetes, can hold")
+            return 1, 0
+        self.note(
+            path, f"a {type(value).__name__} is not plain data (strings, numbers, booleans, null)"
+        )
+        return 1, 0
+
+    def _container(self, value: Any, path: Path_, depth: int) -> tuple[int, int]:
+        key = id(value)
+        if key in self.active:
+            raise _Abort(path, "a recursive alias: this value contains itself")
+        known = self.known.get(key)
+        if known is not None:  # an alias of a value already checked
+            size, height = known
+            self._count(size, path)
+            if depth + height > MAX_DEPTH:
+                raise _Abort(path[:8], _too_deep())
+            return known
+        if depth >= MAX_DEPTH:
+            raise _Abort(path[:8], _too_deep())
+        self.active.add(key)
+        size, height = 1, 0
+        if type(value) is dict:
+            for k, item in value.items():
+                if type(k) is not str:
+                    self.note(path, f"a key must be a string, not {_key_text(k)}: quote it")
+                    continue
+                if (problem := _unreadable(k)) is not None:
+                    self.note(path, f"a key {problem}")
+                n, h = self.visit(item, (*path, k), depth + 1)
+                size += n
+                height = max(height, h + 1)
         else:
-            if isinstance(value, dict):
-                return [value]
-    return [doc for doc in yaml.load_all(text, Loader=_Loader) if doc is not None]
+            for i, item in enumerate(value):
+                n, h = self.visit(item, (*path, i), depth + 1)
+                size += n
+                height = max(height, h + 1)
+        self.active.discard(key)
+        self.known[key] = (size, height)
+        self.unique += 1
+        self._count(1, path)
+        return size, height
+
+    def _count(self, values: int, path: Path_) -> None:
+        self.total += values
+        if self.total - self.unique > MAX_ALIAS_VALUES:
+            raise _Abort(
+                path,
+                f"aliases expand this document to more than {MAX_ALIAS_VALUES:,} values "
+                "(an alias bomb, such as the billion laughs)",
+            )
+
+
+def _too_deep() -> str:
+    return f"nested more than {MAX_DEPTH} levels deep below here (docs/limits.md)"
+
+
+def _key_text(key: Any) -> str:
+    if key is None:
+        return "null (YAML reads an empty key, ~ and null so)"
+    if isinstance(key, bool):
+        return f"the boolean {str(key).lower()} (YAML 1.1 reads yes, no, on, off, y, n so)"
+    if isinstance(key, int | float):
+        return f"the number {key!r}"
+    return f"a {type(key).__name__}"
+
+
+def value_problems(value: Any, limit: int = 20) -> list[tuple[Path_, str]]:
+    """Why ``value`` is not plain data kubetrain accepts, as (field path, message) pairs (at
+    most ``limit``; empty when it is). The rules are the module's; messages never repeat a value
+    (it may be secret material)."""
+    walk = _Walk(limit)
+    try:
+        walk.visit(value, (), 0)
+    except _Abort as exc:
+        return [(exc.path, exc.message)]
+    except RecursionError:  # unreachable within MAX_DEPTH; kept so no input makes a traceback
+        return [((), _too_deep())]
+    return walk.problems
+
+
+# --- reading YAML ----------------------------------------------------------------------------
+
+
+def load_all(text: str, file: str, *, fast: FastReader | None = None) -> list[Any]:
+    """Every non-empty document of ``text`` (named ``file`` in messages), without a line table;
+    the same rules and the same values as :func:`parse_documents`, which is asked for the line
+    of any problem (so this raises an :class:`InputError` exactly when it does).
+
+    ``fast`` may read the text first (``kubetrain validate`` reads files kubetrain wrote with
+    a faster parser, when it can prove the values are PyYAML's); its documents obey the same
+    rules."""
+    docs = fast(text) if fast is not None else None
+    if docs is None:
+        try:
+            docs = [doc for doc in yaml.load_all(text, Loader=_Loader) if doc is not None]
+        except (yaml.YAMLError, RecursionError):
+            return [d.data for d in parse_documents(text, file)]
+    if any(value_problems(doc, limit=1) for doc in docs):
+        return [d.data for d in parse_documents(text, file)]
+    return docs
 
 
 def load_documents(path: str | os.PathLike[str]) -> list[Document]:
-    """Read every YAML document of ``path`` (a missing or unreadable file is an input error)."""
+    """Read every YAML document of ``path`` (a missing, unreadable or unusual file is an input
+    error; see :func:`read_text`)."""
     shown = display_path(path)
-    try:
-        text = Path(path).read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        raise InputError.single(shown, "file not found") from None
-    except IsADirectoryError:
-        raise InputError.single(shown, "is a directory, expected a YAML file") from None
-    except UnicodeDecodeError as exc:
-        raise InputError.single(shown, f"not UTF-8 text ({exc.reason})") from None
-    except OSError as exc:
-        raise InputError.single(shown, f"cannot read: {exc.strerror}") from None
-    try:
-        values = load_all(text)
-    except (yaml.YAMLError, RecursionError, TypeError):
-        # The slow, line-tracking parser says exactly what and where.
-        return parse_documents(text, shown)
+    text = read_text(path)
+    values = load_all(text, shown)
     lines = _Lines(text, shown)
     return [Document(shown, i, value, lines) for i, value in enumerate(values)]
 
 
+def yaml_error(exc: yaml.YAMLError, text: str) -> tuple[int | None, str]:
+    """The line of a YAML error and its message on one line, ``invalid YAML: ...``."""
+    line: int | None = None
+    if isinstance(exc, yaml.MarkedYAMLError):
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        context = exc.context or ""
+        if context and exc.context_mark is not None and exc.problem_mark is not None:
+            first = exc.context_mark.line + 1
+            if first != line:
+                context += f" (from line {first})"
+        message = " ".join(part for part in (context, exc.problem or "") if part)
+    elif isinstance(exc, yaml.reader.ReaderError):
+        line = text.count("\n", 0, exc.position) + 1 if exc.position <= len(text) else None
+        character = (
+            f"U+{exc.character:04X}" if isinstance(exc.character, int) else repr(exc.character)
+        )
+        message = f"unacceptable character {character}: {exc.reason}"
+    else:
+        message = str(exc)
+    return line, "invalid YAML: " + " ".join(message.split())
+
+
 def parse_documents(text: str, file: str) -> list[Document]:
-    """Parse ``text`` (named ``file`` in messages) into documents; empty documents are skipped."""
+    """Parse ``text`` (named ``file`` in messages) into documents with their line tables; empty
+    documents are skipped. Any problem (see the module docstring) is an :class:`InputError`."""
     loader = _Loader(text)
     docs: list[Document] = []
     tables: list[dict[Path_, int]] = []
     source = _Lines(text, file, tables)
+    node: yaml.Node | None = None
     try:
         index = 0
         while loader.check_node():
             node = loader.get_node()
             if node is None:
                 continue
-            lines: dict[tuple[PathPart, ...], int] = {}
-            data = _construct(loader, node, (), lines, file)
+            data = loader.construct_document(node)
             if data is None:  # an empty document
                 continue
+            problems = value_problems(data)
+            if problems:
+                raise InputError(
+                    Problem(file, _line_at(node, path), path, message) for path, message in problems
+                )
+            lines: dict[Path_, int] = {}
+            _record_lines(node, (), lines)
             tables.append(lines)
             docs.append(Document(file, index, data, source))
             index += 1
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else None
-        message = " ".join(part for part in (exc.context, exc.problem) if part)
-        raise InputError.single(file, f"invalid YAML: {message}", line=line) from None
-    except yaml.YAMLError as exc:
-        raise InputError.single(file, f"invalid YAML: {exc}") from None
-    except RecursionError:
+    except _DuplicateKey as exc:
+        path = _path_to(node, exc.mapping) if node is not None else ()
+        key = exc.key.value
         raise InputError.single(
-            file, "invalid YAML: nesting too deep (or a recursive alias)"
+            file,
+            f"duplicate key {key!r} (first given on line {exc.first.start_mark.line + 1})",
+            line=exc.key.start_mark.line + 1,
+            path=(*(path or ()), key),
         ) from None
+    except yaml.YAMLError as exc:
+        line, message = yaml_error(exc, text)
+        raise InputError.single(file, message, line=line) from None
+    except RecursionError:  # libyaml bounds nesting itself; kept so nothing makes a traceback
+        raise InputError.single(file, f"invalid YAML: {_too_deep()}") from None
     finally:
         loader.dispose()
     return docs
 
 
-def _construct(
-    loader: _Loader,
-    node: yaml.Node,
-    path: tuple[PathPart, ...],
-    lines: dict[tuple[PathPart, ...], int],
-    file: str,
-) -> Any:
+def _record_lines(node: yaml.Node, path: Path_, lines: dict[Path_, int]) -> None:
+    """The line of every path under ``node`` (its mappings already flattened by construction,
+    so a key merged with ``<<`` and then given again has the line where it is given again)."""
     lines.setdefault(path, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode):
-        loader.flatten_mapping(node)
-        result: dict[Any, Any] = {}
         for key_node, value_node in node.value:
-            if not isinstance(key_node, yaml.ScalarNode):
-                raise InputError.single(
-                    file,
-                    "a mapping key must be a scalar",
-                    line=key_node.start_mark.line + 1,
-                    path=path,
-                )
-            key = loader.construct_object(key_node)
-            if key in result:
-                raise InputError.single(
-                    file,
-                    f"duplicate key {key!r} (first given on line {lines[(*path, key)]})",
-                    line=key_node.start_mark.line + 1,
-                    path=(*path, key),
-                )
-            lines[(*path, key)] = key_node.start_mark.line + 1
-            result[key] = _construct(loader, value_node, (*path, key), lines, file)
-        return result
-    if isinstance(node, yaml.SequenceNode):
-        return [
-            _construct(loader, item, (*path, i), lines, file) for i, item in enumerate(node.value)
-        ]
-    return loader.construct_object(node)
+            key = (*path, key_node.value)
+            lines[key] = key_node.start_mark.line + 1
+            _record_lines(value_node, key, lines)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _record_lines(item, (*path, i), lines)
+
+
+def _line_at(node: yaml.Node, path: Path_) -> int:
+    """The line of ``path`` below ``node`` (or of the deepest part of it that exists)."""
+    line = node.start_mark.line + 1
+    for part in path:
+        if isinstance(node, yaml.MappingNode):
+            found = [(k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == part]
+            if not found:
+                break
+            key_node, node = found[-1]
+            line = key_node.start_mark.line + 1
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
+            if not 0 <= part < len(node.value):
+                break
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            break
+    return line
+
+
+def _path_to(root: yaml.Node, target: yaml.Node) -> Path_ | None:
+    """The path of ``target`` below ``root`` (each node visited once, aliases included)."""
+    seen: set[int] = set()
+    todo: list[tuple[yaml.Node, Path_]] = [(root, ())]
+    while todo:
+        node, path = todo.pop()
+        if node is target:
+            return path
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            todo += [
+                (v, (*path, k.value)) for k, v in node.value if isinstance(k, yaml.ScalarNode)
+            ]
+        elif isinstance(node, yaml.SequenceNode):
+            todo += [(v, (*path, i)) for i, v in enumerate(node.value)]
+    return None
