@@ -26,9 +26,7 @@ def test_lines_point_at_keys() -> None:
             id="duplicate-key",
         ),
         pytest.param("a: [1\nb: 2\n", r"f\.yaml:2: invalid YAML", id="syntax"),
-        pytest.param(
-            "a: &x [*x]\n", r"f\.yaml:1: a\[0\]: a recursive alias", id="recursive-alias"
-        ),
+        pytest.param("a: &x [*x]\n", r"f\.yaml:1: a\[0\]: a recursive alias", id="recursive-alias"),
         pytest.param(
             "? [1, 2]\n: x\n", r"f\.yaml:1: invalid YAML: .*unhashable key", id="complex-key"
         ),

@@ -45,6 +45,7 @@ __all__ = [
     "Document",
     "display_path",
     "file_kind",
+    "is_plain_data",
     "load_all",
     "load_documents",
     "parse_documents",
@@ -119,8 +120,7 @@ def _refuse_tag(loader: _Loader, node: yaml.Node) -> Any:
     raise yaml.constructor.ConstructorError(
         None,
         None,
-        f"the tag {short} is not supported: Kubernetes objects are JSON; "
-        f"{_REFUSED_TAGS[node.tag]}",
+        f"the tag {short} is not supported: Kubernetes objects are JSON; {_REFUSED_TAGS[node.tag]}",
         node.start_mark,
     )
 
@@ -275,20 +275,21 @@ def read_text(path: str | os.PathLike[str], what: str = "a YAML file") -> str:
     a symbolic-link loop, a file over :data:`~.limits.MAX_FILE_BYTES`, bytes that are not UTF-8)
     is an :class:`InputError` naming the path. Opening never blocks: a FIFO is opened
     non-blocking and refused by its type, so no reader waits for a writer that never comes."""
-    shown = display_path(path)
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(path, flags)
     except FileNotFoundError:
-        raise InputError.single(shown, "file not found") from None
+        raise InputError.single(display_path(path), "file not found") from None
     except OSError as exc:
-        raise InputError.single(shown, _os_message(exc)) from None
+        raise InputError.single(display_path(path), _os_message(exc)) from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise InputError.single(shown, f"is {file_kind(info.st_mode)}, expected {what}")
+            raise InputError.single(
+                display_path(path), f"is {file_kind(info.st_mode)}, expected {what}"
+            )
         if info.st_size > MAX_FILE_BYTES:
-            raise InputError.single(shown, _too_big(info.st_size))
+            raise InputError.single(display_path(path), _too_big(info.st_size))
         chunks, size = [], 0
         # Read to the end, but never more than the limit (a file may grow, and files under
         # /proc say they are empty).
@@ -296,15 +297,15 @@ def read_text(path: str | os.PathLike[str], what: str = "a YAML file") -> str:
             chunks.append(chunk)
             size += len(chunk)
             if size > MAX_FILE_BYTES:
-                raise InputError.single(shown, _too_big(size))
+                raise InputError.single(display_path(path), _too_big(size))
     except OSError as exc:
-        raise InputError.single(shown, _os_message(exc)) from None
+        raise InputError.single(display_path(path), _os_message(exc)) from None
     finally:
         os.close(fd)
     try:
         return b"".join(chunks).decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InputError.single(shown, f"not UTF-8 text ({exc.reason})") from None
+        raise InputError.single(display_path(path), f"not UTF-8 text ({exc.reason})") from None
 
 
 def _too_big(size: int) -> str:
@@ -443,6 +444,42 @@ def _key_text(key: Any) -> str:
     return f"a {type(key).__name__}"
 
 
+def is_plain_data(value: Any) -> bool:
+    """Whether :func:`value_problems` would find nothing, for a value without shared parts
+    (no YAML alias): one quick pass, with no path kept."""
+    strings: list[str] = []
+    add = strings.append
+    todo: list[tuple[Any, int]] = [(value, 0)]
+    pop, push = todo.pop, todo.append
+    while todo:
+        v, depth = pop()
+        kind = type(v)
+        if kind is str:
+            add(v)
+        elif kind is dict:
+            if depth >= MAX_DEPTH:
+                return False
+            for k, item in v.items():
+                if type(k) is not str:
+                    return False
+                add(k)
+                push((item, depth + 1))
+        elif kind is list:
+            if depth >= MAX_DEPTH:
+                return False
+            for item in v:
+                push((item, depth + 1))
+        elif kind is int:
+            if not INT64_MIN <= v <= INT64_MAX:
+                return False
+        elif kind is float:
+            if not math.isfinite(v):
+                return False
+        elif kind is not bool and v is not None:
+            return False
+    return UNREADABLE.search("".join(strings)) is None
+
+
 def value_problems(value: Any, limit: int = 20) -> list[tuple[Path_, str]]:
     """Why ``value`` is not plain data kubetrain accepts, as (field path, message) pairs (at
     most ``limit``; empty when it is). The rules are the module's; messages never repeat a value
@@ -466,15 +503,18 @@ def load_all(text: str, file: str, *, fast: FastReader | None = None) -> list[An
     of any problem (so this raises an :class:`InputError` exactly when it does).
 
     ``fast`` may read the text first (``kubetrain validate`` reads files kubetrain wrote with
-    a faster parser, when it can prove the values are PyYAML's); its documents obey the same
-    rules."""
+    a faster parser, when it can prove the values are PyYAML's); it answers only with documents
+    that obey the same rules."""
     docs = fast(text) if fast is not None else None
-    if docs is None:
-        try:
-            docs = [doc for doc in yaml.load_all(text, Loader=_Loader) if doc is not None]
-        except (yaml.YAMLError, RecursionError):
-            return [d.data for d in parse_documents(text, file)]
-    if any(value_problems(doc, limit=1) for doc in docs):
+    if docs is not None:
+        return docs
+    try:
+        docs = [doc for doc in yaml.load_all(text, Loader=_Loader) if doc is not None]
+    except (yaml.YAMLError, RecursionError):
+        return [d.data for d in parse_documents(text, file)]
+    # Without an alias ("*name") no two values are shared, and one quick pass does.
+    shared = "*" in text
+    if not all(not value_problems(d, limit=1) if shared else is_plain_data(d) for d in docs):
         return [d.data for d in parse_documents(text, file)]
     return docs
 
@@ -577,7 +617,9 @@ def _line_at(node: yaml.Node, path: Path_) -> int:
     line = node.start_mark.line + 1
     for part in path:
         if isinstance(node, yaml.MappingNode):
-            found = [(k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == part]
+            found = [
+                (k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == part
+            ]
             if not found:
                 break
             key_node, node = found[-1]
@@ -604,9 +646,7 @@ def _path_to(root: yaml.Node, target: yaml.Node) -> Path_ | None:
             continue
         seen.add(id(node))
         if isinstance(node, yaml.MappingNode):
-            todo += [
-                (v, (*path, k.value)) for k, v in node.value if isinstance(k, yaml.ScalarNode)
-            ]
+            todo += [(v, (*path, k.value)) for k, v in node.value if isinstance(k, yaml.ScalarNode)]
         elif isinstance(node, yaml.SequenceNode):
             todo += [(v, (*path, i)) for i, v in enumerate(node.value)]
     return None

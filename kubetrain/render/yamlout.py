@@ -67,7 +67,7 @@ from typing import Any, Final
 import yaml
 import yaml_rs
 
-from ..models.source import GENERATED_MARK
+from ..models.source import GENERATED_MARK, is_plain_data
 
 __all__ = ["clear_caches", "dump", "dump_all", "is_plain", "read_generated"]
 
@@ -397,10 +397,11 @@ def dump_all(objs: Iterable[Mapping[str, Any]]) -> str:
 # Reading back what the writer wrote, fast
 # --------------------------------------------------------------------------------------------
 
-# A line whose content starts past this column: the nesting may be deep (each level of the
-# writer's block style moves content right by two columns, or by none for a list directly
-# under a key), so the fast parser, which has no depth limit of its own, is not used.
-_DEEP_LINE: Final = re.compile(r"^[ -]{200}", re.MULTILINE)
+# A line whose content starts past this column may be nested past MAX_DEPTH: any two levels of
+# the writer's block style move content right by at least two columns (a list directly under
+# a key by none, anything else by two), so content within 90 columns is within 92 levels. The
+# fast parser has no depth limit of its own (it crashes on thousands of levels).
+_DEEP_LINE: Final = re.compile(r"^[ -]{90}", re.MULTILINE)
 
 
 def read_generated(text: str) -> list[Any] | None:
@@ -412,7 +413,8 @@ def read_generated(text: str) -> list[Any] | None:
     value yaml-rs read. :func:`dump` writes only what PyYAML's YAML 1.1 reading gives back
     unchanged (tests/test_yamlout.py checks the round trip), so PyYAML would read the same
     value. Any other text (a hand edit, an alias, a tag, ``yes`` unquoted) is left to PyYAML,
-    which reads it as kubectl does.
+    which reads it as kubectl does. The value must also obey every rule of
+    :func:`~kubetrain.models.source.value_problems`, as a document read by PyYAML must.
     """
     if not text.startswith(GENERATED_MARK):
         return None
@@ -428,6 +430,8 @@ def read_generated(text: str) -> list[Any] | None:
     try:
         value = yaml_rs.loads(body, parse_datetime=False)
         if type(value) is not dict or dump(value) != body:
+            return None
+        if not is_plain_data(value):
             return None
     except (KeyboardInterrupt, SystemExit):
         raise

@@ -293,7 +293,9 @@ def read_objects(
             docs = load_all(text, shown, fast=fast)
         except InputError as exc:
             early.append(
-                _unreadable(shown, [Finding("yaml", p.path, p.message, p.line) for p in exc.problems])
+                _unreadable(
+                    shown, [Finding("yaml", p.path, p.message, p.line) for p in exc.problems]
+                )
             )
             continue
         texts[shown] = text
