@@ -8,6 +8,7 @@ traceback.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -18,9 +19,29 @@ __all__ = [
     "OwnershipError",
     "Problem",
     "format_path",
+    "printable",
 ]
 
 PathPart = str | int
+
+# What a terminal or an XML report must not receive raw: C0 and C1 controls and DEL (escape
+# sequences, line breaks that would split one problem over two lines), Unicode line and
+# paragraph separators, the bidirectional overrides and isolates (text shown in another order
+# than it is), the BOM, noncharacters and lone surrogates (no UTF-8 form: printing them fails).
+_UNPRINTABLE = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff\ufffe\uffff\ud800-\udfff]"
+)
+
+
+def _escape(m: re.Match[str]) -> str:
+    code = ord(m[0])
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable(text: str) -> str:
+    """``text`` with every character that could reach a terminal or a report as something else
+    written as an escape (``\\x1b``, ``\\u202e``); other text is returned unchanged."""
+    return _UNPRINTABLE.sub(_escape, text) if _UNPRINTABLE.search(text) else text
 
 
 def format_path(path: Sequence[PathPart]) -> str:
@@ -37,7 +58,7 @@ def format_path(path: Sequence[PathPart]) -> str:
             out.append(f'["{part}"]')
         else:
             out.append(f".{part}" if out else part)
-    return "".join(out) or "(document)"
+    return printable("".join(out)) or "(document)"
 
 
 @dataclass(frozen=True, order=True)
@@ -50,10 +71,10 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
-        where = f"{self.file}:{self.line}" if self.line else self.file
+        where = printable(f"{self.file}:{self.line}" if self.line else self.file)
         if not self.path:
-            return f"{where}: {self.message}"
-        return f"{where}: {format_path(self.path)}: {self.message}"
+            return f"{where}: {printable(self.message)}"
+        return f"{where}: {format_path(self.path)}: {printable(self.message)}"
 
 
 class KubetrainError(Exception):

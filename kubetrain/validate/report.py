@@ -6,7 +6,7 @@ import json
 from typing import Literal
 from xml.etree import ElementTree as ET
 
-from ..models.errors import format_path
+from ..models.errors import format_path, printable
 from .engine import Finding, ObjectResult, Report
 
 __all__ = ["Format", "format_report"]
@@ -16,7 +16,7 @@ Format = Literal["text", "json", "junit"]
 
 def _where(result: ObjectResult, finding: Finding) -> str:
     line = finding.line or result.line
-    return f"{result.file}:{line}" if line else result.file
+    return printable(f"{result.file}:{line}" if line else result.file)
 
 
 def _path(finding: Finding) -> str:
@@ -27,9 +27,8 @@ def _text(report: Report) -> str:
     lines = []
     for r in report.results:
         for f in r.findings:
-            path = format_path(f.path) if f.path else "(object)"
-            subject = f" [{r.title}]" if r.kind else ""
-            lines.append(f"{_where(r, f)}: {path}: {f.message} ({f.rule}){subject}")
+            subject = f" [{printable(r.title)}]" if r.kind else ""
+            lines.append(f"{_where(r, f)}: {_path(f)}: {printable(f.message)} ({f.rule}){subject}")
     c = report.counts()
     total = sum(c.values())
     lines.append(
@@ -85,19 +84,24 @@ def _junit(report: Report) -> str:
         errors=str(c["error"]),
         skipped=str(c["skipped"]),
     )
+    # XML 1.0 cannot hold most control characters at all: every text from the input (file
+    # names, kinds, names, messages quoting values) is escaped first.
     for r in report.results:
         case = ET.SubElement(
-            suite, "testcase", classname=r.file, name=r.title or f"document {r.document + 1}"
+            suite,
+            "testcase",
+            classname=printable(r.file),
+            name=printable(r.title) or f"document {r.document + 1}",
         )
         if r.status == "skipped":
             ET.SubElement(case, "skipped")
         elif r.findings:
             tag = "failure" if r.status == "invalid" else "error"
             body = "\n".join(
-                f"{_where(r, f)}: {_path(f)}: {f.message} ({f.rule})" for f in r.findings
+                f"{_where(r, f)}: {_path(f)}: {printable(f.message)} ({f.rule})" for f in r.findings
             )
             element = ET.SubElement(
-                case, tag, message=r.findings[0].message, type=r.findings[0].rule
+                case, tag, message=printable(r.findings[0].message), type=r.findings[0].rule
             )
             element.text = body
     ET.indent(suites)
