@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -165,38 +165,109 @@ class SchemaIssue:
     message: str
 
 
-_SENSITIVE_KEY = re.compile(
-    r"(?i)(password|passwd|secret|token|api[-_]?key|access[-_]?key|credential)"
-)
+def _shape(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, dict):
+        return "a mapping"
+    return "a list" if isinstance(value, list) else "null"
 
 
-def _sensitive(path: tuple[str | int, ...]) -> bool:
-    """Whether a value at ``path`` may hold secret material: Secret data, env var values, and
-    fields named like credentials."""
-    return any(
-        isinstance(part, str)
-        and (part in ("data", "stringData", "value") or _SENSITIVE_KEY.search(part) is not None)
-        for part in path
-    )
+def _bound(word: str) -> Callable[[dict[str, Any]], str]:
+    return lambda d: f"{word} {json.dumps(d.get('limit'))}"
 
 
-def schema_issues(validator: jsonschema_rs.Validator, instance: Any) -> Iterator[SchemaIssue]:
+# What a failed keyword says about a value without showing it.
+_WITHOUT_VALUE: dict[str, Callable[[dict[str, Any]], str]] = {
+    "type": lambda d: "is not of type " + " or ".join(map(str, d.get("types", []))),
+    "enum": lambda d: f"is not one of {json.dumps(d.get('options'))}",
+    "const": lambda d: f"is not {json.dumps(d.get('expected_value'))}",
+    "maxLength": lambda d: f"is longer than {d.get('limit')} characters",
+    "minLength": lambda d: f"is shorter than {d.get('limit')} characters",
+    "pattern": lambda d: f"does not match {json.dumps(d.get('pattern'))}",
+    "format": lambda d: f"is not a valid {d.get('format')}",
+    "minimum": _bound("is less than the minimum of"),
+    "maximum": _bound("is greater than the maximum of"),
+    "exclusiveMinimum": _bound("is not greater than"),
+    "exclusiveMaximum": _bound("is not less than"),
+    "multipleOf": lambda d: f"is not a multiple of {d.get('multiple_of')}",
+    "minItems": lambda d: f"has fewer than {d.get('limit')} items",
+    "minProperties": lambda d: f"has fewer than {d.get('limit')} fields",
+    "maxItems": lambda d: f"has more than {d.get('limit')} items",
+    "uniqueItems": lambda d: "has repeated items",
+    "oneOf": lambda d: "must be a string or a number",
+    "anyOf": lambda d: "is not valid under any of the allowed schemas",
+}
+# Keywords whose messages name keys only, never a value.
+_KEYS_ONLY = frozenset({"required", "additionalProperties", "unevaluatedProperties"})
+
+
+def _without_value(error: Any) -> str:
+    """The message of ``error`` without the value it is about (which may be a secret)."""
+    kind = error.kind
+    name = getattr(kind, "name", "")
+    if name in _KEYS_ONLY:
+        return str(error.message)
+    try:
+        details = kind.as_dict()
+    except (AttributeError, TypeError, ValueError):
+        details = {}
+    explain = _WITHOUT_VALUE.get(name)
+    rule = explain(details) if explain else f"breaks the schema's {name or 'rules'}"
+    return f"the value given ({_shape(error.instance)}, not shown) {rule}"
+
+
+def _specific(errors: Iterable[Any]) -> Iterator[Any]:
+    """The errors, each ``anyOf`` failure replaced by the errors of the branch that got
+    furthest into the value (an optional list's items rather than "not null"), when one did."""
+    for error in errors:
+        if getattr(error.kind, "name", "") != "anyOf":
+            yield error
+            continue
+        try:
+            branches = [list(b) for b in error.kind.as_dict().get("context", [])]
+        except (AttributeError, TypeError, ValueError):
+            branches = []
+        depth = len(error.instance_path)
+        deepest = max(
+            branches,
+            key=lambda b: max((len(e.instance_path) for e in b), default=0),
+            default=[],
+        )
+        if any(len(e.instance_path) > depth for e in deepest):
+            yield from _specific(deepest)
+        else:
+            yield error
+
+
+def schema_issues(
+    validator: jsonschema_rs.Validator,
+    instance: Any,
+    *,
+    sensitive: Callable[[tuple[str | int, ...]], bool],
+) -> Iterator[SchemaIssue]:
     """Every violation of ``validator`` in ``instance``, most specific first, without repeats.
 
-    ``oneOf`` failures (int-or-string values and quantities) get a message that says so.
+    ``oneOf`` failures (int-or-string values and quantities) get a message that says so. The
+    message of a violation at a path where ``sensitive`` holds never shows the value, whatever
+    its type (it may be a credential: Secret data, env values).
     """
     if validator.is_valid(instance):
         return
     seen: set[tuple[tuple[str | int, ...], str]] = set()
-    for error in validator.iter_errors(instance):
+    for error in _specific(validator.iter_errors(instance)):
         path = tuple(error.instance_path)
-        message = error.message
-        if "'oneOf'" in message:
+        if sensitive(path):
+            message = _without_value(error)
+        elif "'oneOf'" in error.message:
             # Kubernetes uses oneOf only for int-or-string and quantities.
             message = f"{json.dumps(error.instance)} must be a string or a number"
-        if _sensitive(path) and not isinstance(error.instance, dict | list | bool | None):
-            # Never repeat what may be a credential (Secret data, env values) in a report.
-            message = message.replace(json.dumps(error.instance), "the value given")
+        else:
+            message = error.message
         key = (path, message)
         if key not in seen:
             seen.add(key)

@@ -22,7 +22,12 @@ from pydantic import BaseModel, ValidationError
 from ..kube import schemas as k8s
 from .base import MODE_ANNOTATION, DerivedName, JobDocument, K8sType, job_kinds
 from .errors import InputError, PathPart, Problem
-from .secrets import credential_value_message, looks_like_credential
+from .secrets import (
+    credential_problems,
+    credential_value_message,
+    is_sensitive,
+    looks_like_credential,
+)
 from .source import Document, display_path, load_documents
 from .stack import CONFIG_NAMESPACE, StackFile, StackSettings
 
@@ -455,8 +460,10 @@ def _load_job(doc: Document, settings: StackSettings, problems: list[Problem]) -
             )
         )
         return None
-    job = _validate(cls, doc, problems)
-    if job is None:
+    found = credential_problems(data)
+    problems += [doc.problem(path, message) for path, message in found]
+    job = _validate(cls, doc, problems, secrets=[path for path, _ in found])
+    if job is None or found:
         return None
     if job.metadata.namespace is None:
         meta = job.metadata.model_copy(update={"namespace": settings.namespace})
@@ -534,16 +541,21 @@ def _validate(
     *,
     data: Any = None,
     keymap: typing.Callable[[PathPart], PathPart] | None = None,
+    secrets: Sequence[tuple[PathPart, ...]] = (),
 ) -> M | None:
+    """``cls`` validated from ``doc``; its errors go to ``problems``. A message never quotes a
+    value that may be secret: one at a sensitive path, or holding one of ``secrets`` (paths of
+    credential material found in the document)."""
     value = doc.data if data is None else data
     try:
         return cls.model_validate(value)
     except ValidationError as exc:
         for error in exc.errors(include_url=False):
             loc = _real_path(value, error["loc"])
+            secret = is_sensitive(doc.base + loc) or any(p[: len(loc)] == loc for p in secrets)
             if keymap is not None and loc:
                 loc = (keymap(loc[0]), *loc[1:])
-            problems.append(doc.problem(loc, _message(cls, error)))
+            problems.append(doc.problem(loc, _message(cls, error, quote=not secret)))
         return None
 
 
@@ -570,8 +582,12 @@ def _real_path(data: Any, loc: Sequence[Any]) -> tuple[PathPart, ...]:
     return tuple(path)
 
 
-def _message(root: type[BaseModel], error: Any) -> str:
+def _message(root: type[BaseModel], error: Any, *, quote: bool = True) -> str:
+    """pydantic's error as kubetrain's message; with ``quote=False`` (a value that may be secret
+    material, see :func:`~.secrets.is_sensitive`) the value received is never shown."""
     kind, msg, value = error["type"], error["msg"], error.get("input")
+    if not quote and kind not in ("missing", "extra_forbidden", "value_error"):
+        return f"{msg}, got {_shape(value)} (not shown)"
     if kind == "missing":
         return "required field is missing"
     if kind == "extra_forbidden":
@@ -580,7 +596,9 @@ def _message(root: type[BaseModel], error: Any) -> str:
             return credential_value_message()
         return _unknown_field(root, tuple(error["loc"][:-1]), key)
     if kind == "value_error":
-        return str(msg).removeprefix("Value error, ")
+        message = str(msg).removeprefix("Value error, ")
+        # kubetrain's own checks end with ", got <value>" when they quote one.
+        return message if quote else message.rpartition(", got ")[0] or message
     if kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
         op = {
             "greater_than_equal": ">=",
@@ -589,13 +607,32 @@ def _message(root: type[BaseModel], error: Any) -> str:
             "less_than": "<",
         }
         bound = next(iter(error["ctx"].values()))
-        return f"must be {op[kind]} {bound}, got {value!r}"
+        return f"must be {op[kind]} {bound}, got {_quoted(value)}"
     if isinstance(value, str | int | float | bool) or value is None:
-        return f"{msg}, got {value!r}"
-    shape = (
-        "a mapping" if isinstance(value, dict) else "a list" if isinstance(value, list) else None
-    )
-    return f"{msg}, got {shape or type(value).__name__}"
+        return f"{msg}, got {_quoted(value)}"
+    return f"{msg}, got {_shape(value)}"
+
+
+def _shape(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    for kind, text in ((str, "a string"), (dict, "a mapping"), (list, "a list")):
+        if isinstance(value, kind):
+            return text
+    return "null" if value is None else f"a {type(value).__name__}"
+
+
+def _quoted(value: Any) -> str:
+    """A value as messages show it: as YAML wrote it, ``true``, ``null``, ``'text'``, ``NaN``."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if value is None:
+        return "null"
+    if isinstance(value, float) and value != value:
+        return "NaN"
+    return repr(value)
 
 
 def _unknown_field(root: type[BaseModel], parent: tuple[Any, ...], key: Any) -> str:
@@ -700,7 +737,9 @@ def _embedded_value(
         marker = next((m for m in typing.get_args(annotation)[1:] if isinstance(m, K8sType)), None)
     if marker is not None:
         validator = k8s.embedded_validator(version, marker.definition)
-        for issue in k8s.schema_issues(validator, value):
+        for issue in k8s.schema_issues(
+            validator, value, sensitive=lambda at: is_sensitive((*path, *at))
+        ):
             yield (*path, *issue.path), issue.message
     elif isinstance(value, BaseModel):
         for sub_path, message in _embedded_problems(value, version):

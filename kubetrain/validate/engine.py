@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from ..kube import schemas as k8s
 from ..models.errors import InputError, PathPart
+from ..models.secrets import is_sensitive
 from ..models.source import (
     FastReader,
     display_path,
@@ -178,7 +179,7 @@ class Validator:
                     )
                 )
             return result
-        for issue in k8s.schema_issues(validator, obj):
+        for issue in k8s.schema_issues(validator, obj, sensitive=is_sensitive):
             result.status = "invalid"
             result.findings.append(Finding("schema", issue.path, issue.message))
         return result
