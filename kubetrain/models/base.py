@@ -55,7 +55,7 @@ K8S_DEFINITION_KEY = "x-kubetrain-k8s-definition"
 class Strict(BaseModel):
     """Base of every input model: unknown keys are errors, values are immutable."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True)
 
 
 def plain_copy(value: Any) -> Any:

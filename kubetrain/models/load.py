@@ -28,7 +28,7 @@ from .secrets import (
     is_sensitive,
     looks_like_credential,
 )
-from .source import Document, display_path, load_documents
+from .source import Document, display_path, load_documents, value_problems
 from .stack import CONFIG_NAMESPACE, StackFile, StackSettings
 
 __all__ = [
@@ -204,9 +204,11 @@ def load_stack_config(
         for key, raw in config.items()
         if key != "credentials"
     }
-    doc = Document.with_lines(
-        display_path(path), {"config": ours}, _lines_of_same_values(file, ours)
-    )
+    shown = display_path(path)
+    problems = [Problem(shown, None, p, m) for p, m in value_problems({"config": ours})]
+    if problems:
+        raise InputError(problems)
+    doc = Document.with_lines(shown, {"config": ours}, _lines_of_same_values(file, ours))
     return _load_stack_document(doc, name, path, project_root)
 
 
@@ -225,7 +227,15 @@ def load_job(
     attribute names (``tf_replica_specs``), which is how Pulumi SDKs send component inputs.
     Problems name ``file`` and the field path (``settings.*`` for settings).
     """
-    problems: list[Problem] = []
+    problems: list[Problem] = [
+        Problem(file, None, path, message)
+        for path, message in (
+            *value_problems(dict(document)),
+            *(((("settings", *p), m) for p, m in value_problems(dict(settings or {})))),
+        )
+    ]
+    if problems:  # not plain data: nothing below could read it
+        raise InputError(problems)
     given = dict(settings or {})
     for key in ("jobs", "job_files", "jobFiles", "credentials"):
         if key in given:
@@ -324,7 +334,7 @@ def _decode_config_value(key: str, raw: str) -> Any:
         return raw
     try:
         return json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         return raw
 
 
