@@ -17,12 +17,15 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
+from ..kube.limits import INT32_MAX
 from ..kube.names import DNS1035_LABEL, DNS1123_LABEL, DNS1123_SUBDOMAIN, LABEL_VALUE
 from .base import (
     DerivedName,
     DNSSubdomain,
+    Int32,
     JobDocument,
     LabelValue,
+    Replicas,
     Strict,
     job_kind,
     reject_unquoted_number,
@@ -157,6 +160,7 @@ class Resources(Strict):
     cpus: float = Field(
         default=1,
         gt=0,
+        le=INT32_MAX,
         description="CPU cores per learner (requests = limits), in cores, e.g. 2 or 0.5 "
         "(whole milli-cores). Default: 1.",
     )
@@ -165,7 +169,7 @@ class Resources(Strict):
         description="Memory per learner (requests = limits), a Kubernetes quantity such as "
         "4Gi or 512Mi (a bare number is bytes). Default: 1Gi.",
     )
-    gpus: int = Field(
+    gpus: Int32 = Field(
         default=0,
         ge=0,
         description="GPUs per learner, whole devices, written under kubetrain:gpuResource "
@@ -331,8 +335,10 @@ class LearnerSpec(Strict):
         alias="userId",
         description="Owner of the run: the user_id label (a label value). Default: no label.",
     )
-    learners: int = Field(
-        default=1, ge=1, description="Number of learner pods (StatefulSet replicas). Default: 1."
+    learners: Replicas = Field(
+        default=1,
+        ge=1,
+        description="Number of learner pods (StatefulSet replicas, at most 10000). Default: 1.",
     )
     framework: Framework = Field(description="Framework, image and command. Required.")
     image: Image | None = Field(

@@ -20,8 +20,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ValidationError
 
 from ..kube import schemas as k8s
-from .base import MODE_ANNOTATION, DerivedName, JobDocument, K8sType, job_kinds
+from .base import MODE_ANNOTATION, DerivedName, JobDocument, K8sType, OutputEstimate, job_kinds
 from .errors import InputError, PathPart, Problem
+from .limits import MAX_OBJECT_BYTES, MAX_OBJECTS, MAX_OUTPUT_BYTES
 from .secrets import (
     credential_problems,
     credential_value_message,
@@ -252,6 +253,8 @@ def load_job(
     kind_cls = job_kinds().get((document.get("apiVersion"), document.get("kind")))  # type: ignore[arg-type]
     data = document_keys(kind_cls, dict(document)) if kind_cls is not None else dict(document)
     loaded = _load_job(Document(file, 0, data), stack_settings, problems)
+    if loaded is not None and not problems:
+        problems += _output_budget([loaded], stack_settings)
     if loaded is None or problems:
         raise InputError(problems)
     return loaded, stack_settings
@@ -385,6 +388,8 @@ def _load_stack_document(
         if loaded is not None:
             loaded_jobs.append(loaded)
     problems += _duplicates(loaded_jobs)
+    if not problems:
+        problems += _output_budget(loaded_jobs, settings)
     if problems:
         raise InputError(problems)
     return Stack(name, path, root, settings, tuple(loaded_jobs), doc)
@@ -519,6 +524,50 @@ def _duplicates(jobs: Iterable[LoadedJob]) -> list[Problem]:
         else:
             first[key] = job
     return problems
+
+
+#: Bytes each object adds to its kustomization.yaml (a resources line).
+_KUSTOMIZATION_LINE = 80
+
+
+def _output_budget(jobs: Sequence[LoadedJob], settings: StackSettings) -> list[Problem]:
+    """The stack's output within the bounds of docs/limits.md: each object small enough for
+    Kubernetes to store, and all of them within kubetrain's budget of objects and bytes (a
+    TFJob's output grows with the square of its replicas). Checked before anything is built."""
+    problems: list[Problem] = []
+    objects = size = 0
+    biggest: tuple[int, LoadedJob, OutputEstimate] | None = None
+    for job in jobs:
+        estimate = job.job.output_estimate(settings, job.mode)
+        if estimate.largest > MAX_OBJECT_BYTES:
+            problems.append(
+                job.source.problem(
+                    estimate.path,
+                    f"one object of this job would be about {_mib(estimate.largest)}; Kubernetes "
+                    f"stores objects of at most {_mib(MAX_OBJECT_BYTES)} (etcd's request limit), "
+                    "so it could never be created: use fewer replicas",
+                )
+            )
+        objects += estimate.objects
+        size += estimate.bytes + _KUSTOMIZATION_LINE * estimate.objects
+        if biggest is None or estimate.bytes > biggest[0]:
+            biggest = (estimate.bytes, job, estimate)
+    if biggest is not None and (objects > MAX_OBJECTS or size > MAX_OUTPUT_BYTES):
+        _, job, estimate = biggest
+        problems.append(
+            job.source.problem(
+                estimate.path,
+                f"the stack would render {objects:,} objects, about {_mib(size)}; kubetrain "
+                f"renders at most {MAX_OBJECTS:,} objects and {_mib(MAX_OUTPUT_BYTES)} per stack "
+                f"(docs/limits.md); the largest part is this {job.document.KIND}: "
+                f"{estimate.objects:,} objects, about {_mib(estimate.bytes)}",
+            )
+        )
+    return problems
+
+
+def _mib(size: int) -> str:
+    return f"{size / 2**20:,.1f} MiB"
 
 
 def _name_budget(job: JobDocument, settings: StackSettings, doc: Document) -> list[Problem]:

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, StringConstraints, field_validator
 
 from ..kube.quantity import QUANTITY_PATTERN, parse_quantity
-from .base import K8sType, Strict, resource_kind
+from .base import Int32, K8sType, Strict, resource_kind
 
 __all__ = [
     "ObjectMeta",
@@ -62,10 +62,10 @@ def min_available_problems(
 class VolcanoPodGroupSpec(Strict):
     """``spec`` of a Volcano PodGroup (the fields kubetrain writes)."""
 
-    min_member: int = Field(
+    min_member: Int32 = Field(
         alias="minMember", ge=0, description="Pods that must be schedulable together."
     )
-    min_task_member: dict[str, Annotated[int, Field(ge=0)]] | None = Field(
+    min_task_member: dict[str, Annotated[Int32, Field(ge=0)]] | None = Field(
         default=None, alias="minTaskMember", description="Minimum pods per task (replica type)."
     )
     queue: str | None = Field(default=None, description="Volcano queue. Default: default.")
@@ -97,7 +97,7 @@ class VolcanoPodGroup(Strict):
 class SchedulerPluginsPodGroupSpec(Strict):
     """``spec`` of a scheduler-plugins (coscheduling) PodGroup."""
 
-    min_member: int = Field(
+    min_member: Int32 = Field(
         alias="minMember", ge=0, description="Pods that must be schedulable together."
     )
     min_resources: ResourceList | None = Field(
@@ -105,7 +105,7 @@ class SchedulerPluginsPodGroupSpec(Strict):
         alias="minResources",
         description="Resources the gang needs at once (sum of the first minMember pods' requests).",
     )
-    schedule_timeout_seconds: int | None = Field(
+    schedule_timeout_seconds: Int32 | None = Field(
         default=None,
         alias="scheduleTimeoutSeconds",
         ge=0,

@@ -6,12 +6,23 @@ converted to v1 by :meth:`TFJobV1Alpha1.normalized` and is then expanded like an
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
 from ..kube.names import DNS1035_LABEL, DNS1123_SUBDOMAIN, LABEL_VALUE
-from .base import DerivedName, JobDocument, K8sType, Strict, job_kind, plain_copy
+from .base import (
+    DerivedName,
+    Int32,
+    JobDocument,
+    K8sType,
+    OutputEstimate,
+    Replicas,
+    Strict,
+    job_kind,
+    plain_copy,
+)
 from .resources import pod_gpu_problems
 from .scheduling import check_resource_list, min_available_problems
 
@@ -52,7 +63,7 @@ PodTemplateSpec = Annotated[
 class SchedulingPolicy(Strict):
     """Gang-scheduling settings (``runPolicy.schedulingPolicy``)."""
 
-    min_available: int | None = Field(
+    min_available: Int32 | None = Field(
         default=None,
         alias="minAvailable",
         ge=1,
@@ -67,7 +78,7 @@ class SchedulingPolicy(Strict):
     priority_class: str | None = Field(
         default=None, alias="priorityClass", description="PriorityClass of the PodGroup."
     )
-    schedule_timeout_seconds: int | None = Field(
+    schedule_timeout_seconds: Int32 | None = Field(
         default=None,
         alias="scheduleTimeoutSeconds",
         ge=0,
@@ -88,7 +99,7 @@ class RunPolicy(Strict):
         alias="cleanPodPolicy",
         description="Which pods the operator deletes when the job ends. Default: None.",
     )
-    ttl_seconds_after_finished: int | None = Field(
+    ttl_seconds_after_finished: Int32 | None = Field(
         default=None,
         alias="ttlSecondsAfterFinished",
         ge=0,
@@ -100,7 +111,7 @@ class RunPolicy(Strict):
         ge=1,
         description="Deadline of the job in seconds.",
     )
-    backoff_limit: int | None = Field(
+    backoff_limit: Int32 | None = Field(
         default=None, alias="backoffLimit", ge=0, description="Retries before the job fails."
     )
     scheduling_policy: SchedulingPolicy | None = Field(
@@ -115,7 +126,9 @@ class RunPolicy(Strict):
 class ReplicaSpec(Strict):
     """One replica type of a TFJob."""
 
-    replicas: int = Field(default=1, ge=1, description="Number of pods of this type. Default: 1.")
+    replicas: Replicas = Field(
+        default=1, ge=1, description="Number of pods of this type (at most 10000). Default: 1."
+    )
     template: PodTemplateSpec = Field(
         description="Pod template; needs a container named tensorflow."
     )
@@ -243,6 +256,29 @@ class TFJob(JobDocument):
         )
         return self.model_copy(update={"spec": spec})
 
+    def output_estimate(self, settings: StackSettings, mode: str) -> OutputEstimate:
+        """A Pod and a Service per replica; every pod's ``TF_CONFIG`` lists every pod's host,
+        so the bytes grow with the square of the replicas (upper estimates)."""
+        specs = self.replica_specs
+        templates = {t: len(json.dumps(s.template)) for t, s in specs.items()}
+        largest_type = max(specs, key=lambda t: specs[t].replicas)
+        path: tuple[str | int, ...] = ("spec", "tfReplicaSpecs", largest_type, "replicas")
+        if mode == "operator":
+            size = 2048 + sum(templates.values())
+            return OutputEstimate(1, size, size, path)
+        domain = len(settings.cluster_domain or "") + 1
+        # Each host: "<job>-<type>-<index>.<namespace>.svc[.<domain>]:<port>", JSON-quoted and
+        # escaped once more in YAML.
+        tf_config = 120 + sum(
+            s.replicas * (len(self.name) + len(t) + len(self.namespace) + domain + 30)
+            for t, s in specs.items()
+        )
+        if not self.is_distributed():
+            tf_config = 0
+        pods = {t: 2500 + 2 * templates[t] + tf_config for t in specs}
+        total = sum(s.replicas * (pods[t] + 1000) for t, s in specs.items())
+        return OutputEstimate(2 * self.total_replicas() + 2, total, max(pods.values()), path)
+
     def semantic_problems(self, settings: StackSettings) -> list[tuple[tuple[str | int, ...], str]]:
         problems: list[tuple[tuple[str | int, ...], str]] = []
         specs = self.spec.tf_replica_specs
@@ -317,7 +353,7 @@ _V1ALPHA1_TYPES: dict[str, ReplicaType] = {"MASTER": "Master", "PS": "PS", "WORK
 
 class ChiefPolicy(Strict):
     replica_name: Literal["MASTER", "PS", "WORKER"] = Field(default="MASTER", alias="replicaName")
-    replica_index: int = Field(default=0, alias="replicaIndex", ge=0)
+    replica_index: Int32 = Field(default=0, alias="replicaIndex", ge=0)
 
 
 class TerminationPolicy(Strict):
@@ -327,7 +363,9 @@ class TerminationPolicy(Strict):
 class ReplicaSpecV1Alpha1(Strict):
     """One entry of ``spec.replicaSpecs`` in a v1alpha1 TFJob."""
 
-    replicas: int = Field(default=1, ge=1, description="Number of pods. Default: 1.")
+    replicas: Replicas = Field(
+        default=1, ge=1, description="Number of pods (at most 10000). Default: 1."
+    )
     template: PodTemplateSpec = Field(description="Pod template with a container named tensorflow.")
     tf_port: int = Field(
         default=DEFAULT_PORT,
