@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -23,6 +24,7 @@ from .models.load import find_project_root, stack_name
 from .models.source import display_path, load_documents
 from .models.stack import StackSettings
 from .render import (
+    OutputLock,
     PendingTree,
     TreeChange,
     diff_tree,
@@ -266,6 +268,14 @@ def render(
     ]
     # Environments whose stack file is gone: their output goes too (when all of it is ours).
     stale = _stale_folders(project, stacks) if not names and config is None else []
+    trees = [f for p in plans for f in (p.out_dir, p.delivery_dir) if f is not None]
+    with OutputLock([f.parent for f in (*trees, *stale)]):
+        return _write(plans, stale)
+
+
+def _write(plans: Sequence[Planned], stale: Sequence[Path]) -> list[TreeChange]:
+    """Write the plans' trees and remove ``stale`` folders (the output folders locked), once
+    every plan's objects pass validation; nothing is written otherwise."""
     for p in plans:  # refuse before anything is written
         for folder in (p.out_dir, p.delivery_dir):
             if folder is not None:
@@ -274,8 +284,10 @@ def render(
         check_ownership(folder)
     # The trees are written to staging folders while the objects are validated: the file
     # system's work overlaps the checks. Nothing is swapped in unless every stack is valid.
-    pending = [PendingTree(p.out_dir, p.iter_files(), p.stack.source_name) for p in plans]
+    pending: list[PendingTree] = []
     try:
+        for p in plans:
+            pending.append(PendingTree(p.out_dir, p.iter_files(), p.stack.source_name))
         for p in plans:
             _check(p)
         failed = [p for p in plans if not p.report.ok]
@@ -288,7 +300,7 @@ def render(
                 source = p.stack.source_name
                 if p.delivery_files:
                     changes.append(write_tree(p.delivery_dir, p.delivery_files, source))
-                elif p.delivery_dir.exists():
+                elif os.path.lexists(p.delivery_dir):
                     changes.append(remove_tree(p.delivery_dir, source))
         changes += [remove_tree(folder) for folder in stale]
     finally:
@@ -318,16 +330,28 @@ def diff(project: Project, names: Sequence[str] = ()) -> str:
 
 def _stale_folders(project: Project, stacks: Sequence[Stack]) -> list[Path]:
     """``rendered/<env>`` and ``rendered/clusters/<env>`` folders with no stack file for
-    ``<env>`` (its output would otherwise stay deployed by GitOps after the stack is deleted)."""
+    ``<env>`` (its output would otherwise stay deployed by GitOps after the stack is deleted),
+    and whatever else there render must refuse to work next to: a symbolic link, a FIFO, a
+    device or a socket, and a ``rendered/clusters`` that is not a plain folder. Regular files
+    directly in ``rendered/`` (a README) are left alone."""
     current = {s.name for s in stacks} | RESERVED_STACK_NAMES
     out = []
-    for base in (project.rendered_dir, project.rendered_dir / CLUSTERS_DIR):
-        if base.is_dir():
-            out += [
-                child
-                for child in sorted(base.iterdir())
-                if child.is_dir() and not child.name.startswith(".") and child.name not in current
-            ]
+    clusters = project.rendered_dir / CLUSTERS_DIR
+    if os.path.lexists(clusters) and not stat.S_ISDIR(os.lstat(clusters).st_mode):
+        out.append(clusters)
+    for base in (project.rendered_dir, clusters):
+        if not base.is_dir() or base.is_symlink():
+            continue
+        with os.scandir(base) as it:
+            children = sorted(it, key=lambda e: e.name)
+        for child in children:
+            if child.name.startswith("."):
+                continue
+            if child.is_dir(follow_symlinks=False):
+                if child.name not in current:
+                    out.append(Path(child.path))
+            elif not child.is_file(follow_symlinks=False):
+                out.append(Path(child.path))
     return out
 
 

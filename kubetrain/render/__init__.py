@@ -4,6 +4,7 @@ from .diff import diff_tree
 from .tree import (
     CRDS_DIR,
     GENERATED_MARK,
+    OutputLock,
     PendingTree,
     TreeChange,
     file_header,
@@ -11,7 +12,6 @@ from .tree import (
     object_path,
     plan_files,
     plan_grouped_files,
-    read_tree,
     remove_tree,
     write_tree,
 )
@@ -20,6 +20,7 @@ from .yamlout import dump
 __all__ = [
     "CRDS_DIR",
     "GENERATED_MARK",
+    "OutputLock",
     "PendingTree",
     "TreeChange",
     "diff_tree",
@@ -29,7 +30,6 @@ __all__ = [
     "object_path",
     "plan_files",
     "plan_grouped_files",
-    "read_tree",
     "remove_tree",
     "write_tree",
 ]
