@@ -15,6 +15,7 @@ __all__ = [
     "DNS1123_SUBDOMAIN",
     "LABEL_VALUE",
     "NameRule",
+    "check_api_version_kind",
     "check_label_key",
 ]
 
@@ -94,4 +95,20 @@ def check_label_key(key: str) -> str | None:
         return f"prefix of key {key!r}: {problem}"
     if problem := _LABEL_NAME.check(name):
         return f"key {key!r}: {problem}"
+    return None
+
+
+def check_api_version_kind(api_version: str, kind: str) -> str | None:
+    """Check the syntax of an object's ``apiVersion`` and ``kind``, as kube-apiserver's
+    ``ValidateCustomResourceDefinitionNames`` and ``ValidateCustomResourceDefinitionVersion``
+    do for the kinds it can serve: the group a DNS-1123 subdomain, the version a DNS-1035 label,
+    the kind (lower-cased) a DNS-1035 label. Anything else can never be served, and is never
+    put into a path or URL (a kind ``../../x`` would name another file)."""
+    group, slash, version = api_version.rpartition("/")
+    if slash and (problem := DNS1123_SUBDOMAIN.check(group)):
+        return f"the API group of apiVersion: {problem}"
+    if problem := DNS1035_LABEL.check(version):
+        return f"the version of apiVersion: {problem}"
+    if problem := DNS1035_LABEL.check(kind.lower()):
+        return f"kind (lower-cased): {problem}"
     return None

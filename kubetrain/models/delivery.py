@@ -26,7 +26,10 @@ class GitRef(Strict):
 
 class GitRepositorySpec(Strict):
     interval: str = Field(pattern=_DURATION, description="How often Flux fetches the branch.")
-    url: str = Field(description="Git URL of the repository.")
+    url: str = Field(
+        pattern=r"^(http|https|ssh)://.*$",  # Flux's CRD pattern
+        description="Git URL of the repository.",
+    )
     ref: GitRef = Field(description="What to check out.")
 
 

@@ -9,6 +9,7 @@ import dataclasses
 import difflib
 import glob
 import json
+import os
 import re
 import types
 import typing
@@ -47,7 +48,10 @@ __all__ = [
     "stack_name",
 ]
 
-_STACK_FILE = re.compile(r"^Pulumi\.(?P<name>[A-Za-z0-9_.-]+)\.ya?ml$")
+# Pulumi's stack names: letters, digits, '-', '_' and '.'. kubetrain also refuses a leading
+# '.': the name is a folder under rendered/, and ".", ".." or a hidden folder cannot be one.
+_STACK_FILE = re.compile(r"^Pulumi\.(?P<name>.+)\.ya?ml$")
+_STACK_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*")
 Mode = Literal["native", "operator"]
 
 
@@ -129,6 +133,13 @@ def stack_name(path: Path) -> str:
         raise InputError.single(
             display_path(path), "a stack file must be named Pulumi.<stack>.yaml"
         )
+    if not _STACK_NAME.fullmatch(m["name"]) or len(m["name"]) > 100:
+        raise InputError.single(
+            display_path(path),
+            f"the stack name {m['name']!r} is not one kubetrain can render: letters, digits, "
+            "'-', '_' and '.' (not first), at most 100 characters, as Pulumi allows; it names "
+            "the folder rendered/<stack>",
+        )
     return m["name"]
 
 
@@ -143,11 +154,17 @@ def find_project_root(start: Path) -> Path:
 
 def discover_stacks(stacks_dir: Path, names: Sequence[str] = ()) -> list[Path]:
     """Stack files in ``stacks_dir``, all of them or the ``names`` asked for, sorted by name."""
-    found = {
-        stack_name(p): p
-        for p in sorted(stacks_dir.glob("Pulumi.*.y*ml"))
-        if _STACK_FILE.match(p.name)
-    }
+    found: dict[str, Path] = {}
+    problems: list[Problem] = []
+    for p in sorted(stacks_dir.glob("Pulumi.*.y*ml")):
+        if not _STACK_FILE.match(p.name):
+            continue
+        try:
+            found[stack_name(p)] = p
+        except InputError as exc:  # said, not skipped: a stack nobody renders is a surprise
+            problems += exc.problems
+    if problems:
+        raise InputError(problems)
     if not names:
         if not found:
             raise InputError.single(
@@ -430,24 +447,53 @@ def _job_documents(
     for i in range(len(settings.jobs)):
         yield stack_doc.sub(("config", key, i))
     seen: set[Path] = set()
+    inside = root.resolve()
     for i, pattern in enumerate(settings.job_files):
+        where = ("config", f"{CONFIG_NAMESPACE}:jobFiles", i)
+        if _leaves(pattern):
+            problems.append(
+                stack_doc.problem(
+                    where,
+                    f"{pattern!r} reaches outside the project: patterns are relative to "
+                    f"{display_path(root)}, without '..' parts",
+                )
+            )
+            continue
         matches = sorted(glob.glob(pattern, root_dir=root, recursive=True))
         if not matches:
             problems.append(
                 stack_doc.problem(
-                    ("config", f"{CONFIG_NAMESPACE}:jobFiles", i),
+                    where,
                     f"{pattern!r} matches no file (patterns are relative to {display_path(root)})",
                 )
             )
         for match in matches:
-            file = (root / match).resolve()
-            if file in seen or file.is_dir():
+            try:
+                file = (root / match).resolve(strict=True)
+            except (OSError, RuntimeError):  # a dangling link or a loop: reading says which
+                file = root / match
+            if file in seen or os.path.isdir(file):
                 continue
             seen.add(file)
+            if not file.is_relative_to(inside):
+                problems.append(
+                    stack_doc.problem(
+                        where,
+                        f"{match!r} is a symbolic link to {file}, outside the project: job "
+                        "files must be inside it",
+                    )
+                )
+                continue
             try:
                 yield from load_documents(file)
             except InputError as exc:
                 problems += exc.problems
+
+
+def _leaves(pattern: str) -> bool:
+    """Whether a ``jobFiles`` pattern can match outside the project folder."""
+    parts = re.split(r"[/\\]", pattern)
+    return os.path.isabs(pattern) or pattern.startswith("~") or ".." in parts
 
 
 def _load_job(doc: Document, settings: StackSettings, problems: list[Problem]) -> LoadedJob | None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..kube import schemas as k8s
+from ..kube.names import check_api_version_kind
 from ..models.errors import InputError, PathPart
 from ..models.secrets import is_sensitive
 from ..models.source import (
@@ -155,6 +156,12 @@ class Validator:
             if not isinstance(value, str) or not value:
                 result.status = "error"
                 result.findings.append(Finding("structure", (key,), f"{key} is missing"))
+        if result.status != "error" and (
+            problem := check_api_version_kind(result.api_version, result.kind)
+        ):
+            # Never looked up: the kind and group go into schema paths and URLs.
+            result.status = "error"
+            result.findings.append(Finding("structure", (), problem))
         if result.status == "error" or not self.schemas:
             return result
         try:
