@@ -6,6 +6,7 @@ as ``FILE:LINE: path.to.field: message``, never as a traceback.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from functools import wraps
@@ -17,13 +18,30 @@ import click
 from . import __version__, app
 from .kube.schemas import parse_version
 from .models import CheckFailed, InputError
+from .models.errors import printable
 from .models.source import display_path
 from .validate import DEFAULT_VERSION, format_report
 
 __all__ = ["main"]
 
 F = TypeVar("F", bound=Callable[..., Any])
-EXIT_FAILED, EXIT_INPUT = 1, 2
+EXIT_FAILED, EXIT_INPUT, EXIT_INTERRUPTED = 1, 2, 130
+
+
+def _echo(text: str, *, err: bool = False, nl: bool = True) -> None:
+    """``click.echo`` to stdout or stderr, which may be closed (``kubetrain validate | head``,
+    ``2>&-``): the output is then dropped, and the exit code stays the command's own."""
+    try:
+        click.echo(text, err=err, nl=nl)
+    except OSError:  # EPIPE, EBADF: nobody reads; later writes (and the flush at exit) go nowhere
+        stream = sys.stderr if err else sys.stdout
+        try:
+            fd = stream.fileno()
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, fd)
+            os.close(devnull)
+        except (OSError, ValueError, AttributeError):
+            pass
 
 
 def _errors_to_exit_codes(fn: F) -> F:
@@ -33,17 +51,23 @@ def _errors_to_exit_codes(fn: F) -> F:
             return fn(*args, **kwargs)
         except InputError as exc:
             for problem in exc.problems:
-                click.echo(str(problem), err=True)
+                _echo(str(problem), err=True)
             sys.exit(EXIT_INPUT)
         except CheckFailed as exc:
-            click.echo(str(exc).rstrip("\n"), err=True)
+            _echo(str(exc).rstrip("\n"), err=True)
             sys.exit(EXIT_FAILED)
         except OSError as exc:
             # A path the user gave that cannot be used (an --out under /proc, a read-only
-            # folder): bad input, reported without a traceback.
+            # folder): bad input, reported without a traceback. Every OS error kubetrain lets
+            # through names its path; the fallback names the command.
             where = display_path(exc.filename) if exc.filename else "kubetrain"
-            click.echo(f"{where}: {exc.strerror or exc}", err=True)
+            _echo(printable(f"{where}: {exc.strerror or exc}"), err=True)
             sys.exit(EXIT_INPUT)
+        except KeyboardInterrupt:
+            # The writers stopped and their staging folders are gone (PendingTree): every
+            # folder holds its old tree or its new one.
+            _echo("kubetrain: interrupted", err=True)
+            sys.exit(EXIT_INTERRUPTED)
 
     return cast(F, wrapper)
 
@@ -94,7 +118,7 @@ def render(stacks: tuple[str, ...], config: Path | None, out: Path | None) -> No
             else f"{len(change.added)} added, {len(change.changed)} changed, "
             f"{len(change.removed)} removed"
         )
-        click.echo(f"{display_path(change.folder)}: {summary}")
+        _echo(printable(f"{display_path(change.folder)}: {summary}"))
 
 
 @main.command()
@@ -168,7 +192,7 @@ def validate(
         skip_checks=skip_checks,
         engine=engine,  # type: ignore[arg-type]
     )
-    click.echo(format_report(report, output), nl=False)  # type: ignore[arg-type]
+    _echo(format_report(report, output), nl=False)  # type: ignore[arg-type]
     if not report.ok:
         sys.exit(EXIT_FAILED)
 
@@ -182,7 +206,7 @@ def diff(stacks: tuple[str, ...]) -> None:
     """Show how rendered/ differs from what the stacks produce now (exit 1 on any difference)."""
     text = app.diff(app.Project.find(), stacks)
     if text:
-        click.echo(text, nl=False)
+        _echo(text, nl=False)
         sys.exit(EXIT_FAILED)
 
 
@@ -204,7 +228,7 @@ def schema(out: Path | None, kubernetes_version: tuple[int, int] | None) -> None
     kubetrain defines, in kubeconform's layout (<group>/<kind>_<version>.json)."""
     version = kubernetes_version or DEFAULT_VERSION
     for path, changed in app.write_schemas(app.Project.find(), out, version):
-        click.echo(f"{display_path(path)}: {'written' if changed else 'unchanged'}")
+        _echo(printable(f"{display_path(path)}: {'written' if changed else 'unchanged'}"))
 
 
 if __name__ == "__main__":
