@@ -92,7 +92,8 @@ class Project:
         for name in ("Pulumi.yaml", "Pulumi.yml"):
             path = self.root / name
             if path.is_file():
-                docs = load_documents(path)
+                # Pulumi's file: kubetrain reads stackConfigDir only, and judges nothing else.
+                docs = load_documents(path, skip=lambda p: p != ("stackConfigDir",))
                 data = docs[0].data if docs else None
                 configured = data.get("stackConfigDir") if isinstance(data, dict) else None
                 return self.root / configured if isinstance(configured, str) else self.root

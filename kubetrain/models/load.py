@@ -30,7 +30,7 @@ from .secrets import (
     is_sensitive,
     looks_like_credential,
 )
-from .source import Document, display_path, load_documents, value_problems
+from .source import Document, display_path, foreign_config, load_documents, value_problems
 from .stack import CONFIG_NAMESPACE, StackFile, StackSettings
 
 __all__ = [
@@ -187,7 +187,7 @@ def load_stack(path: str | Path, *, project_root: Path | None = None, jobs: bool
     path = Path(path)
     name = stack_name(path)
     root = project_root or find_project_root(path.parent)
-    docs = load_documents(path)
+    docs = load_documents(path, skip=foreign_config)
     if len(docs) != 1:
         raise InputError.single(
             display_path(path), f"a stack file holds exactly one YAML document, found {len(docs)}"

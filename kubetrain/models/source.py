@@ -45,6 +45,7 @@ __all__ = [
     "Document",
     "display_path",
     "file_kind",
+    "foreign_config",
     "is_plain_data",
     "load_all",
     "load_documents",
@@ -57,6 +58,8 @@ Path_ = tuple[PathPart, ...]
 #: A reader that may load a text faster than PyYAML and prove it got the same values: the
 #: documents, or ``None`` to let PyYAML read the text.
 FastReader = Callable[[str], list[Any] | None]
+#: Where a document holds values kubetrain does not read (see :func:`value_problems`).
+Skip = Callable[[Path_], bool]
 
 #: Characters kustomize (go-yaml v3) cannot read back once written, even escaped: DEL, the C1
 #: controls but NEL, the surrogates and the noncharacters U+FFFE and U+FFFF. ``kubectl
@@ -141,14 +144,23 @@ class _Lines:
     find lines, so large job files load quickly.
     """
 
-    def __init__(self, text: str, file: str, tables: list[dict[Path_, int]] | None = None) -> None:
+    def __init__(
+        self,
+        text: str,
+        file: str,
+        tables: list[dict[Path_, int]] | None = None,
+        *,
+        skip: Skip | None = None,
+    ) -> None:
         self.text = text
         self.file = file
         self._tables = tables
+        self._skip = skip
 
     def table(self, index: int) -> dict[Path_, int]:
         if self._tables is None:
-            self._tables = [d.lines for d in parse_documents(self.text, self.file)]
+            docs = parse_documents(self.text, self.file, skip=self._skip)
+            self._tables = [d.lines for d in docs]
         return self._tables[index] if index < len(self._tables) else {}
 
 
@@ -345,9 +357,10 @@ class _Walk:
     a recursive alias.
     """
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, skip: Skip | None = None) -> None:
         self.problems: list[tuple[Path_, str]] = []
         self.limit = limit
+        self.skip = skip
         self.known: dict[int, tuple[int, int]] = {}  # id -> (values, height)
         self.active: set[int] = set()
         self.unique = 0
@@ -404,6 +417,9 @@ class _Walk:
                 if type(k) is not str:
                     self.note(path, f"a key must be a string, not {_key_text(k)}: quote it")
                     continue
+                if self.skip is not None and self.skip((*path, k)):
+                    size += self._foreign(item, (*path, k))
+                    continue
                 if (problem := _unreadable(k)) is not None:
                     self.note(path, f"a key {problem}")
                 n, h = self.visit(item, (*path, k), depth + 1)
@@ -419,6 +435,28 @@ class _Walk:
         self.unique += 1
         self._count(1, path)
         return size, height
+
+    def _foreign(self, value: Any, path: Path_) -> int:
+        """Someone else's value (another Pulumi package's config): no rule of kubetrain's
+        applies, but its aliases are counted all the same (expanded, without recursion), so a
+        bomb or a loop there cannot reach a reader either."""
+        seen: set[int] = set()
+        size = 0
+        todo: list[tuple[Any, bool]] = [(value, False)]
+        while todo:
+            v, aliased = todo.pop()
+            size += 1
+            if aliased:
+                self._count(1, path)
+            kind = type(v)
+            if kind is not dict and kind is not list:
+                continue
+            if id(v) in seen:
+                aliased = True
+            else:
+                seen.add(id(v))
+            todo += [(item, aliased) for item in (v.values() if kind is dict else v)]
+        return size
 
     def _count(self, values: int, path: Path_) -> None:
         self.total += values
@@ -480,11 +518,14 @@ def is_plain_data(value: Any) -> bool:
     return UNREADABLE.search("".join(strings)) is None
 
 
-def value_problems(value: Any, limit: int = 20) -> list[tuple[Path_, str]]:
+def value_problems(
+    value: Any, limit: int = 20, *, skip: Skip | None = None
+) -> list[tuple[Path_, str]]:
     """Why ``value`` is not plain data kubetrain accepts, as (field path, message) pairs (at
     most ``limit``; empty when it is). The rules are the module's; messages never repeat a value
-    (it may be secret material)."""
-    walk = _Walk(limit)
+    (it may be secret material). Below a path where ``skip`` holds, only aliases are checked
+    (bombs and loops): the value is someone else's (see :func:`foreign_config`)."""
+    walk = _Walk(limit, skip)
     try:
         walk.visit(value, (), 0)
     except _Abort as exc:
@@ -494,10 +535,24 @@ def value_problems(value: Any, limit: int = 20) -> list[tuple[Path_, str]]:
     return walk.problems
 
 
+def foreign_config(path: Path_) -> bool:
+    """Whether ``path`` of a Pulumi stack file holds a value another program reads: the config
+    of another namespace (``aws:region``), or ESC's ``environment``. kubetrain's value rules do
+    not apply there (Pulumi reads YAML 1.2, where ``yes:`` is a string key)."""
+    if path == ("environment",):
+        return True
+    if len(path) != 2 or path[0] != "config" or not isinstance(path[1], str):
+        return False
+    namespace, colon, _ = path[1].partition(":")
+    return bool(colon) and namespace != "kubetrain"
+
+
 # --- reading YAML ----------------------------------------------------------------------------
 
 
-def load_all(text: str, file: str, *, fast: FastReader | None = None) -> list[Any]:
+def load_all(
+    text: str, file: str, *, fast: FastReader | None = None, skip: Skip | None = None
+) -> list[Any]:
     """Every non-empty document of ``text`` (named ``file`` in messages), without a line table;
     the same rules and the same values as :func:`parse_documents`, which is asked for the line
     of any problem (so this raises an :class:`InputError` exactly when it does).
@@ -511,21 +566,23 @@ def load_all(text: str, file: str, *, fast: FastReader | None = None) -> list[An
     try:
         docs = [doc for doc in yaml.load_all(text, Loader=_Loader) if doc is not None]
     except (yaml.YAMLError, RecursionError):
-        return [d.data for d in parse_documents(text, file)]
+        return [d.data for d in parse_documents(text, file, skip=skip)]
     # Without an alias ("*name") no two values are shared, and one quick pass does.
-    shared = "*" in text
-    if not all(not value_problems(d, limit=1) if shared else is_plain_data(d) for d in docs):
-        return [d.data for d in parse_documents(text, file)]
+    quick = "*" not in text and skip is None
+    if not all(
+        is_plain_data(d) if quick else not value_problems(d, limit=1, skip=skip) for d in docs
+    ):
+        return [d.data for d in parse_documents(text, file, skip=skip)]
     return docs
 
 
-def load_documents(path: str | os.PathLike[str]) -> list[Document]:
+def load_documents(path: str | os.PathLike[str], *, skip: Skip | None = None) -> list[Document]:
     """Read every YAML document of ``path`` (a missing, unreadable or unusual file is an input
-    error; see :func:`read_text`)."""
+    error; see :func:`read_text`). ``skip``: see :func:`value_problems`."""
     shown = display_path(path)
     text = read_text(path)
-    values = load_all(text, shown)
-    lines = _Lines(text, shown)
+    values = load_all(text, shown, skip=skip)
+    lines = _Lines(text, shown, skip=skip)
     return [Document(shown, i, value, lines) for i, value in enumerate(values)]
 
 
@@ -552,13 +609,14 @@ def yaml_error(exc: yaml.YAMLError, text: str) -> tuple[int | None, str]:
     return line, "invalid YAML: " + " ".join(message.split())
 
 
-def parse_documents(text: str, file: str) -> list[Document]:
+def parse_documents(text: str, file: str, *, skip: Skip | None = None) -> list[Document]:
     """Parse ``text`` (named ``file`` in messages) into documents with their line tables; empty
-    documents are skipped. Any problem (see the module docstring) is an :class:`InputError`."""
+    documents are skipped. Any problem (see the module docstring) is an :class:`InputError`.
+    ``skip``: see :func:`value_problems`."""
     loader = _Loader(text)
     docs: list[Document] = []
     tables: list[dict[Path_, int]] = []
-    source = _Lines(text, file, tables)
+    source = _Lines(text, file, tables, skip=skip)
     node: yaml.Node | None = None
     try:
         index = 0
@@ -569,7 +627,7 @@ def parse_documents(text: str, file: str) -> list[Document]:
             data = loader.construct_document(node)
             if data is None:  # an empty document
                 continue
-            problems = value_problems(data)
+            problems = value_problems(data, skip=skip)
             if problems:
                 raise InputError(
                     Problem(file, _line_at(node, path), path, message) for path, message in problems
@@ -598,18 +656,21 @@ def parse_documents(text: str, file: str) -> list[Document]:
     return docs
 
 
-def _record_lines(node: yaml.Node, path: Path_, lines: dict[Path_, int]) -> None:
-    """The line of every path under ``node`` (its mappings already flattened by construction,
-    so a key merged with ``<<`` and then given again has the line where it is given again)."""
-    lines.setdefault(path, node.start_mark.line + 1)
-    if isinstance(node, yaml.MappingNode):
-        for key_node, value_node in node.value:
-            key = (*path, key_node.value)
-            lines[key] = key_node.start_mark.line + 1
-            _record_lines(value_node, key, lines)
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            _record_lines(item, (*path, i), lines)
+def _record_lines(root: yaml.Node, base: Path_, lines: dict[Path_, int]) -> None:
+    """The line of every path under ``root`` (its mappings already flattened by construction,
+    so a key merged with ``<<`` and then given again has the line where it is given again).
+    Iterative: a value kubetrain does not read may nest as deep as libyaml allows."""
+    todo: list[tuple[yaml.Node, Path_]] = [(root, base)]
+    while todo:
+        node, path = todo.pop()
+        lines.setdefault(path, node.start_mark.line + 1)
+        if isinstance(node, yaml.MappingNode):
+            for key_node, value_node in node.value:
+                key = (*path, key_node.value)
+                lines[key] = key_node.start_mark.line + 1
+                todo.append((value_node, key))
+        elif isinstance(node, yaml.SequenceNode):
+            todo += [(item, (*path, i)) for i, item in enumerate(node.value)]
 
 
 def _line_at(node: yaml.Node, path: Path_) -> int:
