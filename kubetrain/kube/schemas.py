@@ -221,6 +221,24 @@ def _without_value(error: Any) -> str:
     return f"the value given ({_shape(error.instance)}, not shown) {rule}"
 
 
+def _holds_sensitive(
+    value: Any, path: tuple[str | int, ...], sensitive: Callable[[tuple[str | int, ...]], bool]
+) -> bool:
+    """Whether a mapping or list at ``path`` holds a key whose value is sensitive (an
+    ``args: {password: ...}`` mapping where a list belongs)."""
+    todo: list[tuple[Any, tuple[str | int, ...]]] = [(value, path)]
+    while todo:
+        node, at = todo.pop()
+        if isinstance(node, dict):
+            for key, item in node.items():
+                if isinstance(key, str) and sensitive((*at, key)):
+                    return True
+                todo.append((item, (*at, key)))
+        elif isinstance(node, list):
+            todo += [(item, (*at, i)) for i, item in enumerate(node)]
+    return False
+
+
 def _specific(errors: Iterable[Any]) -> Iterator[Any]:
     """The errors, each ``anyOf`` failure replaced by the errors of the branch that got
     furthest into the value (an optional list's items rather than "not null"), when one did."""
@@ -261,7 +279,7 @@ def schema_issues(
     seen: set[tuple[tuple[str | int, ...], str]] = set()
     for error in _specific(validator.iter_errors(instance)):
         path = tuple(error.instance_path)
-        if sensitive(path):
+        if sensitive(path) or _holds_sensitive(error.instance, path, sensitive):
             message = _without_value(error)
         elif "'oneOf'" in error.message:
             # Kubernetes uses oneOf only for int-or-string and quantities.

@@ -131,10 +131,9 @@ _REFERENCE = re.compile(r"\$\([A-Za-z_][A-Za-z0-9_]*\)|\$\{?[A-Za-z_][A-Za-z0-9_
 Path = tuple[str | int, ...]
 
 
-def not_credentials(document: Any) -> frozenset[str]:
-    """The names a job document's :data:`NOT_CREDENTIALS_ANNOTATION` lists."""
-    meta = document.get("metadata") if isinstance(document, Mapping) else None
-    annotations = meta.get("annotations") if isinstance(meta, Mapping) else None
+def not_credentials(annotations: Any) -> frozenset[str]:
+    """The names a job document's :data:`NOT_CREDENTIALS_ANNOTATION` lists (given its
+    ``metadata.annotations``)."""
     listed = (
         annotations.get(NOT_CREDENTIALS_ANNOTATION) if isinstance(annotations, Mapping) else None
     )

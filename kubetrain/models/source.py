@@ -9,7 +9,8 @@ kubectl would turn into something else or choke on, each with ``FILE:LINE: path:
   ``<<`` brings in may be overridden, as YAML says);
 * a mapping key that is not a string (``yes:``, ``1:``, ``~:``): JSON has no such keys;
 * ``!!binary``, ``!!timestamp``, ``!!set``, ``!!omap`` and ``!!pairs`` values, and the numbers
-  JSON cannot hold (``.nan``, ``.inf``, integers beyond 64 bits);
+  JSON cannot hold (``.nan``, ``.inf``, integers beyond 64 bits), where kubetrain reads them
+  (another Pulumi package's config is its own business);
 * strings kustomize cannot read back (DEL, C1 controls, U+FFFE/U+FFFF; see :data:`UNREADABLE`);
 * recursive aliases, aliases expanding past :data:`~.limits.MAX_ALIAS_VALUES` values (the
   "billion laughs"), nesting deeper than :data:`~.limits.MAX_DEPTH`.
@@ -25,6 +26,7 @@ so that the message can say where.
 
 from __future__ import annotations
 
+import datetime
 import math
 import os
 import re
@@ -66,12 +68,13 @@ Skip = Callable[[Path_], bool]
 #: kustomize`` of a file holding one fails (the test suite checks this set against kubectl).
 UNREADABLE = re.compile("[\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
 
-_REFUSED_TAGS = {
-    "tag:yaml.org,2002:binary": "write the base64 text as a string",
-    "tag:yaml.org,2002:timestamp": "write the time as a string",
-    "tag:yaml.org,2002:set": "write a list",
-    "tag:yaml.org,2002:omap": "write a mapping",
-    "tag:yaml.org,2002:pairs": "write a mapping",
+# What PyYAML builds for the YAML types JSON has no counterpart for, and what to write instead.
+_NOT_JSON: dict[type, str] = {
+    bytes: "a !!binary value is not JSON: write the base64 text as a string",
+    datetime.date: "a !!timestamp value is not JSON: write the time as a string",
+    datetime.datetime: "a !!timestamp value is not JSON: write the time as a string",
+    set: "a !!set is not JSON: write a list",
+    tuple: "an !!omap or !!pairs entry is not JSON: write a mapping",
 }
 
 
@@ -117,19 +120,6 @@ class _Loader(yaml.CSafeLoader):
                 pairs.append((key_node, value_node))
         node.value = pairs
 
-
-def _refuse_tag(loader: _Loader, node: yaml.Node) -> Any:
-    short = node.tag.replace("tag:yaml.org,2002:", "!!")
-    raise yaml.constructor.ConstructorError(
-        None,
-        None,
-        f"the tag {short} is not supported: Kubernetes objects are JSON; {_REFUSED_TAGS[node.tag]}",
-        node.start_mark,
-    )
-
-
-for _tag in _REFUSED_TAGS:
-    _Loader.add_constructor(_tag, _refuse_tag)
 
 _Loader.yaml_implicit_resolvers = {
     first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
@@ -393,7 +383,9 @@ class _Walk:
                 self.note(path, "infinity (.inf) is not a number JSON, or Kubernetes, can hold")
             return 1, 0
         self.note(
-            path, f"a {type(value).__name__} is not plain data (strings, numbers, booleans, null)"
+            path,
+            _NOT_JSON.get(kind)
+            or f"a {kind.__name__} is not plain data (strings, numbers, booleans, null)",
         )
         return 1, 0
 
