@@ -273,7 +273,7 @@ def render(
     # Environments whose stack file is gone: their output goes too (when all of it is ours).
     stale = _stale_folders(project, stacks) if not names and config is None else []
     trees = [f for p in plans for f in (p.out_dir, p.delivery_dir) if f is not None]
-    with OutputLock([f.parent for f in (*trees, *stale)]):
+    with OutputLock([*trees, *stale]):
         return _write(plans, stale)
 
 
@@ -292,6 +292,7 @@ def _write(plans: Sequence[Planned], stale: Sequence[Path]) -> list[TreeChange]:
     try:
         for p in plans:
             pending.append(PendingTree(p.out_dir, p.iter_files(), p.stack.source_name))
+            pending[-1].start()
         for p in plans:
             _check(p)
         failed = [p for p in plans if not p.report.ok]

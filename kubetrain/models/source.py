@@ -27,13 +27,13 @@ so that the message can say where.
 from __future__ import annotations
 
 import datetime
+import errno
 import math
 import os
 import re
 import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -51,6 +51,7 @@ __all__ = [
     "is_plain_data",
     "load_all",
     "load_documents",
+    "os_message",
     "parse_documents",
     "read_text",
     "value_problems",
@@ -233,12 +234,17 @@ class Document:
 
 
 def display_path(path: str | os.PathLike[str]) -> str:
-    """A path as users should read it: relative to the working directory when below it."""
-    p = Path(path)
+    """A path as users should read it: relative to the working directory when below it. The
+    path is named as given, never resolved: a symbolic link is shown as the link (and a loop
+    of links cannot make this fail)."""
     try:
-        return str(p.resolve().relative_to(Path.cwd().resolve()))
-    except (ValueError, OSError, RuntimeError):  # RuntimeError: a symbolic-link loop
-        return str(p)
+        absolute = os.path.abspath(path)
+        relative = os.path.relpath(absolute, os.getcwd())
+    except (ValueError, OSError):
+        return os.fspath(path)
+    if relative == os.pardir or relative.startswith(os.pardir + os.sep):
+        return absolute if os.path.isabs(path) else os.path.normpath(os.fspath(path))
+    return relative
 
 
 #: First words of every file kubetrain writes. Such a file is kubetrain's to replace, and its
@@ -266,8 +272,9 @@ def file_kind(mode: int) -> str:
     return "a regular file" if stat.S_ISREG(mode) else "not a regular file"
 
 
-def _os_message(exc: OSError) -> str:
-    if exc.errno is not None and exc.errno == getattr(os, "ELOOP", -1):
+def os_message(exc: OSError) -> str:
+    """What went wrong reading a path, for messages (``cannot read: ...``)."""
+    if exc.errno == errno.ELOOP:
         return "cannot read: a loop of symbolic links"
     return f"cannot read: {exc.strerror or exc}"
 
@@ -283,7 +290,7 @@ def read_text(path: str | os.PathLike[str], what: str = "a YAML file") -> str:
     except FileNotFoundError:
         raise InputError.single(display_path(path), "file not found") from None
     except OSError as exc:
-        raise InputError.single(display_path(path), _os_message(exc)) from None
+        raise InputError.single(display_path(path), os_message(exc)) from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
@@ -301,7 +308,7 @@ def read_text(path: str | os.PathLike[str], what: str = "a YAML file") -> str:
             if size > MAX_FILE_BYTES:
                 raise InputError.single(display_path(path), _too_big(size))
     except OSError as exc:
-        raise InputError.single(display_path(path), _os_message(exc)) from None
+        raise InputError.single(display_path(path), os_message(exc)) from None
     finally:
         os.close(fd)
     try:

@@ -340,24 +340,28 @@ _LEFTOVER = re.compile(r"^\.(?P<folder>.+)\.(?P<what>tmp|old)-[a-z0-9_]{8}$")
 
 
 class OutputLock:
-    """Exclusive use of the folders render writes trees into (``rendered/``, the parent of an
-    ``--out``), for one render at a time.
+    """Exclusive use of the folders render writes ``trees`` into (``rendered/``, the parent of
+    an ``--out``), for one render at a time.
 
     Entering creates missing folders (remembered, and removed again on exit if still empty, so
     a failed first render leaves no empty ``rendered/``), takes an advisory lock on each (a
     second render fails at once rather than mixing its files into the first's, bypassing the
-    ownership check), then clears what a killed render left there: staging folders are removed,
-    and a tree retired by a render killed in the middle of its swap is put back.
+    ownership check), then clears what a killed render left of these trees: their staging
+    folders are removed, and a tree retired by a render killed in the middle of its swap is put
+    back. Nothing else in those folders is touched.
     """
 
-    def __init__(self, folders: Iterable[Path]) -> None:
-        self.folders = sorted({Path(f) for f in folders})
+    def __init__(self, trees: Iterable[Path]) -> None:
+        self.trees = sorted({Path(t) for t in trees})
         self._fds: list[int] = []
         self._made: list[Path] = []
 
     def __enter__(self) -> OutputLock:
         try:
-            for folder in self.folders:
+            parents: dict[Path, set[str]] = {}
+            for tree in self.trees:
+                parents.setdefault(tree.parent, set()).add(tree.name)
+            for folder, names in sorted(parents.items()):
                 self._made += [p for p in (folder, *folder.parents) if not os.path.lexists(p)][::-1]
                 with _naming(folder):
                     folder.mkdir(parents=True, exist_ok=True)
@@ -368,7 +372,7 @@ class OutputLock:
                         display_path(folder),
                         "another kubetrain render is writing here; run again when it is done",
                     )
-                _clear_leftovers(folder)
+                _clear_leftovers(folder, names)
         except BaseException:
             self._release()
             raise
@@ -380,9 +384,15 @@ class OutputLock:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self._release()
+        self._release(failed=kind is not None)
 
-    def _release(self) -> None:
+    def _release(self, *, failed: bool = False) -> None:
+        if failed and self._fds:
+            # Still holding every lock: a staging folder an interruption left unregistered (its
+            # writer never started, or has stopped) goes too.
+            for tree in self.trees:
+                with contextlib.suppress(OSError):
+                    _clear_leftovers(tree.parent, {tree.name})
         for fd in self._fds:
             os.close(fd)  # closing the descriptor releases its lock
         self._fds = []
@@ -405,9 +415,10 @@ def _lock(fd: int) -> bool:
     return True
 
 
-def _clear_leftovers(parent: Path) -> None:
-    """Remove the staging folders a killed render left in ``parent``; put back a tree a render
-    killed between the two renames of its swap had retired (its folder is missing then)."""
+def _clear_leftovers(parent: Path, trees: set[str]) -> None:
+    """Remove the staging folders a killed render left in ``parent`` for the folders ``trees``;
+    put back a tree a render killed between the two renames of its swap had retired (its
+    folder is missing then)."""
     try:
         with os.scandir(parent) as it:
             found = sorted((e.name, e.is_dir(follow_symlinks=False)) for e in it)
@@ -415,7 +426,7 @@ def _clear_leftovers(parent: Path) -> None:
         raise _named(exc, parent) from None
     for name, is_dir in found:
         m = _LEFTOVER.fullmatch(name)
-        if m is None or not is_dir:
+        if m is None or not is_dir or m["folder"] not in trees:
             continue
         path = parent / name
         target = parent / m["folder"]
@@ -459,17 +470,26 @@ class PendingTree:
         self._written: list[str] = []
         self._failure: list[BaseException] = []
         self._made: list[Path] = []
-        if self._existing:
-            produced = dict(pairs)
-            existing = self._existing
-            self.change.added = sorted(p for p in produced if p not in existing)
-            self.change.changed = sorted(
-                p for p in produced if p in existing and not self._same(p, produced[p])
-            )
-            self.change.removed = sorted(p for p in existing if p not in produced)
-            self._pairs = produced.items()
+        if not self._existing:
+            self._pairs = pairs
             return
-        self._start(pairs)
+        produced = dict(pairs)
+        existing = self._existing
+        self.change.added = sorted(p for p in produced if p not in existing)
+        self.change.changed = sorted(
+            p for p in produced if p in existing and not self._same(p, produced[p])
+        )
+        self.change.removed = sorted(p for p in existing if p not in produced)
+        self._pairs = produced.items()
+
+    def start(self) -> PendingTree:
+        """Start writing an empty or new folder's tree in the background (a folder with files is
+        written on :meth:`commit`). Separate from creating the tree, so a caller can keep the
+        tree where its ``finally`` will :meth:`abort` it before any writer exists."""
+        if not self._existing and self._staging is None:
+            assert self._pairs is not None
+            self._start(self._pairs)
+        return self
 
     def _same(self, rel: str, text: str) -> bool:
         data = text.encode("utf-8")
@@ -482,8 +502,9 @@ class PendingTree:
         self._made = [p for p in (parent, *parent.parents) if not p.exists()][::-1]
         with _naming(parent):
             parent.mkdir(parents=True, exist_ok=True)
-            staging = Path(tempfile.mkdtemp(prefix=f".{self.folder.name}.tmp-", dir=parent))
-        self._staging = staging
+            self._staging = staging = Path(
+                tempfile.mkdtemp(prefix=f".{self.folder.name}.tmp-", dir=parent)
+            )
         cancel = self._cancel
 
         def run() -> None:
@@ -579,7 +600,11 @@ def write_tree(
 ) -> TreeChange:
     """Replace ``folder`` with exactly ``files`` (a mapping, or lazily produced pairs); see
     :class:`PendingTree`."""
-    return PendingTree(folder, files, source).commit()
+    tree = PendingTree(folder, files, source)
+    try:
+        return tree.start().commit()
+    finally:
+        tree.abort()
 
 
 _BATCH = 256

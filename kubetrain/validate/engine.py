@@ -23,6 +23,7 @@ from ..models.source import (
     display_path,
     file_kind,
     load_all,
+    os_message,
     parse_documents,
     read_text,
 )
@@ -255,7 +256,7 @@ def _files(paths: Sequence[str]) -> Iterator[tuple[str, str]]:
         except FileNotFoundError:
             raise InputError.single(display_path(raw), "no such file or folder") from None
         except OSError as exc:
-            raise InputError.single(display_path(raw), f"cannot read: {exc.strerror}") from None
+            raise InputError.single(display_path(raw), os_message(exc)) from None
         if stat.S_ISDIR(mode):
             shown_root = display_path(raw)
             for root, dirs, files in os.walk(raw):
