@@ -267,7 +267,12 @@ def load_job(
     stack_settings = _validate(StackSettings, settings_doc, problems)
     if stack_settings is None or problems:
         raise InputError(problems)
-    kind_cls = job_kinds().get((document.get("apiVersion"), document.get("kind")))  # type: ignore[arg-type]
+    api_version, kind = document.get("apiVersion"), document.get("kind")
+    kind_cls = (
+        job_kinds().get((api_version, kind))
+        if isinstance(api_version, str) and isinstance(kind, str)
+        else None
+    )
     data = document_keys(kind_cls, dict(document)) if kind_cls is not None else dict(document)
     loaded = _load_job(Document(file, 0, data), stack_settings, problems)
     if loaded is not None and not problems:

@@ -444,9 +444,12 @@ class TFJobV1Alpha1(JobDocument):
             template = plain_copy(spec.template)
             pod_spec = template["spec"] = template.get("spec") or {}
             for c in pod_spec.get("containers") or []:
-                if c.get("name") == DEFAULT_CONTAINER:
+                # Kubernetes' schemas let a list item be null: skip what is not a container.
+                if isinstance(c, dict) and c.get("name") == DEFAULT_CONTAINER:
                     ports = c["ports"] = c.get("ports") or []
-                    if not any(p.get("name") == DEFAULT_PORT_NAME for p in ports):
+                    if not any(
+                        isinstance(p, dict) and p.get("name") == DEFAULT_PORT_NAME for p in ports
+                    ):
                         ports.append({"name": DEFAULT_PORT_NAME, "containerPort": spec.tf_port})
             replica: dict[str, Any] = {"replicas": spec.replicas, "template": template}
             if restart := pod_spec.pop("restartPolicy", None):
