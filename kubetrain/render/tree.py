@@ -362,7 +362,9 @@ class OutputLock:
             for tree in self.trees:
                 parents.setdefault(tree.parent, set()).add(tree.name)
             for folder, names in sorted(parents.items()):
-                self._made += [p for p in (folder, *folder.parents) if not os.path.lexists(p)][::-1]
+                missing = [p for p in (folder, *folder.parents) if not os.path.lexists(p)]
+                _must_be_folder(next(p for p in (folder, *folder.parents) if p not in missing))
+                self._made += missing[::-1]
                 with _naming(folder):
                     folder.mkdir(parents=True, exist_ok=True)
                     fd = os.open(folder, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
@@ -400,6 +402,18 @@ class OutputLock:
             with contextlib.suppress(OSError):
                 made.rmdir()  # only when still empty
         self._made = []
+
+
+def _must_be_folder(path: Path) -> None:
+    """An input error unless ``path`` (an existing ancestor of an output folder) is a folder."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        raise _named(exc, path) from None
+    if not stat.S_ISDIR(mode):
+        raise InputError.single(
+            display_path(path), f"is {file_kind(mode)}, not a folder to render into"
+        )
 
 
 def _lock(fd: int) -> bool:
