@@ -327,34 +327,27 @@ def test_no_component_argument_breaks_the_contract(job: dict, settings_: dict) -
         assert SECRET not in str(exc)
 
 
+def _holding(kind: str, field: str) -> Any:
+    """An object of ``kind`` with a planted value under ``field`` (Secret or ConfigMap data)."""
+    return lambda s: {"apiVersion": "v1", "kind": kind, "metadata": {"name": "x"}, field: {"k": s}}
+
+
+def _pod(s: Any) -> dict[str, Any]:
+    env = [{"name": "X", "value": s}]
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "annotations": {"password": s}},
+        "spec": {"containers": [{"name": "c", "image": "i", "env": env}]},
+    }
+
+
 OBJECT_SECRETS = st.sampled_from(
     [
-        lambda s: {
-            "apiVersion": "v1",
-            "kind": "Secret",
-            "metadata": {"name": "s"},
-            "data": {"k": s},
-        },
-        lambda s: {
-            "apiVersion": "v1",
-            "kind": "Secret",
-            "metadata": {"name": "s"},
-            "stringData": {"k": s},
-        },
-        lambda s: {
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": {"name": "c"},
-            "data": {"k": s},
-        },
-        lambda s: {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": "p", "annotations": {"password": s}},
-            "spec": {
-                "containers": [{"name": "c", "image": "i", "env": [{"name": "X", "value": s}]}]
-            },
-        },
+        _holding("Secret", "data"),
+        _holding("Secret", "stringData"),
+        _holding("ConfigMap", "data"),
+        _pod,
     ]
 )
 

@@ -32,6 +32,7 @@ __all__ = [
     "schema_issues",
     "split_api_version",
     "supported_versions",
+    "value_shape",
     "version_dir",
 ]
 
@@ -165,16 +166,17 @@ class SchemaIssue:
     message: str
 
 
-def _shape(value: Any) -> str:
+def value_shape(value: Any) -> str:
+    """What a value is, for messages that must not show it: ``a string``, ``a number``,
+    ``a mapping``..."""
     if isinstance(value, bool):
         return "a boolean"
     if isinstance(value, int | float):
         return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, dict):
-        return "a mapping"
-    return "a list" if isinstance(value, list) else "null"
+    for kind, text in ((str, "a string"), (dict, "a mapping"), (list, "a list")):
+        if isinstance(value, kind):
+            return text
+    return "null" if value is None else f"a {type(value).__name__}"
 
 
 def _bound(word: str) -> Callable[[dict[str, Any]], str]:
@@ -218,7 +220,7 @@ def _without_value(error: Any) -> str:
         details = {}
     explain = _WITHOUT_VALUE.get(name)
     rule = explain(details) if explain else f"breaks the schema's {name or 'rules'}"
-    return f"the value given ({_shape(error.instance)}, not shown) {rule}"
+    return f"the value given ({value_shape(error.instance)}, not shown) {rule}"
 
 
 def _holds_sensitive(

@@ -697,7 +697,7 @@ def _message(root: type[BaseModel], error: Any, *, quote: bool = True) -> str:
     material, see :func:`~.secrets.is_sensitive`) the value received is never shown."""
     kind, msg, value = error["type"], error["msg"], error.get("input")
     if not quote and kind not in ("missing", "extra_forbidden", "value_error"):
-        return f"{msg}, got {_shape(value)} (not shown)"
+        return f"{msg}, got {k8s.value_shape(value)} (not shown)"
     if kind == "missing":
         return "required field is missing"
     if kind == "extra_forbidden":
@@ -720,18 +720,7 @@ def _message(root: type[BaseModel], error: Any, *, quote: bool = True) -> str:
         return f"must be {op[kind]} {bound}, got {_quoted(value)}"
     if isinstance(value, str | int | float | bool) or value is None:
         return f"{msg}, got {_quoted(value)}"
-    return f"{msg}, got {_shape(value)}"
-
-
-def _shape(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    for kind, text in ((str, "a string"), (dict, "a mapping"), (list, "a list")):
-        if isinstance(value, kind):
-            return text
-    return "null" if value is None else f"a {type(value).__name__}"
+    return f"{msg}, got {k8s.value_shape(value)}"
 
 
 def _quoted(value: Any) -> str:
