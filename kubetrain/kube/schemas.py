@@ -24,6 +24,7 @@ __all__ = [
     "SchemaIssue",
     "builtin_validator",
     "definition_closure",
+    "definition_name",
     "definition_refs",
     "definitions",
     "definitions_registry",
@@ -108,13 +109,19 @@ def split_api_version(api_version: str) -> tuple[str, str]:
     return group, version
 
 
+def definition_name(version: tuple[int, int], api_version: str, kind: str) -> str | None:
+    """The definition of a built-in kind (``io.k8s.api.core.v1.Pod``), or ``None`` if
+    Kubernetes ``version`` has no such kind."""
+    group, ver = split_api_version(api_version)
+    return _gvk_index(version).get((group, ver, kind))
+
+
 @cache
 def builtin_validator(
     version: tuple[int, int], api_version: str, kind: str
 ) -> jsonschema_rs.Validator | None:
     """The compiled strict schema of a built-in kind, or ``None`` if Kubernetes has no such kind."""
-    group, ver = split_api_version(api_version)
-    name = _gvk_index(version).get((group, ver, kind))
+    name = definition_name(version, api_version, kind)
     if name is None:
         return None
     return embedded_validator(version, name)

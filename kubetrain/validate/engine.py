@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 import yaml
 
+from ..kube import apiserver
 from ..kube import schemas as k8s
 from ..models.errors import InputError, PathPart
 from ..models.source import display_path, load_all, parse_documents
@@ -127,7 +128,15 @@ class Validator:
         return found
 
     def check(self, item: Located, version: tuple[int, int] | None = None) -> ObjectResult:
-        """Validate one object."""
+        """Validate one object: its schema, then what the API server checks beyond it."""
+        result = self._check_schema(item, version)
+        if result.status != "error":
+            for issue in apiserver.object_issues(item.obj, version or self.version):
+                result.findings.append(Finding("api", issue.path, issue.message))
+                result.status = "invalid"
+        return result
+
+    def _check_schema(self, item: Located, version: tuple[int, int] | None) -> ObjectResult:
         obj = item.obj
         result = ObjectResult(
             item.file, item.document, "", "", "", "", "valid", line=item.line, source=item.source
