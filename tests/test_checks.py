@@ -97,17 +97,38 @@ config:
 
 
 def test_render_refuses_output_that_fails_a_check(project: Path, run) -> None:
+    # Two pods of one replica set claiming one host port can never share a node: no single
+    # object is wrong (the API server takes each), the rule sees the whole output.
+    (project / "stacks" / "Pulumi.dev.yaml").write_text(
+        JOB.replace(
+            "image: tf:2",
+            "image: tf:2\n                    ports: [{containerPort: 80, hostPort: 8080}]",
+        )
+        % ("privileged", "")
+    )
+    result = run("render", cwd=project)
+    assert result.exit_code == 1, result.stderr
+    # FILE:LINE of the file as it would have been written (the line of hostPort there).
+    assert (
+        "rendered/dev/ml/pod-mnist-worker-1.yaml:28: spec.containers[0].ports[0].hostPort: port "
+        "8080 on the node is also claimed by Pod ml/mnist-worker-0 of the same job, so the two "
+        "pods can never share a node (host-port) [Pod ml/mnist-worker-1]"
+    ) in result.stderr, result.stderr
+    assert not (project / "rendered").exists()
+
+
+def test_render_refuses_at_load_time_what_the_api_server_would(project: Path, run) -> None:
+    # A duplicate env var in a TFJob's template: refused with the stack file's line before
+    # anything is built, as the API server would refuse the pods.
     (project / "stacks" / "Pulumi.dev.yaml").write_text(
         JOB % ("baseline", ", {name: MODE, value: b}")
     )
     result = run("render", cwd=project)
-    assert result.exit_code == 1
-    # FILE:LINE of the file as it would have been written (the line of env[1].name there).
-    assert (
-        "rendered/dev/ml/pod-mnist-worker-0.yaml:23: spec.containers[0].env[1].name: env var "
-        "'MODE' is already set by env[0] of container 'tensorflow'; the later one silently wins "
-        "(duplicate-env) [Pod ml/mnist-worker-0]"
-    ) in result.stderr
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "stacks/Pulumi.dev.yaml:18: config.kubetrain:jobs[0].spec.tfReplicaSpecs.Worker.template"
+        ".spec.containers[0].env: duplicate entries for key name='MODE': items 0 and 1\n"
+    )
     assert not (project / "rendered").exists()
 
 

@@ -29,7 +29,6 @@ __all__ = [
     "cpu_cores_ceil",
     "format_quantity",
     "parse_quantity",
-    "quantity_problem",
     "sum_quantities",
 ]
 
@@ -137,18 +136,6 @@ def sum_quantities(values: Iterable[Quantity]) -> Quantity | None:
     for value in values:
         total = value if total is None else total + value
     return total
-
-
-def quantity_problem(value: object) -> str | None:
-    """A message quoting ``value`` if it is not a Kubernetes quantity, else ``None``.
-
-    The Kubernetes JSON schema only says "string or number", so ``"lots"`` passes it; kubetrain
-    checks quantities where it computes with them."""
-    try:
-        parse_quantity(value)  # type: ignore[arg-type]
-    except ValueError:
-        return f"{value!r} is not a Kubernetes quantity (e.g. 500m, 2, 1.5, 1Gi)"
-    return None
 
 
 def cpu_cores_ceil(value: object) -> int | None:

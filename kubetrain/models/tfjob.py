@@ -259,10 +259,8 @@ class TFJob(JobDocument):
                     )
                 )
         for t, spec in specs.items():
-            for i, container in enumerate(spec.containers()):
-                if not container.get("image"):
-                    path = (*base, t, "template", "spec", "containers", i, "image")
-                    problems.append((path, "every container needs an image"))
+            # A template's own rules (an image per container, ...) are the API server's,
+            # checked with the template at load time (load.py, kube/apiserver).
             for path, message in pod_gpu_problems(spec.template.get("spec"), settings.gpu_resource):
                 problems.append(((*base, t, "template", "spec", *path), message))
             names = [c.get("name") for c in spec.containers()]

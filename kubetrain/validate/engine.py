@@ -181,7 +181,8 @@ class Validator:
                     )
                 )
             return result
-        for issue in k8s.schema_issues(validator, obj):
+        defs = k8s.definitions(version or self.version)["$defs"]
+        for issue in k8s.schema_issues(validator, obj, defs):
             result.status = "invalid"
             result.findings.append(Finding("schema", issue.path, issue.message))
         return result

@@ -856,3 +856,17 @@ def check_objects(
     run.templates = [pod_templates(item.obj) for item in items]
     for check in _CHECKS:
         check(run)
+    for result in results:
+        _drop_restated(result)
+
+
+def _drop_restated(result: ObjectResult) -> None:
+    """Drop the rules' findings at or below a field the API server already refuses: the API
+    finding says it (a duplicate env var is a keyed-list error before it is a rule's)."""
+    refused = [f.path for f in result.findings if f.rule == "api" and f.path]
+    if refused:
+        result.findings = [
+            f
+            for f in result.findings
+            if f.rule not in RULES or not any(f.path[: len(p)] == p for p in refused)
+        ]
