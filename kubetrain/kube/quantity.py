@@ -13,6 +13,7 @@ values finer than one nano-unit are rounded up to the next nano-unit.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterable
@@ -65,6 +66,18 @@ def parse_quantity(text: str | int | float) -> Quantity:
 
     Integers (``cpu: 4`` in YAML) are DecimalSI. Raises ``ValueError`` quoting the value.
     """
+    if type(text) in (str, int):
+        return _parse_cached(text)
+    return _parse(text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_cached(text: str | int) -> Quantity:
+    # The same few quantities repeat across thousands of containers; a Quantity is immutable.
+    return _parse(text)
+
+
+def _parse(text: str | int | float) -> Quantity:
     if isinstance(text, bool):
         raise ValueError(f"{text!r} is not a quantity")
     if isinstance(text, int):

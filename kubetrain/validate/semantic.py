@@ -19,14 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..builders.security import CONTAINER_FIELDS
-from ..kube.names import (
-    DNS1035_LABEL,
-    DNS1123_LABEL,
-    DNS1123_SUBDOMAIN,
-    LABEL_VALUE,
-    NameRule,
-    check_label_key,
-)
+from ..kube.apiserver import HANDLED_KINDS
+from ..kube.names import DNS1123_LABEL, LABEL_VALUE, PORT_NAME, check_label_key
 from ..models.errors import PathPart
 from ..models.resources import gpu_findings
 from ..models.stack import External, StackSettings
@@ -48,11 +42,13 @@ RULES: dict[str, str] = {
     "service-selector": "every Service selects the labels of at least one pod or pod template",
     "reference": "every Secret, ConfigMap, ServiceAccount and PersistentVolumeClaim a pod or "
     "binding uses is in the output or declared in kubetrain:external",
-    "duplicate-env": "no env var name twice in one container",
+    "duplicate-env": "no env var name twice in one container of a custom resource's pod "
+    "template (the API server refuses it in its own kinds)",
     "duplicate-port-name": "no container port name twice in one pod",
     "secret-data": "no Secret with data or stringData (render output holds no secret material)",
-    "name-format": "names, namespaces, label keys and values, container and port names within "
-    "Kubernetes' formats and length limits",
+    "name-format": "label keys and values, container and port names in the pod templates of "
+    "custom resources (a TFJob's replicas) within Kubernetes' formats (the API server checks "
+    "them only when the operator creates the pods)",
     "host-port": "no two pods of one job claim the same port on the host network (or hostPort)",
     "pod-security": "every pod template meets the stack's Pod Security Standards level",
     "gang-scheduling": "gang-scheduled pods have their PodGroup, its scheduler and enough pods",
@@ -431,10 +427,11 @@ def _references(run: _Run) -> None:
 def _duplicates(run: _Run) -> None:
     for i, t in run.pods():
         port_names: dict[str, str] = {}
+        env_checked = _api_checked(run.items[i].obj)  # a keyed-list error of the API server
         for cpath, c in _containers(t.spec):
             base = (*t.path, "spec", *cpath)
             seen: dict[str, int] = {}
-            for j, var in enumerate(_list(c.get("env"))):
+            for j, var in enumerate([] if env_checked else _list(c.get("env"))):
                 name = _mapping(var).get("name")
                 if not isinstance(name, str):
                     continue
@@ -486,21 +483,6 @@ def _secret_data(run: _Run) -> None:
 
 # --- names ---------------------------------------------------------------------------------------
 
-_NAME_RULES: dict[str, NameRule] = {
-    "Service": DNS1035_LABEL,
-    "Namespace": DNS1123_LABEL,
-}
-# A Job's name becomes the value of its pods' job-name label; a CronJob adds 11 characters.
-_LABEL_NAMED = {"Job": 63, "CronJob": 52}
-_PATH_SEGMENT_KINDS = {"Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"}
-_PORT_NAME = NameRule(
-    "port name (IANA_SVC_NAME)",
-    r"(?=.*[a-z])[a-z0-9]([a-z0-9]|-(?!-))*(?<!-)",
-    15,
-    "lower-case letters, digits and single '-', at least one letter, not starting or ending "
-    "with '-'",
-)
-
 
 def _check_labels(run: _Run, i: int, labels: Any, path: Path) -> None:
     for key, value in _mapping(labels).items():
@@ -512,52 +494,19 @@ def _check_labels(run: _Run, i: int, labels: Any, path: Path) -> None:
             run.add(i, "name-format", (*path, key), problem)
 
 
+def _api_checked(obj: Mapping[str, Any]) -> bool:
+    """Whether the API server checks this object's pod templates itself (a Pod, a Job, ...);
+    it takes a custom resource's (a TFJob's) as they are, and their pods fail later."""
+    return f"{obj.get('apiVersion')}/{obj.get('kind')}" in HANDLED_KINDS
+
+
 def _names(run: _Run) -> None:
-    for i, obj in run.objects():
-        meta, kind = _meta(obj), str(obj.get("kind"))
-        name = meta.get("name")
-        if isinstance(name, str):
-            if kind in _PATH_SEGMENT_KINDS:
-                if name in (".", "..") or "/" in name or "%" in name:
-                    run.add(
-                        i,
-                        "name-format",
-                        ("metadata", "name"),
-                        f"{name!r} may not contain '/' or '%'",
-                    )
-            elif problem := _NAME_RULES.get(kind, DNS1123_SUBDOMAIN).check(name):
-                run.add(i, "name-format", ("metadata", "name"), problem)
-            if kind in _LABEL_NAMED and len(name) > _LABEL_NAMED[kind]:
-                run.add(
-                    i,
-                    "name-format",
-                    ("metadata", "name"),
-                    f"{name!r} is {len(name)} characters; a {kind} name is at most "
-                    f"{_LABEL_NAMED[kind]}, as it becomes a label value of its pods",
-                )
-        ns = meta.get("namespace")
-        if isinstance(ns, str) and (problem := DNS1123_LABEL.check(ns)):
-            run.add(i, "name-format", ("metadata", "namespace"), problem)
-        _check_labels(run, i, meta.get("labels"), ("metadata", "labels"))
-        for key in _mapping(meta.get("annotations")):
-            if problem := check_label_key(str(key)):
-                run.add(i, "name-format", ("metadata", "annotations", key), f"annotation {problem}")
-        spec = _mapping(obj.get("spec"))
-        if kind == "Service":
-            _check_labels(run, i, spec.get("selector"), ("spec", "selector"))
-            for j, port in enumerate(_list(spec.get("ports"))):
-                pname = _mapping(port).get("name")
-                if isinstance(pname, str) and (problem := DNS1123_LABEL.check(pname)):
-                    run.add(i, "name-format", ("spec", "ports", j, "name"), problem)
-        _check_labels(
-            run,
-            i,
-            _mapping(spec.get("selector")).get("matchLabels"),
-            ("spec", "selector", "matchLabels"),
-        )
+    # The names of objects, and of the pods and containers of built-in kinds, are the API
+    # server's checks ('api' findings); this rule checks the pod templates of custom resources.
     for i, t in run.pods():
-        if t.path:
-            _check_labels(run, i, t.meta.get("labels"), (*t.path, "metadata", "labels"))
+        if _api_checked(run.items[i].obj):
+            continue
+        _check_labels(run, i, t.meta.get("labels"), (*t.path, "metadata", "labels"))
         for cpath, c in _containers(t.spec):
             base = (*t.path, "spec", *cpath)
             cname = c.get("name")
@@ -565,7 +514,7 @@ def _names(run: _Run) -> None:
                 run.add(i, "name-format", (*base, "name"), problem)
             for j, port in enumerate(_list(c.get("ports"))):
                 pname = _mapping(port).get("name")
-                if isinstance(pname, str) and (problem := _PORT_NAME.check(pname)):
+                if isinstance(pname, str) and (problem := PORT_NAME.check(pname)):
                     run.add(i, "name-format", (*base, "ports", j, "name"), problem)
 
 

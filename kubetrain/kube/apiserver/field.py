@@ -9,11 +9,11 @@ value may be secret material (Secret data, env values), which is never repeated.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Errors", "Issue", "Path", "quote"]
+__all__ = ["Errors", "Issue", "Path", "memoized", "quote"]
 
 Path = tuple[str | int, ...]
 
@@ -77,3 +77,27 @@ class Errors:
         """Report a message from :mod:`kubetrain.kube.names` (already quoting the value)."""
         if problem:
             self.add(path, problem)
+
+
+Check = Callable[[Errors, Any, Path], None]
+
+
+def memoized(check: Check, size: int = 4096) -> Check:
+    """``check`` remembered by the value it is given (its ``repr``): the objects of one render
+    or one tree repeat the same resources and containers thousands of times. Only for checks
+    whose findings depend on nothing but the value and the version."""
+    cache: dict[tuple[tuple[int, int], str], tuple[Issue, ...]] = {}
+
+    def run(errs: Errors, value: Any, path: Path) -> None:
+        key = (errs.version, repr(value))
+        found = cache.get(key)
+        if found is None:
+            sub = Errors(errs.version)
+            check(sub, value, ())
+            found = tuple(sub.issues)
+            if len(cache) >= size:
+                cache.clear()
+            cache[key] = found
+        errs.issues.extend(Issue((*path, *issue.path), issue.message) for issue in found)
+
+    return run

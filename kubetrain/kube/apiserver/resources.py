@@ -9,7 +9,7 @@ from typing import Any
 
 from ..names import check_label_key
 from ..quantity import Quantity, format_quantity, parse_quantity
-from .field import Errors, Path
+from .field import Errors, Path, memoized
 from .values import as_list, as_map, as_str
 
 __all__ = [
@@ -207,11 +207,22 @@ def _validate_claim_names(errs: Errors, items: Any, pod_claims: set[str], path: 
             errs.not_found((*path, i), name, f"must be one of spec.resourceClaims: {known}")
 
 
+def _container_requirements(errs: Errors, resources: Any, path: Path) -> None:
+    _validate_requirements(errs, resources, path, container_resource_name, None)
+
+
+_container_requirements_memo = memoized(_container_requirements)
+
+
 def validate_container_resource_requirements(
     errs: Errors, resources: Any, path: Path, claims: set[str] | None = None
 ) -> None:
-    """Upstream ``ValidateContainerResourceRequirements``."""
-    _validate_requirements(errs, resources, path, container_resource_name, claims)
+    """Upstream ``ValidateContainerResourceRequirements`` (claims checked against the pod's
+    ``claims`` when given)."""
+    if claims is not None and as_map(resources).get("claims") is not None:
+        _validate_requirements(errs, resources, path, container_resource_name, claims)
+    else:
+        _container_requirements_memo(errs, resources, path)
 
 
 def validate_pod_resource_requirements(errs: Errors, resources: Any, path: Path) -> None:
