@@ -88,6 +88,36 @@ def _plan(version: tuple[int, int], definition: str) -> _Node | None:
     return _build(defs, {"$ref": f"#/$defs/{definition}"}, {}, {})
 
 
+def _key(item: dict[str, Any], keys: tuple[str, ...]) -> tuple[Any, ...]:
+    return tuple(item[k] if item.get(k) is not None else _KEY_DEFAULTS.get(k) for k in keys)
+
+
+def _duplicates(node: _Node, data: list[Any], path: Path, errs: Errors) -> None:
+    if node.map_keys:
+        seen: dict[Any, int] = {}
+        single = node.map_keys[0] if len(node.map_keys) == 1 else None
+        for i, item in enumerate(data):
+            if type(item) is not dict:
+                continue
+            ident = item.get(single) if single is not None else _key(item, node.map_keys)
+            if ident is not None and ident in seen:
+                idents = ident if single is None else (ident,)
+                shown = ", ".join(
+                    f"{k}={quote(v)}" for k, v in zip(node.map_keys, idents, strict=True)
+                )
+                errs.add(path, f"duplicate entries for key {shown}: items {seen[ident]} and {i}")
+            elif ident is not None:
+                seen[ident] = i
+    elif node.is_set:
+        first: dict[Any, int] = {}
+        for i, item in enumerate(data):
+            if isinstance(item, str | int | float | bool):
+                if item in first:
+                    errs.add(path, f"duplicate entries for value {quote(item)}: items "
+                                   f"{first[item]} and {i}")  # fmt: skip
+                first.setdefault(item, i)
+
+
 def _walk(node: _Node, data: Any, path: Path, errs: Errors) -> None:
     if type(data) is dict:
         for key, child in node.properties.items():
@@ -98,35 +128,8 @@ def _walk(node: _Node, data: Any, path: Path, errs: Errors) -> None:
             for key, value in data.items():
                 _walk(node.values, value, (*path, key), errs)
     elif type(data) is list:
-        if node.map_keys:
-            seen: dict[tuple[Any, ...], int] = {}
-            for i, item in enumerate(data):
-                if type(item) is not dict:
-                    continue
-                ident = tuple(
-                    item.get(k) if item.get(k) is not None else _KEY_DEFAULTS.get(k)
-                    for k in node.map_keys
-                )
-                if ident in seen:
-                    shown = ", ".join(
-                        f"{k}={quote(v)}" for k, v in zip(node.map_keys, ident, strict=True)
-                    )
-                    errs.add(
-                        path, f"duplicate entries for key {shown}: items {seen[ident]} and {i}"
-                    )
-                else:
-                    seen[ident] = i
-        elif node.is_set:
-            first: dict[Any, int] = {}
-            for i, item in enumerate(data):
-                if isinstance(item, str | int | float | bool):
-                    if item in first:
-                        errs.add(
-                            path,
-                            f"duplicate entries for value {quote(item)}: items "
-                            f"{first[item]} and {i}",
-                        )
-                    first.setdefault(item, i)
+        if len(data) > 1:
+            _duplicates(node, data, path, errs)
         if node.items is not None:
             for i, item in enumerate(data):
                 _walk(node.items, item, (*path, i), errs)
