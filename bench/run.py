@@ -97,10 +97,10 @@ def child(kind: str, args: list[str]) -> dict[str, Any]:
     """Runs in a fresh interpreter: time one operation, including kubetrain's imports."""
     start = time.perf_counter()
     if kind == "render":
-        from kubetrain.cli import main
+        from kubetrain.cli import run
 
         try:
-            main(["render", "--config", args[0], "--out", args[1]], standalone_mode=False)
+            run(["render", "--config", args[0], "--out", args[1]])
         except SystemExit as exc:
             if exc.code:
                 raise
@@ -113,10 +113,10 @@ def child(kind: str, args: list[str]) -> dict[str, Any]:
         assert planned.report.ok
         assert len(planned.files) > 0
     elif kind == "validate":
-        from kubetrain.cli import main
+        from kubetrain.cli import run
 
         try:
-            main(["validate", args[0]], standalone_mode=False)
+            run(["validate", args[0]])
         except SystemExit as exc:
             if exc.code:
                 raise

@@ -5,6 +5,8 @@ that changed a check). Checks consult :func:`since` with the version being valid
 
 from __future__ import annotations
 
+import functools
+
 __all__ = ["since"]
 
 _SINCE: dict[str, tuple[int, int]] = {
@@ -38,6 +40,7 @@ _SINCE: dict[str, tuple[int, int]] = {
 }
 
 
+@functools.cache
 def since(version: tuple[int, int], feature: str) -> bool:
     """Whether ``feature`` (a key of the table above) holds in Kubernetes ``version``."""
     return version >= _SINCE[feature]

@@ -74,6 +74,7 @@ _APPARMOR_ANNOTATION = "container.apparmor.security.beta.kubernetes.io/"
 _DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
 _MIRROR_POD = "kubernetes.io/config.mirror"
 _GRACE_DEFAULT = 30  # SetDefaults_PodSpec: terminationGracePeriodSeconds
+_HANDLERS = {"lifecycle", "livenessProbe", "readinessProbe", "startupProbe"}
 
 
 def _range(errs: Errors, value: Any, low: int, high: int, path: Path) -> None:
@@ -274,6 +275,8 @@ def _probe(errs: Errors, probe: Any, path: Path, grace: int | None, kind: str) -
 def _lifecycle_and_probes(
     errs: Errors, container: dict[str, Any], path: Path, grace: int | None
 ) -> None:
+    if not _HANDLERS.intersection(container):
+        return
     lifecycle = as_map(container.get("lifecycle"))
     for key in ("postStart", "preStop"):
         if is_set(lifecycle, key):
@@ -443,32 +446,30 @@ def _container_common(
         errs.not_supported(
             (*path, "terminationMessagePolicy"), policy, ["FallbackToLogsOnError", "File"]
         )
-    _container_ports(errs, container.get("ports"), (*path, "ports"))
-    _env(errs, container.get("env"), (*path, "env"))
-    _env_from(errs, container.get("envFrom"), (*path, "envFrom"))
-    privileged = as_map(container.get("securityContext")).get("privileged") is True
-    validate_volume_mounts(
-        errs,
-        container.get("volumeMounts"),
-        container.get("volumeDevices"),
-        volumes,
-        privileged,
-        (*path, "volumeMounts"),
-    )
-    validate_volume_devices(
-        errs,
-        container.get("volumeDevices"),
-        container.get("volumeMounts"),
-        volumes,
-        (*path, "volumeDevices"),
-    )
-    pull = container.get("imagePullPolicy")  # "" is defaulted from the image's tag
+    # Each check runs only when its field is given (an absent field passes every check).
+    get = container.get
+    if get("ports") is not None:
+        _container_ports(errs, get("ports"), (*path, "ports"))
+    if get("env") is not None:
+        _env(errs, get("env"), (*path, "env"))
+    if get("envFrom") is not None:
+        _env_from(errs, get("envFrom"), (*path, "envFrom"))
+    mounts, devices = get("volumeMounts"), get("volumeDevices")
+    if mounts is not None:
+        privileged = as_map(get("securityContext")).get("privileged") is True
+        mpath = (*path, "volumeMounts")
+        validate_volume_mounts(errs, mounts, devices, volumes, privileged, mpath)
+    if devices is not None:
+        validate_volume_devices(errs, devices, mounts, volumes, (*path, "volumeDevices"))
+    pull = get("imagePullPolicy")  # "" is defaulted from the image's tag
     if pull and isinstance(pull, str) and pull not in _PULL_POLICIES:
         errs.not_supported((*path, "imagePullPolicy"), pull, _PULL_POLICIES)
-    validate_container_resource_requirements(
-        errs, container.get("resources"), (*path, "resources"), claims
-    )
-    _resize_policy(errs, container.get("resizePolicy"), (*path, "resizePolicy"), restart)
+    if get("resources") is not None:
+        validate_container_resource_requirements(
+            errs, get("resources"), (*path, "resources"), claims
+        )
+    if get("resizePolicy") is not None:
+        _resize_policy(errs, get("resizePolicy"), (*path, "resizePolicy"), restart)
     _container_security(
         errs, container.get("securityContext"), (*path, "securityContext"), host_users
     )
@@ -934,6 +935,16 @@ def _os(errs: Errors, spec: dict[str, Any], path: Path) -> None:
                 errs.forbidden((*ipath, "securityContext", key), "cannot be set for a windows pod")
 
 
+def _windows_options_given(spec: dict[str, Any]) -> bool:
+    if as_map(spec.get("securityContext")).get("windowsOptions") is not None:
+        return True
+    return any(
+        as_map(as_map(c).get("securityContext")).get("windowsOptions") is not None
+        for key in CONTAINER_LISTS
+        for c in as_list(spec.get(key))
+    )
+
+
 def _windows_host_process(errs: Errors, spec: dict[str, Any], path: Path) -> None:
     # Upstream validateWindowsHostProcessPod.
     pod_value = as_map(as_map(spec.get("securityContext")).get("windowsOptions")).get("hostProcess")
@@ -1034,7 +1045,8 @@ def validate_pod_spec(
     _dns(errs, spec, path)
     validate_labels(errs, spec.get("nodeSelector"), (*path, "nodeSelector"))
     _pod_security(errs, spec, (*path, "securityContext"))
-    _affinity(errs, spec.get("affinity"), (*path, "affinity"))
+    if spec.get("affinity") is not None:
+        _affinity(errs, spec["affinity"], (*path, "affinity"))
     for i, gate in enumerate(as_list(spec.get("readinessGates"))):
         condition = as_str(as_map(gate).get("conditionType"))
         errs.problem((*path, "readinessGates", i, "conditionType"), check_label_key(condition))
@@ -1045,10 +1057,11 @@ def validate_pod_spec(
         if name in seen:
             errs.duplicate((*path, "schedulingGates", i), name)
         seen.add(name)
-    _topology_spread(
-        errs, spec.get("topologySpreadConstraints"), (*path, "topologySpreadConstraints")
-    )
-    _windows_host_process(errs, spec, path)
+    if spec.get("topologySpreadConstraints") is not None:
+        constraints = spec["topologySpreadConstraints"]
+        _topology_spread(errs, constraints, (*path, "topologySpreadConstraints"))
+    if _windows_options_given(spec):
+        _windows_host_process(errs, spec, path)
     if not host_users:
         # Upstream validateHostUsers (its paths, capitalised as upstream's).
         for key, shown in (
@@ -1073,7 +1086,8 @@ def validate_pod_spec(
     for key in ("hostname", "subdomain"):
         if as_str(spec.get(key)):
             errs.problem((*path, key), DNS1123_LABEL.check(spec[key]))
-    _tolerations(errs, spec.get("tolerations"), (*path, "tolerations"))
+    if spec.get("tolerations") is not None:
+        _tolerations(errs, spec["tolerations"], (*path, "tolerations"))
     for i, alias in enumerate(as_list(spec.get("hostAliases"))):
         alias = as_map(alias)
         if not _is_ip(as_str(alias.get("ip"))):
@@ -1116,6 +1130,8 @@ def _container_names(spec: dict[str, Any]) -> set[str]:
 def _pod_annotations(errs: Errors, annotations: Any, spec: dict[str, Any], path: Path) -> None:
     # Upstream ValidatePodSpecificAnnotations (with the seccomp and AppArmor annotations).
     annotations = as_map(annotations)
+    if not annotations:
+        return
     if _MIRROR_POD in annotations and not as_str(spec.get("nodeName")):
         errs.invalid(
             (*path, _MIRROR_POD),
