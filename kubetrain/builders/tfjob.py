@@ -20,7 +20,15 @@ from .gang import (
     gang_scheduler,
     with_gang_scheduling,
 )
-from .meta import app_labels, manifest, merge, normalize_pod_gpus, object_meta, plain_copy
+from .meta import (
+    app_labels,
+    manifest,
+    merge,
+    normalize_pod_gpus,
+    object_meta,
+    plain_copy,
+    pod_gpu_alias_warnings,
+)
 from .registry import builder
 from .security import apply_pod_security
 
@@ -59,6 +67,7 @@ class TFTrainingJob:
 
     def __init__(self, job: TFJob, ctx: BuildContext) -> None:
         self.job = job.defaulted()
+        self.written = job  # as the document gives it, for warnings about fields it sets
         self.ctx = ctx
         self.name = job.name
         self.namespace = job.namespace
@@ -145,7 +154,52 @@ class TFTrainingJob:
             return rtype in ("Chief", "Master")
         return rtype == "Worker" and index == 0
 
+    def warn_rewrites(self) -> None:
+        """Say what native mode does not do as the document asks: a pod template's restart
+        policy replaced by the replica's, and the run policies only the operator carries out."""
+        ctx, base = self.ctx, ("spec", "tfReplicaSpecs")
+        for rs in self.replicas:
+            restart = rs.spec.restart_policy
+            pod = "Never" if restart == "ExitCode" else restart
+            written = (rs.spec.template.get("spec") or {}).get("restartPolicy")
+            if written is not None and written != pod:
+                ctx.warn(
+                    (*base, rs.rtype, "template", "spec", "restartPolicy"),
+                    f"restartPolicy {written} of the pod template is replaced by the replica's, "
+                    f"{pod} (as the training operator does): set "
+                    f"spec.tfReplicaSpecs.{rs.rtype}.restartPolicy instead",
+                )
+            if restart == "ExitCode":
+                ctx.warn(
+                    (*base, rs.rtype, "restartPolicy"),
+                    "ExitCode needs the training operator, which recreates pods that exit with a "
+                    "retryable code (128 or more); native mode gives the pods restartPolicy Never",
+                )
+            for path, message in pod_gpu_alias_warnings(
+                rs.spec.template.get("spec"), ctx.settings.gpu_resource
+            ):
+                ctx.warn((*base, rs.rtype, "template", "spec", *path), message)
+        run = self.written.spec.run_policy
+        for key, value in (
+            ("cleanPodPolicy", run.clean_pod_policy),
+            ("ttlSecondsAfterFinished", run.ttl_seconds_after_finished),
+            ("backoffLimit", run.backoff_limit),
+        ):
+            if value is not None:
+                ctx.warn(
+                    ("spec", "runPolicy", key),
+                    f"{key} has no effect in native mode: only the training operator cleans up, "
+                    "deletes or retries a job's pods (use operator mode for it)",
+                )
+        if run.active_deadline_seconds is not None:
+            ctx.warn(
+                ("spec", "runPolicy", "activeDeadlineSeconds"),
+                "applies to each pod in native mode (activeDeadlineSeconds of the pod); only the "
+                "training operator fails the whole job at the deadline",
+            )
+
     def build(self) -> list[dict[str, Any]]:
+        self.warn_rewrites()
         objs = [obj for rs in self.replicas for obj in rs.build()]
         gang = GangJob(self.name, self.namespace, app_labels("tfjob", self.name))
         return with_gang_scheduling(objs, gang, self.ctx.settings, self.gang_policy())
@@ -231,8 +285,10 @@ def custom_resource(job: TFJob, ctx: BuildContext) -> dict[str, Any]:
     normalised as in native mode)."""
     defaulted = job.defaulted()
     spec = defaulted.spec.model_dump(mode="json", by_alias=True, exclude_none=True)
-    for replica in spec["tfReplicaSpecs"].values():
+    for rtype, replica in spec["tfReplicaSpecs"].items():
         pod_spec = replica["template"]["spec"] = replica["template"].get("spec") or {}
+        for path, message in pod_gpu_alias_warnings(pod_spec, ctx.settings.gpu_resource):
+            ctx.warn(("spec", "tfReplicaSpecs", rtype, "template", "spec", *path), message)
         normalize_pod_gpus(pod_spec, ctx.settings.gpu_resource)
         apply_pod_security(pod_spec, ctx.settings.pod_security)
     labels = merge(app_labels("tfjob", job.name), job.metadata.labels)

@@ -28,6 +28,7 @@ from .yamlout import dump
 __all__ = [
     "CRDS_DIR",
     "GENERATED_MARK",
+    "KUSTOMIZATION",
     "PendingTree",
     "TreeChange",
     "file_header",

@@ -35,6 +35,7 @@ from .engine import Finding, Located, ObjectResult
 __all__ = [
     "POD_TEMPLATE_FINDERS",
     "RULES",
+    "WARNING_RULES",
     "CheckSettings",
     "PodTemplate",
     "check_objects",
@@ -53,10 +54,16 @@ RULES: dict[str, str] = {
     "secret-data": "no Secret with data or stringData (render output holds no secret material)",
     "name-format": "names, namespaces, label keys and values, container and port names within "
     "Kubernetes' formats and length limits",
-    "host-port": "no two pods of one job claim the same port on the host network (or hostPort)",
+    "host-port": "two pods of one job that claim the same port on the host network (or hostPort) "
+    "never share a node (a warning)",
     "pod-security": "every pod template meets the stack's Pod Security Standards level",
     "gang-scheduling": "gang-scheduled pods have their PodGroup, its scheduler and enough pods",
 }
+
+#: Rules whose findings are facts to know rather than mistakes: reported as warnings, errors
+#: only under --strict. Two host-network pods of one job claiming a port simply never share a
+#: node (the scheduler's NodePorts filter keeps them apart), which EDL's own job-1 relies on.
+WARNING_RULES: frozenset[str] = frozenset({"host-port"})
 
 Path = tuple[PathPart, ...]
 
@@ -219,6 +226,9 @@ class _Run:
         if rule in self.settings.skip:
             return
         result = self.results[index]
+        if rule in WARNING_RULES:
+            result.findings.append(Finding(rule, path, message, severity="warning"))
+            return
         result.findings.append(Finding(rule, path, message))
         if result.status in ("valid", "skipped"):
             result.status = "invalid"
