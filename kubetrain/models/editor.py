@@ -124,6 +124,11 @@ def stack_schema(version: tuple[int, int]) -> dict[str, Any]:
         f"{CONFIG_NAMESPACE}:{key}": value for key, value in settings["properties"].items()
     }
     config[f"{CONFIG_NAMESPACE}:jobs"]["items"] = {"$ref": f"#/$defs/{_JOB}"}
+    config[f"{CONFIG_NAMESPACE}:manifests"]["items"] = {
+        "type": "object",
+        "description": "A Kubernetes object (apiVersion, kind, metadata.name, ...).",
+        "required": ["apiVersion", "kind", "metadata"],
+    }
     top = dict(stack_file["properties"])
     top["config"] = {
         "type": "object",
