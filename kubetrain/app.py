@@ -115,19 +115,35 @@ class Project:
         return cls(find_project_root(start or Path.cwd()))
 
     @property
-    def stacks_dir(self) -> Path:
-        """``stackConfigDir`` of ``Pulumi.yaml`` (default: the project root)."""
+    def pulumi_yaml(self) -> Path | None:
+        """The project file, when there is one."""
         for name in ("Pulumi.yaml", "Pulumi.yml"):
-            path = self.root / name
-            if path.is_file():
-                try:
-                    data = (
-                        yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader) or {}
-                    )
-                except yaml.YAMLError as exc:
-                    raise InputError.single(display_path(path), f"invalid YAML: {exc}") from None
-                configured = data.get("stackConfigDir") if isinstance(data, dict) else None
-                return self.root / configured if isinstance(configured, str) else self.root
+            if (self.root / name).is_file():
+                return self.root / name
+        return None
+
+    @property
+    def configured_stacks_dir(self) -> Path | None:
+        """``stackConfigDir`` of ``Pulumi.yaml``, when it sets one."""
+        path = self.pulumi_yaml
+        if path is None:
+            return None
+        try:
+            data = yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader) or {}
+        except yaml.YAMLError as exc:
+            raise InputError.single(display_path(path), f"invalid YAML: {exc}") from None
+        configured = data.get("stackConfigDir") if isinstance(data, dict) else None
+        return self.root / configured if isinstance(configured, str) else None
+
+    @property
+    def stacks_dir(self) -> Path:
+        """``stackConfigDir`` of ``Pulumi.yaml``; without one, where users keep stacks: the
+        project root (Pulumi's default), else its ``stacks/`` folder when that has them."""
+        configured = self.configured_stacks_dir
+        if configured is not None:
+            return configured
+        if not _has_stack_files(self.root) and _has_stack_files(self.root / "stacks"):
+            return self.root / "stacks"
         return self.root
 
     @property
@@ -139,7 +155,25 @@ class Project:
         return self.rendered_dir / CLUSTERS_DIR / env
 
     def stack_files(self, names: Sequence[str] = ()) -> list[Path]:
-        return discover_stacks(self.stacks_dir, names)
+        folder = self.stacks_dir
+        if not names and self.configured_stacks_dir is None and not _has_stack_files(folder):
+            shown = display_path(self.root)
+            where = (
+                f"{shown} has a Pulumi.yaml without stackConfigDir"
+                if self.pulumi_yaml is not None
+                else f"{shown} is not in a kubetrain project (no Pulumi.yaml here or above)"
+            )
+            raise InputError.single(
+                shown,
+                f"no stack files (Pulumi.<env>.yaml) here or in stacks/: {where}. Run "
+                "`kubetrain init` to create a project, cd into yours, or give a stack file "
+                "with --config",
+            )
+        return discover_stacks(folder, names)
+
+
+def _has_stack_files(folder: Path) -> bool:
+    return folder.is_dir() and any(p.name.count(".") >= 2 for p in folder.glob("Pulumi.*.y*ml"))
 
 
 @dataclass

@@ -782,12 +782,28 @@ def _unknown_field(root: type[BaseModel], parent: tuple[Any, ...], key: Any) -> 
         if close:
             message += f"; did you mean {close[0]!r}?"
         belongs = [p for p in _where_defined(root, str(key)) if p != tuple(str(x) for x in parent)]
-        if belongs and not close:
+        above = [p for p in belongs if _is_above(p, parent)]
+        if above and not close:
+            # An indentation slip: the key is written under a sibling of where it belongs.
+            p = max(above, key=len)
+            where = _dotted((*p, str(key))) if p else "the top level of the document"
+            under = _dotted([f"[{x}]" if isinstance(x, int) else str(x) for x in parent])
+            message += f"; it belongs at {where}, not under {under}: check its indentation"
+        elif belongs and not close:
             where = " or ".join(_dotted((*p, str(key))) for p in belongs[:3])
             message += f"; it belongs at {where}"
         if not close and not belongs:
             message += f"; allowed here: {', '.join(allowed)}"
     return message
+
+
+def _is_above(path: tuple[str, ...], parent: tuple[Any, ...]) -> bool:
+    """Whether ``path`` (with ``<key>`` / ``[*]`` placeholders) is a proper ancestor of the
+    concrete ``parent`` path."""
+    return len(path) < len(parent) and all(
+        part in ("<key>", "[*]") or part == str(given)
+        for part, given in zip(path, parent, strict=False)
+    )
 
 
 def _aliases(cls: type[BaseModel]) -> dict[str, Any]:

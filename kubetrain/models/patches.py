@@ -100,7 +100,7 @@ def patch_sources(
             try:
                 docs = load_documents(root / patch.path)
             except InputError as exc:
-                problems.append(entry.problem(("path",), exc.problems[0].message))
+                problems.append(entry.problem(("path",), str(exc.problems[0])))
                 continue
             out += [PatchSource(d, entry, patch.target) for d in docs]
         elif isinstance(patch.patch, str):
