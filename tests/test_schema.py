@@ -5,7 +5,6 @@ documents, and the committed copies under schemas/."""
 from __future__ import annotations
 
 import glob
-
 import json
 from pathlib import Path
 from typing import Any

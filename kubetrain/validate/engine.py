@@ -365,6 +365,5 @@ def add_lines(report: Report, texts: dict[str, str]) -> None:
                 doc = docs[r.document]
                 r.line = doc.line_of(())
                 r.findings = [
-                    Finding(f.rule, f.path, f.message, f.line or doc.line_of(f.path))
-                    for f in r.findings
+                    dataclasses.replace(f, line=f.line or doc.line_of(f.path)) for f in r.findings
                 ]
