@@ -128,8 +128,8 @@ class DataStoresArgs(TypedDict, total=False):
     )
     results: DataStoreArgs
     (
-        "Results, mounted at /mnt/results/<bucket>/<trainingId>, which RESULT_DIR points at "
-        "(checkpoints under _wml_checkpoints). Default: none."
+        "Results: the bucket is mounted at /mnt/results/<bucket> (RESULT_BUCKET_DIR, checkpoints "
+        "in its _wml_checkpoints), RESULT_DIR is its folder <trainingId>. Default: none."
     )
 
 

@@ -80,8 +80,9 @@ class MasterSpecArgs(TypedDict, total=False):
 
     etcd_endpoint: str
     (
-        "Client URLs of an existing etcd, comma-separated, e.g. http://etcd.infra:2379 (env "
-        "ETCD_ENDPOINT); etcd-endpoint in a manifest. Default: an etcd sidecar in the master pod."
+        "Client URLs of an etcd, comma-separated, e.g. http://etcd.infra:2379; etcd-endpoint in "
+        "a manifest. Kept in the custom resource; EDL v0.2.0 and native mode never use it (the "
+        "pods use the master pod's etcd sidecar)."
     )
     resources: dict[str, Any]
     (

@@ -96,7 +96,8 @@ class TFTrainingJob:
         task = {"type": rtype, "index": index}
         if self.job.spec.enable_dynamic_worker:
             cluster = self.cluster_spec()
-            # The sparse form TensorFlow's dynamic workers use: a worker knows itself and the PS.
+            # The sparse form TensorFlow's dynamic workers use: a worker knows itself and the PS
+            # (convertClusterSpecToSparseClusterSpec); SparseTFConfig marshals it under "cluster".
             if rtype == "worker":
                 sparse: dict[str, Any] = {
                     "worker": {str(index): cluster["worker"][index]},
@@ -106,7 +107,7 @@ class TFTrainingJob:
                 sparse = {"worker": {}, "ps": [cluster["ps"][index]]}
             else:
                 sparse = {"worker": {}, "ps": []}
-            doc: dict[str, Any] = {"sparseCluster": sparse, "task": task}
+            doc: dict[str, Any] = {"cluster": sparse, "task": task}
         else:
             doc = {"cluster": self.cluster_spec(), "task": task, "environment": "cloud"}
         return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
@@ -147,7 +148,13 @@ class TFTrainingJob:
 
     def build(self) -> list[dict[str, Any]]:
         objs = [obj for rs in self.replicas for obj in rs.build()]
-        gang = GangJob(self.name, self.namespace, app_labels("tfjob", self.name))
+        # The operator's SyncPodGroup gives the PodGroup the job's annotations.
+        gang = GangJob(
+            self.name,
+            self.namespace,
+            app_labels("tfjob", self.name),
+            self.job.metadata.annotations,
+        )
         return with_gang_scheduling(objs, gang, self.ctx.settings, self.gang_policy())
 
 

@@ -40,6 +40,10 @@ DEFAULT_PORT = 2222
 REPLICA_TYPES = ("Chief", "Master", "PS", "Worker", "Evaluator")
 _CANONICAL = {t.lower(): t for t in REPLICA_TYPES}
 
+#: runPolicy.managedBy of a job Kueue's MultiKueue dispatches to a worker cluster; the training
+#: operator does not reconcile it (ValidateRunPolicyCreate admits it and the operator's own value).
+MULTIKUEUE = "kueue.x-k8s.io/multikueue"
+
 ReplicaType = Literal["Chief", "Master", "PS", "Worker", "Evaluator"]
 RestartPolicy = Literal["Always", "OnFailure", "Never", "ExitCode"]
 
@@ -107,8 +111,13 @@ class RunPolicy(Strict):
         default=None, alias="schedulingPolicy", description="Gang-scheduling settings."
     )
     suspend: bool | None = Field(default=None, description="Create the job suspended.")
-    managed_by: str | None = Field(
-        default=None, alias="managedBy", description="Controller that reconciles the job."
+    managed_by: Literal["kubeflow.org/training-operator", "kueue.x-k8s.io/multikueue"] | None = (
+        Field(
+            default=None,
+            alias="managedBy",
+            description="Controller that reconciles the job: kubeflow.org/training-operator, or "
+            "kueue.x-k8s.io/multikueue (operator mode only). Default: the training operator.",
+        )
     )
 
 
@@ -281,6 +290,15 @@ class TFJob(JobDocument):
                     ("spec", "runPolicy", "suspend"),
                     "a suspended job needs the training operator to resume it; native mode "
                     "creates the pods at once: use operator mode, or leave the job out",
+                )
+            )
+        if self.spec.run_policy.managed_by == MULTIKUEUE and self.mode(settings) == "native":
+            problems.append(
+                (
+                    ("spec", "runPolicy", "managedBy"),
+                    f"{MULTIKUEUE} hands the job to Kueue's MultiKueue, which runs it on another "
+                    "cluster (the training operator leaves it alone); native mode would create its "
+                    "pods here: use operator mode",
                 )
             )
         policy = self.spec.run_policy.scheduling_policy

@@ -157,8 +157,9 @@ class MasterSpec(Strict):
         default=None,
         alias="etcd-endpoint",
         json_schema_extra={"pattern": _ETCD_ENDPOINTS.pattern},
-        description="Client URLs of an existing etcd, comma-separated, e.g. "
-        "http://etcd.infra:2379 (env ETCD_ENDPOINT). Default: an etcd sidecar in the master pod.",
+        description="Client URLs of an etcd, comma-separated, e.g. http://etcd.infra:2379. "
+        "Kept in the custom resource; EDL v0.2.0 never used it (its pods always use the etcd "
+        "sidecar of the master pod), and neither does native mode.",
     )
 
     @field_validator("etcd_endpoint")
@@ -174,7 +175,7 @@ class MasterSpec(Strict):
     resources: ResourceRequirements = Field(
         default_factory=dict,
         description="Resources of the master container. Default: requests cpu 1, memory 500Mi; "
-        "limits cpu 2, memory 1Gi (the controller's fixed values).",
+        "limits cpu 2, memory 1Gi (the fixed values of EDL's later updater).",
     )
 
 
