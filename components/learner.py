@@ -19,7 +19,8 @@ from typing import Any, NotRequired, TypedDict
 import pulumi
 
 from kubetrain.builders.learner import TRAINING_ID_LABEL
-from kubetrain.builders.tfjob import to_selector
+from kubetrain.builders.meta import to_selector
+from kubetrain.models.kinds import attach_component
 from kubetrain.models.learner import Learner as LearnerDocument
 
 from ._args import JobMetadataArgs, SettingsArgs
@@ -238,3 +239,6 @@ class LearnerStatefulSet(pulumi.ComponentResource):
             "labelSelector": self.label_selector,
             "serviceHosts": self.service_hosts,
         }
+
+
+attach_component(LearnerDocument, LearnerStatefulSet)

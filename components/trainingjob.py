@@ -20,7 +20,8 @@ from typing import Any, NotRequired, TypedDict
 
 import pulumi
 
-from kubetrain.builders.tfjob import to_selector
+from kubetrain.builders.meta import to_selector
+from kubetrain.models.kinds import attach_component
 from kubetrain.models.trainingjob import MASTER_LABEL, PSERVER_LABEL, TRAINER_LABEL
 from kubetrain.models.trainingjob import TrainingJob as TrainingJobDocument
 
@@ -219,3 +220,6 @@ class TrainingJob(pulumi.ComponentResource):
             "labelSelector": self.label_selector,
             "labelSelectors": self.label_selectors,
         }
+
+
+attach_component(TrainingJobDocument, TrainingJob)

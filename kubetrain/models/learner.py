@@ -24,9 +24,9 @@ from .base import (
     JobDocument,
     LabelValue,
     Strict,
-    job_kind,
     reject_unquoted_number,
 )
+from .kinds import declare
 from .resources import normalize_gpus
 from .secrets import CredentialName, credential_value_message, looks_like_credential
 
@@ -367,7 +367,10 @@ class LearnerSpec(Strict):
     )
 
 
-@job_kind
+@declare(
+    "kubetrain's kind for an IBM FfDL learner (lcm/service/lcm/learner): a StatefulSet of "
+    "learners with object-store volumes"
+)
 class Learner(JobDocument):
     """An FfDL learner: a StatefulSet of ``learners`` pods behind a headless Service."""
 

@@ -28,7 +28,8 @@ from pydantic import AliasChoices, BeforeValidator, Field, field_validator, mode
 
 from ..kube.names import DNS1123_LABEL, DNS1123_SUBDOMAIN, LABEL_VALUE
 from ..kube.quantity import cpu_cores_ceil, quantity_problem
-from .base import DerivedName, JobDocument, K8sType, Strict, _check_map_keys, job_kind
+from .base import DerivedName, JobDocument, K8sType, Strict, _check_map_keys
+from .kinds import declare
 from .resources import gpu_count, gpu_problems
 
 if TYPE_CHECKING:
@@ -282,7 +283,10 @@ class TrainingJobStatus(Strict):
     message: str | None = Field(default=None, description="Why the job is in its state.")
 
 
-@job_kind
+@declare(
+    "PaddlePaddle EDL TrainingJob (EDL v0.2.0): pserver ReplicaSet, trainer Job, fault-tolerant "
+    "master with etcd"
+)
 class TrainingJob(JobDocument):
     """A PaddlePaddle EDL training job: parameter servers, trainers and, when fault-tolerant, a
     master with etcd."""
