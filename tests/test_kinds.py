@@ -125,3 +125,10 @@ def test_a_second_builder_or_component_is_refused() -> None:
     with pytest.raises(RuntimeError, match=r"TFJob \(kubeflow.org/v1\) has a component already"):
         attach_component(TFJob, object)
     assert declaration(TFJob).builder is not other
+
+
+def test_the_cli_lists_every_declared_kind(run) -> None:
+    result = run("--help")
+    assert result.exit_code == 0
+    for d in DECLARED:
+        assert f"{d.document.API_VERSION} {d.document.KIND}: " in result.stdout
