@@ -324,8 +324,9 @@ def generate_image_pull_secret(job: Learner) -> tuple[str, SecretSpec | None]:
 
     Without a private image the pods use ``imagePullSecret`` as it exists in the namespace (FfDL's
     configured default). With one, kubetrain creates that Secret from the credential of the same
-    name. FfDL: created ``customimage-<name>`` of the legacy type ``kubernetes.io/dockercfg`` from
-    a token in the request, and then still gave the pods the default name.
+    name. FfDL: created ``customimage-<name>`` of the legacy type ``kubernetes.io/dockercfg`` from a
+    token in the training request and gave the pods that Secret; kubetrain takes no token in the
+    job (credentials live in the stack) and names the Secret after the credential.
     """
     name = job.spec.image_pull_secret
     if job.spec.image is None:
@@ -608,7 +609,9 @@ def build_learner(job: Learner, mode: str, ctx: BuildContext) -> list[dict[str, 
     )
     node_selector: dict[str, str] = {}
     gpu_type = spec.resources.gpu_type
-    # FfDL: always selected ibm-cloud.kubernetes.io/gpu-type; the label is the stack's choice.
+    # Deviation: FfDL accepted a GPU type but never put a node selector on the learner pods, so
+    # they could land on any GPU node; kubetrain selects gpuType on the stack's node label (none
+    # without kubetrain:gpuTypeNodeLabel, as FfDL).
     if gpu_type and spec.resources.gpus > 0 and settings.gpu_type_node_label:
         node_selector[settings.gpu_type_node_label] = gpu_type
     pull_secret, pull_secret_spec = generate_image_pull_secret(job)
