@@ -149,7 +149,7 @@ def render(stacks: tuple[str, ...], config: Path | None, out: Path | None) -> No
     "skip_checks",
     multiple=True,
     metavar="RULE",
-    help="Do not run this semantic rule (repeatable); see the README for the rule ids.",
+    help="Do not run this semantic rule (repeatable); rule ids: docs/validation.md.",
 )
 @_errors_to_exit_codes
 def validate(

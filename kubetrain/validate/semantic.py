@@ -42,21 +42,30 @@ __all__ = [
     "pod_templates",
 ]
 
-#: Rule id -> what it checks (the README's table is this table).
+#: Rule id -> what it checks, in Markdown (docs/validation.md's table is generated from it).
 RULES: dict[str, str] = {
-    "gpu-requests": "GPUs are whole devices, given once, with requests equal to limits",
-    "gpu-limits": "GPUs that are requested are also limited (Kubernetes schedules them by limits)",
-    "service-selector": "every Service selects the labels of at least one pod or pod template",
-    "reference": "every Secret, ConfigMap, ServiceAccount and PersistentVolumeClaim a pod or "
-    "binding uses is in the output or declared in kubetrain:external",
+    "gpu-requests": "GPUs are whole devices, given under one name, with requests equal to limits",
+    "gpu-limits": "GPUs that are requested are also limited (Kubernetes schedules extended "
+    "resources by limits)",
+    "service-selector": "every Service selects the labels of at least one pod or pod template "
+    "in its namespace",
+    "reference": "every Secret, ConfigMap, ServiceAccount and PersistentVolumeClaim used by a pod "
+    "(volumes, env, envFrom, pull secrets, flex and CSI secret refs, service account) or by a "
+    "RoleBinding is in the output (an ExternalSecret or SealedSecret counts for its Secret) or "
+    "declared in `kubetrain:external`",
     "duplicate-env": "no env var name twice in one container",
     "duplicate-port-name": "no container port name twice in one pod",
-    "secret-data": "no Secret with data or stringData (render output holds no secret material)",
-    "name-format": "names, namespaces, label keys and values, container and port names within "
-    "Kubernetes' formats and length limits",
-    "host-port": "no two pods of one job claim the same port on the host network (or hostPort)",
-    "pod-security": "every pod template meets the stack's Pod Security Standards level",
-    "gang-scheduling": "gang-scheduled pods have their PodGroup, its scheduler and enough pods",
+    "secret-data": "no Secret with `data` or `stringData` (render output holds no secret material)",
+    "name-format": "object names (DNS-1035 for Services, DNS-1123 otherwise; Jobs and CronJobs "
+    "short enough for their pods' labels), namespaces, label keys and values, selectors, "
+    "annotation keys, container names and port names (IANA service names) within Kubernetes' "
+    "formats and lengths",
+    "host-port": "no two pods of one job claim the same port on the host network or as a "
+    "hostPort: they could never share a node (pods of one job: the same source in the file "
+    "header, else the same `app.kubernetes.io/instance`)",
+    "pod-security": "every pod and pod template meets the stack's Pod Security Standards level",
+    "gang-scheduling": "pods that join a PodGroup have it in the output, ask for its scheduler, "
+    "and are at least its `minMember`",
 }
 
 Path = tuple[PathPart, ...]
