@@ -8,8 +8,8 @@ validated together: validate a whole ``rendered/<env>`` folder, not single files
 
 Pod specs are found in Pods, in the pod templates of workloads (ReplicaSet, Deployment,
 StatefulSet, DaemonSet, Job, CronJob, ReplicationController, PodTemplate) and of the custom
-resources listed in :data:`POD_TEMPLATE_FINDERS` (a TFJob's replica templates); a kind added there
-gets every pod rule.
+resources listed in :data:`POD_TEMPLATE_FINDERS` (the replica templates of every declared kind
+that has them, such as a TFJob's); a kind listed there gets every pod rule.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from ..kube.names import (
     check_label_key,
 )
 from ..models.errors import PathPart
+from ..models.kinds import declarations
 from ..models.resources import gpu_findings
 from ..models.stack import External, StackSettings
 from .engine import Finding, Located, ObjectResult
@@ -162,17 +163,25 @@ def _pod_template(obj: Mapping[str, Any]) -> Iterator[PodTemplate]:
         yield PodTemplate(("template",), template, 1)
 
 
-def _tfjob(obj: Mapping[str, Any]) -> Iterator[PodTemplate]:
-    specs = _at(obj, ("spec", "tfReplicaSpecs"))
-    if isinstance(specs, Mapping):
-        for rtype, spec in specs.items():
-            template = _at(spec, ("template",))
-            if isinstance(template, Mapping):
-                path: Path = ("spec", "tfReplicaSpecs", rtype, "template")
-                yield PodTemplate(path, template, _count(_at(spec, ("replicas",))))
+def _replica_specs(key: str) -> Callable[[Mapping[str, Any]], Iterator[PodTemplate]]:
+    """The finder of a custom resource whose ``spec.<key>`` maps replica types to specs holding a
+    pod ``template`` and a ``replicas`` count (a Kubeflow job's ``tfReplicaSpecs``)."""
+
+    def find(obj: Mapping[str, Any]) -> Iterator[PodTemplate]:
+        specs = _at(obj, ("spec", key))
+        if isinstance(specs, Mapping):
+            for rtype, spec in specs.items():
+                template = _at(spec, ("template",))
+                if isinstance(template, Mapping):
+                    path: Path = ("spec", key, rtype, "template")
+                    yield PodTemplate(path, template, _count(_at(spec, ("replicas",))))
+
+    return find
 
 
-#: Kind -> function yielding the pod templates of an object of that kind.
+#: Kind -> function yielding the pod templates of an object of that kind: Kubernetes' workloads,
+#: and every declared job kind whose custom resource embeds pod templates
+#: (:mod:`kubetrain.models.kinds`).
 POD_TEMPLATE_FINDERS: dict[str, Callable[[Mapping[str, Any]], Iterator[PodTemplate]]] = {
     "Pod": _pod,
     "PodTemplate": _pod_template,
@@ -183,7 +192,11 @@ POD_TEMPLATE_FINDERS: dict[str, Callable[[Mapping[str, Any]], Iterator[PodTempla
     "DaemonSet": _workload(None),
     "Job": _workload("parallelism"),
     "CronJob": _cronjob,
-    "TFJob": _tfjob,
+    **{
+        d.document.KIND: _replica_specs(d.replica_specs_key)
+        for d in declarations()
+        if d.replica_specs_key is not None
+    },
 }
 
 
