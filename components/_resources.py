@@ -73,7 +73,6 @@ TYPED_KINDS: dict[tuple[str, str], type[pulumi.CustomResource]] = {
 PREREQUISITE_KINDS = frozenset(KIND_ORDER[: KIND_ORDER.index("Service")])
 
 
-
 def identity(obj: Manifest) -> Identity:
     """(apiVersion, kind, namespace, name) of a manifest."""
     meta = obj["metadata"]

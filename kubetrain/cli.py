@@ -20,7 +20,7 @@ import click
 
 from . import __version__, app
 from .kube.schemas import parse_version
-from .models import CheckFailed, InputError
+from .models import CheckFailed, InputError, declarations
 from .models.source import display_path
 from .validate import DEFAULT_VERSION, format_report
 
@@ -146,25 +146,34 @@ Exit codes:
   2  bad input or usage (FILE:LINE: path: message)"""
 
 
+def _main_help() -> str:
+    """The top-level help: what kubetrain does, the accepted kinds (from their declarations)
+    and examples."""
+    kinds = "\n".join(
+        f"  {d.document.API_VERSION} {d.document.KIND}: {d.summary}" for d in declarations()
+    )
+    return (
+        "Infrastructure as code for distributed training on Kubernetes.\n\n"
+        "Expands the job documents of stacks/Pulumi.<env>.yaml into the Kubernetes objects their "
+        "operators would create, or into their custom resources. Accepted kinds:\n\n\b\n"
+        f"{kinds}\n\n"
+        "\b\nExamples:\n"
+        "  kubetrain init                 scaffold a project (Pulumi.yaml, a stack, a job)\n"
+        "  kubetrain render               render every stack into rendered/<env>/\n"
+        "  kubetrain diff                 exit 1 when rendered/ is not what the stacks render\n"
+        "  kubetrain validate             check rendered/ (schemas and semantic checks)\n"
+        "  kubetrain explain tfjob.spec   field documentation, as kubectl explain"
+    )
+
+
 @click.group(
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    help=_main_help(),
     epilog=EXIT_CODES,
 )
 @click.version_option(__version__, prog_name="kubetrain")
 def main() -> None:
-    """Infrastructure as code for distributed training on Kubernetes.
-
-    Expands TFJob, PaddlePaddle TrainingJob and FfDL Learner specs from
-    stacks/Pulumi.<env>.yaml into the Kubernetes objects their operators would create.
-
-    \b
-    Examples:
-      kubetrain init                 scaffold a project (Pulumi.yaml, a stack, a job)
-      kubetrain render               render every stack into rendered/<env>/
-      kubetrain diff                 exit 1 when rendered/ is not what the stacks render
-      kubetrain validate             check rendered/ (schemas and semantic checks)
-      kubetrain explain tfjob.spec   field documentation, as kubectl explain
-    """
+    """The kubetrain command group (help text: :func:`_main_help`)."""
 
 
 @main.command(
@@ -287,7 +296,7 @@ def _kinds(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
     "skip_checks",
     multiple=True,
     metavar="RULE",
-    help="Do not run this semantic rule (repeatable); see docs/validation.md for the rule ids.",
+    help="Do not run this semantic rule (repeatable); rule ids: docs/validation.md.",
 )
 @click.option(
     "--skip-kind",
