@@ -187,7 +187,7 @@ def test_init_refuses_bad_names(tmp_path: Path, run) -> None:
     ("args", "expected"),
     [
         pytest.param(["tfjob"], ["GROUP:      kubeflow.org", "KIND:       TFJob", "VERSION:    v1", "  spec\t<TFJobSpec> -required-"], id="kind"),
-        pytest.param(["TFJob.spec.tfReplicaSpecs"], ["FIELD: tfReplicaSpecs <map[string]ReplicaSpec>", "  replicas\t<integer>"], id="map-of-models"),
+        pytest.param(["TFJob.spec.tfReplicaSpecs"], ["FIELD: tfReplicaSpecs <map[string]TFReplicaSpec>", "  replicas\t<integer>"], id="map-of-models"),
         pytest.param(["tfjob.spec.tfReplicaSpecs.template.spec.containers"], ["FIELD: containers <[]Container>", "  image\t<string>"], id="into-kubernetes-types"),
         pytest.param(["tfjob.spec.tfReplicaSpecs.Worker.restartPolicy"], ["ENUM:", "    ExitCode"], id="enum-through-a-key"),
         pytest.param(["tfjob.spec", "--api-version", "kubeflow.org/v1alpha1"], ["VERSION:    v1alpha1", "  replicaSpecs\t<[]"], id="other-version"),
@@ -205,7 +205,7 @@ def test_explain(run, args: list[str], expected: list[str]) -> None:
 
 
 def test_explain_uses_the_models_descriptions(run) -> None:
-    from kubetrain.models.tfjob import ReplicaSpec
+    from kubetrain.models.kubeflow import ReplicaSpec
 
     result = run("explain", "tfjob.spec.tfReplicaSpecs.replicas")
     description = ReplicaSpec.model_fields["replicas"].description
