@@ -298,131 +298,123 @@ def _strategic(
         return
     data = doc.data
     node = kind_node(str(data.get("apiVersion")), str(data.get("kind")), version)
-    merged = _merge(data, patch.data, node, (), (), doc, patch, problems)
+    merged = _Merge(doc, patch, problems).merge(data, patch.data, node, (), ())
     if merged is _DELETE:
         problems.append(patch.problem(("$patch",), "a patch cannot delete the whole document"))
         return
     doc.data = merged
 
 
-def _record(doc: PatchedDocument, patch: Document, path: Path_, patch_path: Path_) -> None:
-    doc.overlay[path] = (patch, patch_path)
+@dataclass
+class _Merge:
+    """One strategic merge patch being applied to one document: where its values come from
+    (``site``), the document recording them (``doc.overlay``), and the problems found."""
 
+    doc: PatchedDocument
+    site: Document
+    problems: list[Problem]
 
-def _merge(
-    original: Any,
-    patch: Any,
-    node: FieldNode | None,
-    path: Path_,
-    patch_path: Path_,
-    doc: PatchedDocument,
-    site: Document,
-    problems: list[Problem],
-) -> Any:
-    """``patch`` merged into ``original`` as ``strategicpatch.mergeMap`` / ``mergeSlice`` of
-    k8s.io/apimachinery do (the directives ``$patch: replace|delete`` included;
-    ``$retainKeys``, ``$setElementOrder`` and ``$deleteFromPrimitiveList`` are not supported)."""
-    if isinstance(patch, dict):
+    def record(self, path: Path_, patch_path: Path_) -> None:
+        self.doc.overlay[path] = (self.site, patch_path)
+
+    def merge(
+        self, original: Any, patch: Any, node: FieldNode | None, path: Path_, patch_path: Path_
+    ) -> Any:
+        """``patch`` merged into ``original`` as ``strategicpatch.mergeMap`` / ``mergeSlice``
+        of k8s.io/apimachinery do (the directives ``$patch: replace|delete`` included;
+        ``$retainKeys``, ``$setElementOrder`` and ``$deleteFromPrimitiveList`` are not
+        supported)."""
+        if isinstance(patch, dict):
+            return self.merge_map(original, patch, node, path, patch_path)
+        if isinstance(patch, list) and isinstance(original, list):
+            merge_key = node.merge_key if node is not None else None
+            if merge_key is not None and all(isinstance(item, dict) for item in patch):
+                return self.merge_list(original, patch, merge_key, node, path, patch_path)
+        self.record(path, patch_path)
+        return _without_nulls(patch)
+
+    def merge_map(
+        self,
+        original: Any,
+        patch: dict[Any, Any],
+        node: FieldNode | None,
+        path: Path_,
+        patch_path: Path_,
+    ) -> Any:
         directive = patch.get("$patch")
         body = {k: v for k, v in patch.items() if k != "$patch"}
         if directive == "delete":
             return _DELETE
-        unsupported = [k for k in body if isinstance(k, str) and k.startswith("$")]
-        for key in unsupported:
-            problems.append(
-                site.problem((*patch_path, key), f"the directive {key!r} is not supported")
+        for key in [k for k in body if isinstance(k, str) and k.startswith("$")]:
+            self.problems.append(
+                self.site.problem((*patch_path, key), f"the directive {key!r} is not supported")
             )
         if directive not in (None, "merge", "replace"):
-            problems.append(
-                site.problem(
-                    (*patch_path, "$patch"),
-                    f"must be replace, merge or delete, got {directive!r}",
+            self.problems.append(
+                self.site.problem(
+                    (*patch_path, "$patch"), f"must be replace, merge or delete, got {directive!r}"
                 )
             )
         if directive == "replace" or not isinstance(original, dict):
-            _record(doc, site, path, patch_path)
+            self.record(path, patch_path)
             return _without_nulls(body)
         result = dict(original)
         for key, value in body.items():
             if isinstance(key, str) and key.startswith("$"):
                 continue
-            if value is None:
-                result.pop(key, None)
-                _record(doc, site, (*path, key), (*patch_path, key))
-                continue
-            child = node.child(key) if node is not None else None
-            merged = _merge(
-                original.get(key),
-                value,
-                child,
-                (*path, key),
-                (*patch_path, key),
-                doc,
-                site,
-                problems,
+            child = node.child(key) if node is not None and value is not None else None
+            merged = (
+                _DELETE
+                if value is None
+                else self.merge(original.get(key), value, child, (*path, key), (*patch_path, key))
             )
             if merged is _DELETE:
                 result.pop(key, None)
-                _record(doc, site, (*path, key), (*patch_path, key))
+                self.record((*path, key), (*patch_path, key))
             else:
                 result[key] = merged
         return result
-    if isinstance(patch, list) and isinstance(original, list):
-        merge_key = node.merge_key if node is not None else None
-        if merge_key is not None and all(isinstance(item, dict) for item in patch):
-            return _merge_list(
-                original, patch, merge_key, node, path, patch_path, doc, site, problems
-            )
-    _record(doc, site, path, patch_path)
-    return _without_nulls(patch)
 
-
-def _merge_list(
-    original: list[Any],
-    patch: list[Any],
-    key: str,
-    node: FieldNode | None,
-    path: Path_,
-    patch_path: Path_,
-    doc: PatchedDocument,
-    site: Document,
-    problems: list[Problem],
-) -> Any:
-    items = [(j, item) for j, item in enumerate(patch) if item.get("$patch") != "replace"]
-    result = [] if len(items) < len(patch) else list(original)
-    item_node = node.child(0) if node is not None else None
-    for j, item in items:
-        if key not in item:
-            problems.append(
-                site.problem(
-                    (*patch_path, j),
-                    f"a list item of this strategic merge patch needs its merge key {key!r}",
+    def merge_list(
+        self,
+        original: list[Any],
+        patch: list[Any],
+        key: str,
+        node: FieldNode | None,
+        path: Path_,
+        patch_path: Path_,
+    ) -> Any:
+        items = [(j, item) for j, item in enumerate(patch) if item.get("$patch") != "replace"]
+        result = [] if len(items) < len(patch) else list(original)
+        item_node = node.child(0) if node is not None else None
+        for j, item in items:
+            if key not in item:
+                self.problems.append(
+                    self.site.problem(
+                        (*patch_path, j),
+                        f"a list item of this strategic merge patch needs its merge key {key!r}",
+                    )
                 )
+                continue
+            found = next(
+                (
+                    i
+                    for i, o in enumerate(result)
+                    if isinstance(o, dict) and o.get(key) == item[key]
+                ),
+                None,
             )
-            continue
-        found = next(
-            (i for i, o in enumerate(result) if isinstance(o, dict) and o.get(key) == item[key]),
-            None,
-        )
-        if item.get("$patch") == "delete":
-            if found is not None:
-                del result[found]
-            continue
-        if found is None:
-            result.append(_without_nulls(item))
-            _record(doc, site, (*path, len(result) - 1), (*patch_path, j))
-        else:
-            result[found] = _merge(
-                result[found],
-                item,
-                item_node,
-                (*path, found),
-                (*patch_path, j),
-                doc,
-                site,
-                problems,
-            )
-    return result
+            if item.get("$patch") == "delete":
+                if found is not None:
+                    del result[found]
+            elif found is None:
+                result.append(_without_nulls(item))
+                self.record((*path, len(result) - 1), (*patch_path, j))
+            else:
+                result[found] = self.merge(
+                    result[found], item, item_node, (*path, found), (*patch_path, j)
+                )
+        return result
 
 
 def _without_nulls(value: Any) -> Any:
