@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from kubetrain.models import InputError, Stack, load_stack
 
@@ -359,3 +361,59 @@ def test_the_example_prod_stack_patches_the_shared_job_file() -> None:
     assert (specs["Worker"].replicas, specs["PS"].replicas) == (8, 1)
     dev_specs = job(dev).document.spec.tf_replica_specs  # type: ignore[attr-defined]
     assert (dev_specs["Worker"].replicas, dev_specs["PS"].replicas) == (4, 2)
+
+
+# --- hostile patches ---------------------------------------------------------------------------
+
+_keys = st.sampled_from(
+    [
+        "spec",
+        "tfReplicaSpecs",
+        "Worker",
+        "template",
+        "containers",
+        "$patch",
+        "replicas",
+        "name",
+        "x",
+    ]
+)
+_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 3)
+    | st.sampled_from(["delete", "replace", "tf", ""]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_keys, inner, max_size=3),
+    max_leaves=12,
+)
+_pointers = st.lists(
+    st.sampled_from(
+        ["spec", "tfReplicaSpecs", "Worker", "template", "spec", "containers", "0", "-", "~1", "9"]
+    ),
+    max_size=7,
+).map(lambda parts: "/" + "/".join(parts))
+_ops = st.fixed_dictionaries(
+    {
+        "op": st.sampled_from(["add", "remove", "replace", "move", "copy", "test", "bogus"]),
+        "path": _pointers,
+    },
+    optional={"value": _values, "from": _pointers},
+)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    patch=_values
+    | st.lists(_ops, max_size=4)
+    | st.lists(_values, max_size=3).map(
+        lambda c: {"spec": {"tfReplicaSpecs": {"Worker": {"template": {"spec": {"containers": c}}}}}}
+    )
+)
+def test_no_patch_makes_a_traceback(tmp_path: Path, patch: Any) -> None:
+    """Any patch either applies or is an input error located in the stack file."""
+    try:
+        loaded(tmp_path, [{"target": TARGET, "patch": patch}])
+    except InputError as exc:
+        assert exc.problems and all(p.file.endswith(".yaml") for p in exc.problems)
