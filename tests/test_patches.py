@@ -408,7 +408,9 @@ _ops = st.fixed_dictionaries(
     patch=_values
     | st.lists(_ops, max_size=4)
     | st.lists(_values, max_size=3).map(
-        lambda c: {"spec": {"tfReplicaSpecs": {"Worker": {"template": {"spec": {"containers": c}}}}}}
+        lambda c: {
+            "spec": {"tfReplicaSpecs": {"Worker": {"template": {"spec": {"containers": c}}}}}
+        }
     )
 )
 def test_no_patch_makes_a_traceback(tmp_path: Path, patch: Any) -> None:
