@@ -33,7 +33,7 @@ from pydantic import BaseModel
 from ..kube import schemas as k8s
 from ..kube.apiextensions.structural import structural_problems
 from ..kube.quantity import QUANTITY_PATTERN
-from ..models.base import K8S_DEFINITION_KEY, JobDocument
+from ..models.base import K8S_DEFINITION_KEY, UPSTREAM_KEY, JobDocument
 from .meta import MANAGED_BY, manifest, object_meta
 
 __all__ = [
@@ -197,6 +197,8 @@ class _Converter:
         self.described = described
 
     def convert(self, node: Mapping[str, Any], path: str, seen: tuple[str, ...] = ()) -> Any:
+        if UPSTREAM_KEY in node:
+            node = _as_upstream(node)
         if "$ref" in node:
             name = str(node["$ref"]).rsplit("/", 1)[-1]
             outer = {k: v for k, v in node.items() if k != "$ref"}
@@ -299,6 +301,10 @@ class _Converter:
         kinds = {c.get("type") for c in converted}
         if kinds in ({"integer", "string"}, {"number", "string"}):
             out = {"anyOf": list(_INT_OR_STRING_ANYOF), "x-kubernetes-int-or-string": True}
+            # A pattern of the string member (a quantity) holds for the strings of the union.
+            patterns = [c["pattern"] for c in converted if "pattern" in c]
+            if patterns:
+                out["pattern"] = patterns[0]
             return self._overlay(out, outer)
         if kinds == {"object"} and all("properties" in c for c in converted):
             return self._overlay(_merged_objects(converted, path), outer)
@@ -313,6 +319,32 @@ class _Converter:
         if outer.get("default") is not None:
             out["default"] = outer["default"]
         return out
+
+
+def _as_upstream(node: Mapping[str, Any]) -> dict[str, Any]:
+    """A node as its upstream CRD has it (see ``models.base.upstream``): the keywords given
+    replace pydantic's, on the node and on the members of an optional field's union."""
+    overrides = node[UPSTREAM_KEY]
+
+    def apply(target: Mapping[str, Any]) -> dict[str, Any]:
+        out = {k: v for k, v in target.items() if k not in overrides and k != UPSTREAM_KEY}
+        if overrides.get("minimum", 0) is None:
+            out.pop("exclusiveMinimum", None)
+        if overrides.get("maximum", 0) is None:
+            out.pop("exclusiveMaximum", None)
+        if overrides.get("enum", 0) is None:
+            out.pop("const", None)
+        out.update({k: v for k, v in overrides.items() if v is not None})
+        return out
+
+    result = apply(node)
+    for junctor in ("anyOf", "oneOf"):
+        if isinstance(result.get(junctor), list):
+            result[junctor] = [
+                apply(m) if isinstance(m, Mapping) and not _is_null(m) else m
+                for m in result[junctor]
+            ]
+    return result
 
 
 def _merged_objects(variants: list[dict[str, Any]], path: str) -> dict[str, Any]:
