@@ -18,9 +18,13 @@ from collections import Counter
 from typing import Any
 
 import pytest
+import yaml
 
+from kubetrain.kube.apiextensions import CRDVersion, Node, crd_versions
 from kubetrain.kube.names import DNS1123_LABEL
+from kubetrain.models.base import resource_kinds
 from kubetrain.validate import RULES, CheckSettings, Finding, Located, Validator, check_objects
+from kubetrain.validate.customresources import builtin_version
 
 from conftest import REPO
 
@@ -130,3 +134,76 @@ def test_custom_resources_agree_with_the_api_server(
         print(f"  policy findings on accepted cases, by rule id: {dict(sorted(policy.items()))}")
     assert passed_but_refused == []
     assert refused_but_accepted == []
+
+
+# --- kubetrain's models of third-party kinds against the real CRDs ----------------------------
+
+#: Constraints compared node by node where a model and the real CRD both describe a field.
+_COMPARED = ("enum", "minimum", "maximum", "exclusive_minimum", "exclusive_maximum")
+_COMPARED += ("min_length", "max_length", "min_items", "max_items", "type", "int_or_string")
+_QUANTITY_SAMPLES = ("1", "-1", "500m", "1.5Gi", "2Ki", "1e3", "1GB", "1gi", "one", "", "1.5.3")
+
+
+def _real_crds() -> dict[tuple[str, str], CRDVersion]:
+    out = {}
+    for file in sorted(CRDS.rglob("*.yaml")):
+        for doc in yaml.load_all(file.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader):
+            if doc:
+                out.update({(v.api_version, v.kind): v for v in crd_versions(doc, str(file))})
+    return out
+
+
+def _differences(mine: Node, real: Node, path: tuple[str, ...]) -> list[str]:
+    out = [
+        f"{'.'.join(path)}: {key} {getattr(mine, key)!r}, the CRD {getattr(real, key)!r}"
+        for key in _COMPARED
+        if getattr(mine, key) != getattr(real, key)
+    ]
+    if sorted(mine.required) != sorted(r for r in real.required if r in mine.properties):
+        out.append(f"{'.'.join(path)}: required {mine.required}, the CRD {real.required}")
+    if (mine.pattern is None) != (real.pattern is None) or (
+        mine.pattern is not None
+        and real.pattern is not None
+        and [bool(mine.pattern.search(s)) for s in _QUANTITY_SAMPLES]
+        != [bool(real.pattern.search(s)) for s in _QUANTITY_SAMPLES]
+    ):
+        out.append(
+            f"{'.'.join(path)}: pattern {mine.pattern_text!r}, the CRD {real.pattern_text!r}"
+        )
+    for name, child in mine.properties.items():
+        other = real.properties.get(name) or real.additional
+        if other is None:
+            if not real.preserve_unknown:
+                out.append(f"{'.'.join((*path, name))}: not in the CRD")
+        elif not (path == () and name == "metadata"):
+            out += _differences(child, other, (*path, name))
+    if mine.additional is not None and real.additional is not None:
+        out += _differences(mine.additional, real.additional, (*path, "*"))
+    if mine.items is not None and real.items is not None:
+        out += _differences(mine.items, real.items, (*path, "[]"))
+    return out
+
+
+def test_models_of_third_party_kinds_follow_their_real_crds() -> None:
+    """Where a model describes a field, it requires, types and bounds it as the real CRD does:
+    no stricter (the server would accept what kubetrain refuses) and no looser. Pod templates
+    are Kubernetes' own types on both sides; the root's apiVersion, kind and metadata are the
+    API server's."""
+    real = _real_crds()
+    compared = 0
+    problems = []
+    for (api_version, kind), model in sorted(resource_kinds().items()):
+        if (api_version, kind) not in real:
+            continue
+        compared += 1
+        ours = builtin_version(api_version, kind, VERSION)
+        assert ours is not None, model
+        mine, theirs = ours.node, real[(api_version, kind)].node
+        found = _differences(mine.properties["spec"], theirs.properties["spec"], ("spec",))
+        if ("spec" in mine.required) != ("spec" in theirs.required):
+            found.append(f"spec required: {'spec' in mine.required}")
+        problems += [f"{kind} ({api_version}) {p}" for p in found if ".template." not in p]
+    assert (
+        compared == 7
+    )  # 2 PodGroups, ExternalSecret, GitRepository, Kustomization, Application, TFJob
+    assert problems == []

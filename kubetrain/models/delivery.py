@@ -71,7 +71,7 @@ class KustomizationSpec(Strict):
     interval: str = Field(pattern=_DURATION, description="How often Flux reconciles.")
     path: str | None = Field(
         default=None,
-        description="Folder of the kustomization.yaml, from the repository root. Default: the root.",
+        description="Folder of the kustomization.yaml, from the repository root. Default: root.",
     )
     prune: bool = Field(description="Delete objects that left the folder.")
     source_ref: SourceRef = Field(alias="sourceRef", description="The GitRepository.")

@@ -275,4 +275,4 @@ class ExternalSecret(Strict):
     metadata: Annotated[
         dict[str, Any], K8sType("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta", "Metadata")
     ]
-    spec: ExternalSecretSpec
+    spec: ExternalSecretSpec | None = None

@@ -231,6 +231,8 @@ class TFJob(JobDocument):
 
     API_VERSION: ClassVar[str] = "kubeflow.org/v1"
     KIND: ClassVar[str] = "TFJob"
+    # A job document needs a spec; the TFJob CRD requires nothing at its root.
+    model_config = ConfigDict(json_schema_extra=upstream(required=None))
 
     api_version: Literal["kubeflow.org/v1"] = Field(alias="apiVersion")
     kind: Literal["TFJob"]
