@@ -235,3 +235,15 @@ def test_generic_workloads_count_replicas_and_parallelism() -> None:
     out = with_gang_scheduling([rs, job], GangJob("j", "ml"), settings, policy)
     assert out[-1]["spec"]["minMember"] == 3
     assert out[-1]["spec"]["minResources"] == {"cpu": "4"}  # two pservers, one trainer
+
+
+@pytest.mark.parametrize("gang", ["volcano", "scheduler-plugins"])
+def test_the_pod_group_carries_the_jobs_annotations(tmp_path: Path, gang: str) -> None:
+    """The operator's SyncPodGroup sets the job's annotations on the PodGroup it creates."""
+    job = tfjob(PS=1, Worker=2)
+    job["metadata"]["annotations"] = {"team": "vision", "cost-center": "42"}
+    objs = build(tmp_path, job, gang=gang)
+    assert pick(objs, "PodGroup", "mnist")["metadata"]["annotations"] == {
+        "team": "vision",
+        "cost-center": "42",
+    }

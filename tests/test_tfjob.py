@@ -244,7 +244,7 @@ def test_dynamic_worker_gets_the_sparse_cluster(tmp_path: Path) -> None:
     job["spec"]["enableDynamicWorker"] = True
     objs = objects(stack_from(tmp_path, {"kubetrain:namespace": "ns", "kubetrain:jobs": [job]}))
     assert env(container(pick(objs, "Pod", "mnist-worker-1")))["TF_CONFIG"] == (
-        '{"sparseCluster":{"worker":{"1":"mnist-worker-1.ns.svc:2222"},"ps":["mnist-ps-0.ns.svc:2222"]},'
+        '{"cluster":{"worker":{"1":"mnist-worker-1.ns.svc:2222"},"ps":["mnist-ps-0.ns.svc:2222"]},'
         '"task":{"type":"worker","index":1}}'
     )
 
