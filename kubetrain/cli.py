@@ -122,6 +122,14 @@ def render(stacks: tuple[str, ...], config: Path | None, out: Path | None) -> No
     help="Extra schema location, kubeconform template syntax (repeatable; tried first).",
 )
 @click.option(
+    "--crd",
+    "crds",
+    multiple=True,
+    metavar="FILE|DIR",
+    help="CustomResourceDefinition manifests (files or folders) to check custom resources "
+    "against, as the API server would; wins over built-in schemas (repeatable).",
+)
+@click.option(
     "--ignore-missing-schemas", is_flag=True, help="Skip kinds without a schema instead of failing."
 )
 @click.option(
@@ -156,6 +164,7 @@ def validate(
     paths: tuple[str, ...],
     kubernetes_version: tuple[int, int] | None,
     locations: tuple[str, ...],
+    crds: tuple[str, ...],
     ignore_missing_schemas: bool,
     output: str,
     engine: str,
@@ -176,6 +185,7 @@ def validate(
         stack=stack,
         skip_checks=skip_checks,
         engine=engine,  # type: ignore[arg-type]
+        crds=crds,
     )
     click.echo(format_report(report, output), nl=False)  # type: ignore[arg-type]
     if not report.ok:
