@@ -577,6 +577,7 @@ def validate_paths(
     stack: str | None = None,
     skip_checks: Sequence[str] = (),
     engine: Engine = "builtin",
+    crds: Sequence[str] = (),
     skip_kinds: Sequence[str] = (),
     reject_kinds: Sequence[str] = (),
     strict: bool = False,
@@ -585,8 +586,10 @@ def validate_paths(
     """Validate YAML files and folders (``-``: standard input): schemas (kubetrain's own engine,
     or kubeconform), then the semantic checks with the settings of the stack each file was
     rendered from. Files rendered by kubetrain name their Kubernetes version in their header;
-    ``version`` overrides it. ``skip_kinds`` and ``reject_kinds`` follow kubeconform's
-    ``-skip`` and ``-reject``; ``strict`` makes warnings errors."""
+    ``version`` overrides it. ``crds`` are CRD files or folders whose definitions custom
+    resources are checked against first (see :mod:`kubetrain.validate.customresources`).
+    ``skip_kinds`` and ``reject_kinds`` follow kubeconform's ``-skip`` and ``-reject``;
+    ``strict`` makes warnings errors."""
     unknown = [rule for rule in skip_checks if rule not in RULES]
     if unknown:
         raise InputError.single(
@@ -599,6 +602,7 @@ def validate_paths(
         schema_locations,
         ignore_missing_schemas=ignore_missing_schemas,
         schemas=engine == "builtin",
+        crds=crds,
     )
     progress.phase("reading")
     items, early, versions, texts = read_objects(paths)

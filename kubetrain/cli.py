@@ -269,6 +269,14 @@ def _kinds(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
     help="Extra schema location, kubeconform template syntax (repeatable; tried first).",
 )
 @click.option(
+    "--crd",
+    "crds",
+    multiple=True,
+    metavar="FILE|DIR",
+    help="CustomResourceDefinition manifests (files or folders) to check custom resources "
+    "against, as the API server would; wins over built-in schemas (repeatable).",
+)
+@click.option(
     "--ignore-missing-schemas", is_flag=True, help="Skip kinds without a schema instead of failing."
 )
 @click.option(
@@ -322,6 +330,7 @@ def validate(
     paths: tuple[str, ...],
     kubernetes_version: tuple[int, int] | None,
     locations: tuple[str, ...],
+    crds: tuple[str, ...],
     ignore_missing_schemas: bool,
     output: str,
     engine: str,
@@ -355,6 +364,7 @@ def validate(
             stack=stack,
             skip_checks=skip_checks,
             engine=engine,  # type: ignore[arg-type]
+            crds=crds,
             skip_kinds=skip_kinds,
             reject_kinds=reject_kinds,
             strict=strict,
