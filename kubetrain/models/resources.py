@@ -101,7 +101,7 @@ def normalize_pod_gpus(pod_spec: dict[str, Any], gpu_resource: str) -> dict[str,
     limits (see :func:`normalize_gpus`). Returns ``pod_spec``."""
     for field in ("initContainers", "containers"):
         for container in pod_spec.get(field) or ():
-            if "resources" in container:
+            if isinstance(container, dict) and isinstance(container.get("resources"), dict):
                 container["resources"] = normalize_gpus(container["resources"], gpu_resource)
     return pod_spec
 

@@ -8,8 +8,8 @@ validated together: validate a whole ``rendered/<env>`` folder, not single files
 
 Pod specs are found in Pods, in the pod templates of workloads (ReplicaSet, Deployment,
 StatefulSet, DaemonSet, Job, CronJob, ReplicationController, PodTemplate) and of the custom
-resources listed in :data:`POD_TEMPLATE_FINDERS` (a TFJob's replica templates); a kind added there
-gets every pod rule.
+resources listed in :data:`POD_TEMPLATE_FINDERS` (the replica templates of every declared kind
+that has them, such as a TFJob's); a kind listed there gets every pod rule.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from ..builders.security import CONTAINER_FIELDS
 from ..kube.apiserver import HANDLED_KINDS
 from ..kube.names import DNS1123_LABEL, LABEL_VALUE, PORT_NAME, check_label_key
 from ..models.errors import PathPart
+from ..models.kinds import declarations
 from ..models.resources import gpu_findings
 from ..models.stack import External, StackSettings
 from .engine import Finding, Located, ObjectResult
@@ -29,30 +30,44 @@ from .engine import Finding, Located, ObjectResult
 __all__ = [
     "POD_TEMPLATE_FINDERS",
     "RULES",
+    "WARNING_RULES",
     "CheckSettings",
     "PodTemplate",
     "check_objects",
     "pod_templates",
 ]
 
-#: Rule id -> what it checks (the README's table is this table).
+#: Rule id -> what it checks, in Markdown (docs/validation.md's table is generated from it).
 RULES: dict[str, str] = {
-    "gpu-requests": "GPUs are whole devices, given once, with requests equal to limits",
-    "gpu-limits": "GPUs that are requested are also limited (Kubernetes schedules them by limits)",
-    "service-selector": "every Service selects the labels of at least one pod or pod template",
-    "reference": "every Secret, ConfigMap, ServiceAccount and PersistentVolumeClaim a pod or "
-    "binding uses is in the output or declared in kubetrain:external",
+    "gpu-requests": "GPUs are whole devices, given under one name, with requests equal to limits",
+    "gpu-limits": "GPUs that are requested are also limited (Kubernetes schedules extended "
+    "resources by limits)",
+    "service-selector": "every Service selects the labels of at least one pod or pod template "
+    "in its namespace",
+    "reference": "every Secret, ConfigMap, ServiceAccount and PersistentVolumeClaim used by a pod "
+    "(volumes, env, envFrom, pull secrets, flex and CSI secret refs, service account) or by a "
+    "RoleBinding is in the output (an ExternalSecret or SealedSecret counts for its Secret) or "
+    "declared in `kubetrain:external`",
     "duplicate-env": "no env var name twice in one container of a custom resource's pod "
-    "template (the API server refuses it in its own kinds)",
+    "template (in its own kinds the API server refuses it: rule `api`)",
     "duplicate-port-name": "no container port name twice in one pod",
-    "secret-data": "no Secret with data or stringData (render output holds no secret material)",
-    "name-format": "label keys and values, container and port names in the pod templates of "
-    "custom resources (a TFJob's replicas) within Kubernetes' formats (the API server checks "
-    "them only when the operator creates the pods)",
-    "host-port": "no two pods of one job claim the same port on the host network (or hostPort)",
-    "pod-security": "every pod template meets the stack's Pod Security Standards level",
-    "gang-scheduling": "gang-scheduled pods have their PodGroup, its scheduler and enough pods",
+    "secret-data": "no Secret with `data` or `stringData` (render output holds no secret material)",
+    "name-format": "label keys and values, container names and port names (IANA service "
+    "names) in the pod templates of custom resources (a TFJob's replicas) within Kubernetes' "
+    "formats and lengths (the API server checks them only when the operator creates the pods; "
+    "everything else named is rule `api`)",
+    "host-port": "a warning, not an error: two pods of one job that claim the same port on the "
+    "host network or as a hostPort never share a node (pods of one job: the same source in the "
+    "file header, else the same `app.kubernetes.io/instance`)",
+    "pod-security": "every pod and pod template meets the stack's Pod Security Standards level",
+    "gang-scheduling": "pods that join a PodGroup have it in the output, ask for its scheduler, "
+    "and are at least its `minMember`",
 }
+
+#: Rules whose findings are facts to know rather than mistakes: reported as warnings, errors
+#: only under --strict. Two host-network pods of one job claiming a port simply never share a
+#: node (the scheduler's NodePorts filter keeps them apart), which EDL's own job-1 relies on.
+WARNING_RULES: frozenset[str] = frozenset({"host-port"})
 
 Path = tuple[PathPart, ...]
 
@@ -149,17 +164,25 @@ def _pod_template(obj: Mapping[str, Any]) -> Iterator[PodTemplate]:
         yield PodTemplate(("template",), template, 1)
 
 
-def _tfjob(obj: Mapping[str, Any]) -> Iterator[PodTemplate]:
-    specs = _at(obj, ("spec", "tfReplicaSpecs"))
-    if isinstance(specs, Mapping):
-        for rtype, spec in specs.items():
-            template = _at(spec, ("template",))
-            if isinstance(template, Mapping):
-                path: Path = ("spec", "tfReplicaSpecs", rtype, "template")
-                yield PodTemplate(path, template, _count(_at(spec, ("replicas",))))
+def _replica_specs(key: str) -> Callable[[Mapping[str, Any]], Iterator[PodTemplate]]:
+    """The finder of a custom resource whose ``spec.<key>`` maps replica types to specs holding a
+    pod ``template`` and a ``replicas`` count (a Kubeflow job's ``tfReplicaSpecs``)."""
+
+    def find(obj: Mapping[str, Any]) -> Iterator[PodTemplate]:
+        specs = _at(obj, ("spec", key))
+        if isinstance(specs, Mapping):
+            for rtype, spec in specs.items():
+                template = _at(spec, ("template",))
+                if isinstance(template, Mapping):
+                    path: Path = ("spec", key, rtype, "template")
+                    yield PodTemplate(path, template, _count(_at(spec, ("replicas",))))
+
+    return find
 
 
-#: Kind -> function yielding the pod templates of an object of that kind.
+#: Kind -> function yielding the pod templates of an object of that kind: Kubernetes' workloads,
+#: and every declared job kind whose custom resource embeds pod templates
+#: (:mod:`kubetrain.models.kinds`).
 POD_TEMPLATE_FINDERS: dict[str, Callable[[Mapping[str, Any]], Iterator[PodTemplate]]] = {
     "Pod": _pod,
     "PodTemplate": _pod_template,
@@ -170,7 +193,11 @@ POD_TEMPLATE_FINDERS: dict[str, Callable[[Mapping[str, Any]], Iterator[PodTempla
     "DaemonSet": _workload(None),
     "Job": _workload("parallelism"),
     "CronJob": _cronjob,
-    "TFJob": _tfjob,
+    **{
+        d.document.KIND: _replica_specs(d.replica_specs_key)
+        for d in declarations()
+        if d.replica_specs_key is not None
+    },
 }
 
 
@@ -215,6 +242,9 @@ class _Run:
         if rule in self.settings.skip:
             return
         result = self.results[index]
+        if rule in WARNING_RULES:
+            result.findings.append(Finding(rule, path, message, severity="warning"))
+            return
         result.findings.append(Finding(rule, path, message))
         if result.status in ("valid", "skipped"):
             result.status = "invalid"
@@ -810,9 +840,9 @@ def check_objects(
 
 
 def _drop_restated(result: ObjectResult) -> None:
-    """Drop the rules' findings at or below a field the API server already refuses: the API
-    finding says it (a duplicate env var is a keyed-list error before it is a rule's)."""
-    refused = [f.path for f in result.findings if f.rule == "api" and f.path]
+    """Drop the rules' findings at or below a field the API server already refuses: its schema
+    or API finding says it (a duplicate env var is a keyed-list error before it is a rule's)."""
+    refused = [f.path for f in result.findings if f.rule in ("api", "schema") and f.path]
     if refused:
         result.findings = [
             f

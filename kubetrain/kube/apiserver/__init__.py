@@ -82,15 +82,15 @@ HANDLED_KINDS = frozenset(f"{group + '/' if group else ''}v1/{kind}" for group, 
 def object_issues(obj: Any, version: tuple[int, int]) -> list[Issue]:
     """Everything kube-apiserver ``version`` would refuse in ``obj`` on create beyond its
     schema. Built-in kinds of :data:`HANDLED_KINDS` get every check; other built-in kinds
-    their metadata and keyed lists; custom resources their metadata (upstream
-    ``customResourceStrategy.Validate``: a DNS-subdomain name); the CRD schema is not read
-    here."""
+    their metadata and keyed lists; custom resources the formats in their metadata (upstream
+    ``customResourceStrategy.Validate``: a DNS-subdomain name; the rest of their CRD's checks
+    are :mod:`kubetrain.kube.apiextensions`')."""
     errs = Errors(version)
     if not isinstance(obj, dict):
         return errs.issues
     api_version, kind = as_str(obj.get("apiVersion")), as_str(obj.get("kind"))
     group, _, ver = api_version.rpartition("/")
-    definition = k8s.definition_name(version, api_version, kind)
+    definition = k8s.builtin_definition(version, api_version, kind)
     entry = _KINDS.get((group, kind)) if ver == "v1" else None
     meta = obj.get("metadata")
     if entry is not None:
@@ -104,7 +104,7 @@ def object_issues(obj: Any, version: tuple[int, int]) -> list[Issue]:
     elif definition is not None:
         validate_object_meta(errs, meta, path_segment, namespaced=True)
         check_keyed_lists(errs, definition, obj)
-    else:
+    elif isinstance(meta, dict):
         validate_object_meta(errs, meta, dns_subdomain, namespaced=True, core=False)
     return errs.issues
 

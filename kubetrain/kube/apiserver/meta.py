@@ -78,15 +78,16 @@ def validate_labels(errs: Errors, labels: Any, path: Path) -> None:
             errs.add(path, f"label {key!r}: {problem}")
 
 
-def validate_annotations(errs: Errors, annotations: Any, path: Path) -> None:
-    """Upstream ``ValidateAnnotations``: qualified-name keys in any case, 256 KiB in all."""
-    size = 0
+def validate_annotations(errs: Errors, annotations: Any, path: Path, size: bool = True) -> None:
+    """Upstream ``ValidateAnnotations``: qualified-name keys in any case, 256 KiB in all
+    (``size=False``: the keys only)."""
+    total = 0
     for key, value in as_map(annotations).items():
         key = str(key)
         if problem := check_label_key(key.lower()):
             errs.add(path, f"annotation {problem}")
-        size += len(key.encode()) + len(as_str(value).encode())
-    if size > ANNOTATIONS_SIZE_LIMIT:
+        total += len(key.encode()) + len(as_str(value).encode())
+    if size and total > ANNOTATIONS_SIZE_LIMIT:
         errs.too_long(path, ANNOTATIONS_SIZE_LIMIT)
 
 
@@ -140,7 +141,10 @@ def validate_object_meta(
 
     A namespace is checked when given: offline, the namespace kubectl would add is unknown. On
     a cluster-scoped object the server clears a given namespace (``rest.BeforeCreate``), so it
-    is not an error here either.
+    is not an error here either. ``core=False``: a custom resource's metadata, whose presence
+    of a name and annotation size :mod:`kubetrain.kube.apiextensions` checks with the rest of
+    its CRD's rules; here the formats (``ValidateObjectMetaAccessor`` from
+    ``customResourceStrategy.Validate``), and any finalizer names.
     """
     meta = as_map(meta)
     generate = as_str(meta.get("generateName"))
@@ -148,7 +152,7 @@ def validate_object_meta(
         errs.add((*path, "generateName"), problem)
     name = as_str(meta.get("name"))
     if not name:
-        if not generate:
+        if not generate and core:
             errs.required((*path, "name"), "name or generateName is required")
     elif problem := check_path_segment(name) or name_rule(name, False):
         errs.add((*path, "name"), problem)
@@ -159,7 +163,7 @@ def validate_object_meta(
     if generation is not None and generation < 0:
         errs.invalid((*path, "generation"), generation, "must be greater than or equal to 0")
     validate_labels(errs, meta.get("labels"), (*path, "labels"))
-    validate_annotations(errs, meta.get("annotations"), (*path, "annotations"))
+    validate_annotations(errs, meta.get("annotations"), (*path, "annotations"), size=core)
     _validate_owner_references(errs, meta.get("ownerReferences"), (*path, "ownerReferences"))
     _validate_finalizers(errs, meta.get("finalizers"), (*path, "finalizers"), core)
 
