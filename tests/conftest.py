@@ -15,6 +15,10 @@ from kubetrain.cli import main
 REPO = Path(__file__).resolve().parent.parent
 _SHARED = REPO.parent / "shared" / "schemas"
 UPSTREAM_SCHEMAS = _SHARED if _SHARED.is_dir() else REPO / "tests" / "upstream-schemas"
+#: Objects labelled by a real kube-apiserver (README inside): the oracle of the API's rules.
+APISERVER_CORPUS = REPO.parent / "shared" / "apiserver-corpus"
+#: Upstream CRDs of the kinds kubetrain emits or embeds (Flux, Argo CD, Kubeflow, Volcano...).
+UPSTREAM_CRDS = REPO.parent / "shared" / "crds"
 #: kubeconform-style location of the upstream CRD schemas kept for the tests.
 UPSTREAM_LOCATION = (
     str(UPSTREAM_SCHEMAS) + "/{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json"

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from ..kube.stored import stored_form
 from ..models.base import JobDocument
 from ..models.errors import InputError, Problem
 from ..models.load import LoadedJob, Stack
@@ -68,8 +69,9 @@ def build_job(loaded: LoadedJob, ctx: BuildContext) -> list[Manifest]:
         raise InputError(
             [loaded.source.problem(exc.path, f"{loaded.title} {exc.message}")]
         ) from None
-    # CRDs get the Argo CD sync wave that applies them first (see .delivery).
-    return [canonical(crd_sync_wave(obj)) for obj in built]
+    # CRDs get the Argo CD sync wave that applies them first (see .delivery); every object is
+    # written in the form the API server stores it (see kubetrain.kube.stored).
+    return [stored_form(canonical(crd_sync_wave(obj))) for obj in built]
 
 
 def identity(obj: Manifest) -> tuple[str, str, str, str]:
