@@ -18,6 +18,7 @@ import yaml
 from .builders import Built, build_stack
 from .builders.crd import kubeconform_schema, openapi_schema, owned_crds
 from .builders.delivery import delivery_name, delivery_objects, engine_of
+from .builders.namespaces import pod_security_labels
 from .kube.names import DNS1123_SUBDOMAIN
 from .models import CheckFailed, InputError, Stack, discover_stacks, load_stack
 from .models.editor import job_schema, stack_schema
@@ -188,7 +189,13 @@ def _delivery(stack: Stack, built: list[Built]) -> list[dict[str, Any]]:
             f"the stack name {stack.name!r} cannot name GitOps objects: {problem}",
             path=("config", "kubetrain:gitops"),
         )
-    return delivery_objects(gitops, stack.name, any(is_crd(b.obj) for b in built))
+    return delivery_objects(
+        gitops,
+        stack.name,
+        any(is_crd(b.obj) for b in built),
+        namespace=stack.settings.namespace,
+        namespace_labels=pod_security_labels(stack.settings),
+    )
 
 
 def plan(stack: Stack, out_dir: Path, delivery_dir: Path | None = None) -> Planned:

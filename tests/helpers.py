@@ -27,8 +27,14 @@ def stack_from(tmp_path: Path, config: dict[str, Any], name: str = "test") -> St
     return load_stack(path)
 
 
-def objects(stack: Stack, target: str = "render") -> list[dict[str, Any]]:
-    return [b.obj for b in build_stack(stack, target)]  # type: ignore[arg-type]
+def objects(stack: Stack, target: str = "render", namespaces: bool = False) -> list[dict[str, Any]]:
+    """The objects of the stack's jobs; with ``namespaces``, the Namespaces the stack creates
+    too (tests/test_namespaces.py)."""
+    return [
+        b.obj
+        for b in build_stack(stack, target)  # type: ignore[arg-type]
+        if namespaces or b.obj["kind"] != "Namespace"
+    ]
 
 
 def pick(objs: list[dict[str, Any]], kind: str, name: str) -> dict[str, Any]:

@@ -7,16 +7,18 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import jsonschema_rs
 import pytest
 import yaml
 
-from kubetrain.builders.delivery import crd_sync_wave, delivery_objects
+from kubetrain.builders.delivery import delivery_objects
+from kubetrain.builders.lifecycle import lifecycle_annotations
 from kubetrain.models.stack import GitOps
 from kubetrain.render import plan_files, write_tree
 
-from conftest import REPO, UPSTREAM_SCHEMAS
+from conftest import REPO, UPSTREAM_CRDS
 
 STACK = """
 config:
@@ -41,10 +43,37 @@ GITOPS = """  kubetrain:gitops:
 """
 
 
+def strict(schema: Any) -> Any:
+    """An openAPIV3Schema as a JSON schema that also refuses unknown fields (which the API server
+    drops, or refuses with strict field validation): ``additionalProperties: false`` wherever
+    the schema lists properties and keeps no unknown fields."""
+    if isinstance(schema, dict):
+        out = {k: strict(v) for k, v in schema.items() if not k.startswith("x-kubernetes-")}
+        if (
+            "properties" in schema
+            and "additionalProperties" not in schema
+            and not schema.get("x-kubernetes-preserve-unknown-fields")
+        ):
+            out["additionalProperties"] = False
+        return out
+    if isinstance(schema, list):
+        return [strict(v) for v in schema]
+    return schema
+
+
 def schema_of(obj: dict) -> jsonschema_rs.Validator:
+    """The openAPIV3Schema of ``obj``'s kind and version in its upstream CRD (../shared/crds),
+    patterns (a GitRepository's url) included."""
     group, _, version = obj["apiVersion"].rpartition("/")
-    path = UPSTREAM_SCHEMAS / group / f"{obj['kind'].lower()}_{version}.json"
-    return jsonschema_rs.validator_for(json.loads(path.read_text()))
+    for path in sorted((UPSTREAM_CRDS / group).glob("*.yaml")):
+        for crd in yaml.safe_load_all(path.read_text()):
+            if crd and crd["spec"]["names"]["kind"] == obj["kind"]:
+                (found,) = [v for v in crd["spec"]["versions"] if v["name"] == version]
+                schema = strict(found["schema"]["openAPIV3Schema"])
+                # metadata is checked by Kubernetes' own rules, not the CRD's.
+                schema["properties"]["metadata"] = {"type": "object"}
+                return jsonschema_rs.validator_for(schema)
+    raise AssertionError(f"no upstream CRD for {obj['apiVersion']} {obj['kind']}")
 
 
 def load(folder: Path) -> dict[str, dict]:
@@ -89,7 +118,10 @@ def test_render_writes_flux_and_argocd_objects(project: Path, run) -> None:
         "repoURL": "https://git.example.com/ml.git",
         "targetRevision": "release",
     }
-    assert app["spec"]["syncPolicy"] == {"automated": {"prune": True, "selfHeal": True}}
+    assert app["spec"]["syncPolicy"] == {
+        "automated": {"prune": True, "selfHeal": True},
+        "syncOptions": ["ApplyOutOfSyncOnly=true"],
+    }
     for name, obj in objs.items():
         if not name.endswith("kustomization.yaml"):  # kustomize's own files
             schema_of(obj).validate(obj)
@@ -188,9 +220,14 @@ def kubectl_kustomize(folder: Path) -> list[dict]:
 
 
 def test_crds_are_applied_before_what_needs_them(tmp_path: Path) -> None:
-    crd = crd_sync_wave(json.loads(json.dumps(CRD)))
-    assert crd["metadata"]["annotations"] == {"argocd.argoproj.io/sync-wave": "-1"}
-    assert crd_sync_wave(dict(CR)) == CR  # only CRDs
+    crd = lifecycle_annotations(json.loads(json.dumps(CRD)))
+    assert crd["metadata"]["annotations"] == {
+        "argocd.argoproj.io/sync-wave": "-1",
+        # Never deleted by an engine: every TrainingJob of the cluster would go with it.
+        "argocd.argoproj.io/sync-options": "Prune=false,Delete=false",
+        "kustomize.toolkit.fluxcd.io/prune": "disabled",
+    }
+    assert lifecycle_annotations(dict(CR)) == CR  # only CRDs
     env = tmp_path / "repo" / "rendered" / "dev"
     write_tree(
         env,
@@ -254,3 +291,100 @@ def test_committed_delivery_objects_validate_against_upstream_schemas(env_name: 
         *(o["spec"]["source"]["path"] for o in objs.values() if o.get("kind") == "Application"),
     }
     assert {p.removeprefix("./") for p in paths} == {f"rendered/{env_name}"}
+
+
+def test_the_crd_check_refuses_unknown_fields_and_urls_flux_cannot_fetch() -> None:
+    """The upstream schemas are strict here: a misspelled field or a url outside the
+    GitRepository's pattern fails (so the checks above can fail)."""
+    gitops = GitOps.model_validate({"repoURL": "https://git.example.com/ml.git"})
+    source, kustomization = delivery_objects(gitops, "dev", has_crds=False)
+    schema_of(source).validate(source)
+    bad_url = json.loads(json.dumps(source))
+    bad_url["spec"]["url"] = "ftp://git.example.com/ml.git"
+    assert not schema_of(bad_url).is_valid(bad_url)
+    misspelled = json.loads(json.dumps(kustomization))
+    misspelled["spec"]["dependOn"] = [{"name": "volcano"}]
+    assert not schema_of(misspelled).is_valid(misspelled)
+
+
+PLATFORM = {
+    "repoURL": "ssh://git@git.example.com/platform/ml.git",
+    "engines": ["flux", "argocd"],
+    "flux": {
+        "secretRef": "ml-deploy-key",
+        "dependsOn": [{"name": "external-secrets"}, {"name": "volcano", "namespace": "infra"}],
+    },
+    "argocd": {
+        "project": "ml-platform",
+        "retry": {"limit": 5, "backoff": {"duration": "10s", "factor": 3, "maxDuration": "5m"}},
+        "finalizer": True,
+        "createNamespace": True,
+    },
+}
+
+
+def test_platform_settings_reach_the_delivery_objects() -> None:
+    gitops = GitOps.model_validate(PLATFORM)
+    labels = {"pod-security.kubernetes.io/enforce": "restricted"}
+    objs = {
+        (o["kind"], o["metadata"]["name"]): o
+        for o in delivery_objects(
+            gitops, "prod", has_crds=True, namespace="ml-prod", namespace_labels=labels
+        )
+    }
+    source = objs["GitRepository", "kubetrain-prod"]
+    assert source["spec"]["secretRef"] == {"name": "ml-deploy-key"}
+    main = objs["Kustomization", "kubetrain-prod"]
+    # The CRDs first, then what the platform installs.
+    assert main["spec"]["dependsOn"] == [
+        {"name": "kubetrain-prod-crds"},
+        {"name": "external-secrets"},
+        {"name": "volcano", "namespace": "infra"},
+    ]
+    assert "dependsOn" not in objs["Kustomization", "kubetrain-prod-crds"]["spec"]
+    app = objs["Application", "kubetrain-prod"]
+    assert app["metadata"]["finalizers"] == ["resources-finalizer.argocd.argoproj.io"]
+    assert app["spec"]["project"] == "ml-platform"
+    assert app["spec"]["destination"] == {
+        "namespace": "ml-prod",
+        "server": "https://kubernetes.default.svc",
+    }
+    assert app["spec"]["syncPolicy"] == {
+        "automated": {"prune": True, "selfHeal": True},
+        "managedNamespaceMetadata": {"labels": labels},
+        "retry": {"backoff": {"duration": "10s", "factor": 3, "maxDuration": "5m"}, "limit": 5},
+        "syncOptions": ["ApplyOutOfSyncOnly=true", "CreateNamespace=true"],
+    }
+    for obj in objs.values():
+        schema_of(obj).validate(obj)
+
+
+def test_an_existing_flux_source_is_reused() -> None:
+    gitops = GitOps.model_validate(
+        {
+            "repoURL": "https://git.example.com/ml.git",
+            "flux": {"sourceRef": {"name": "flux-system", "namespace": "flux-system"}},
+        }
+    )
+    objs = delivery_objects(gitops, "dev", has_crds=True)
+    assert [o["kind"] for o in objs] == ["Kustomization", "Kustomization"]
+    ref = {"kind": "GitRepository", "name": "flux-system", "namespace": "flux-system"}
+    assert all(o["spec"]["sourceRef"] == ref for o in objs)
+    for obj in objs:
+        schema_of(obj).validate(obj)
+
+
+def test_render_writes_the_platform_settings_and_validate_accepts_them(project: Path, run) -> None:
+    settings = "  kubetrain:gitops: " + json.dumps(PLATFORM) + "\n"
+    (project / "stacks" / "Pulumi.dev.yaml").write_text(STACK % settings)
+    result = run("render", cwd=project)
+    assert result.exit_code == 0, result.stderr
+    app = load(project / "rendered" / "clusters" / "dev")["argocd/application-kubetrain-dev.yaml"]
+    assert app["spec"]["destination"]["namespace"] == "ml"
+    assert app["spec"]["syncPolicy"]["managedNamespaceMetadata"]["labels"] == {
+        f"pod-security.kubernetes.io/{mode}{suffix}": value
+        for mode in ("enforce", "audit", "warn")
+        for suffix, value in (("", "baseline"), ("-version", "v1.33"))
+    }
+    checked = run("validate", "rendered/clusters/dev", cwd=project)
+    assert checked.exit_code == 0, checked.stdout

@@ -49,6 +49,7 @@ __all__ = [
     "GangPolicy",
     "GangScheduler",
     "gang_scheduler",
+    "is_gang_member",
     "pod_count",
     "pod_group",
     "pod_templates",
@@ -185,6 +186,14 @@ def pod_group(
 def _task(obj: dict[str, Any], template: dict[str, Any]) -> str:
     labels = (template.get("metadata") or {}).get("labels") or {}
     return str(labels.get(TASK_LABEL) or obj["metadata"]["name"])
+
+
+def is_gang_member(template: dict[str, Any]) -> bool:
+    """Whether a pod (or pod template) belongs to a PodGroup (see :func:`join_gang`)."""
+    meta = template.get("metadata") or {}
+    return GROUP_NAME_ANNOTATION in (meta.get("annotations") or {}) or POD_GROUP_LABEL in (
+        meta.get("labels") or {}
+    )
 
 
 def join_gang(template: dict[str, Any], scheduler: GangScheduler, group: str, task: str) -> None:

@@ -11,8 +11,9 @@ from ..models.base import JobDocument
 from ..models.errors import InputError, Problem
 from ..models.load import LoadedJob, Stack
 from .context import BuildContext, Target
-from .delivery import crd_sync_wave
-from .meta import canonical
+from .lifecycle import await_annotations, lifecycle_annotations
+from .meta import canonical, is_shared
+from .namespaces import namespace_manifest, namespaces_created
 from .order import sort_key
 
 __all__ = ["BuildProblem", "Builder", "Built", "build_job", "build_stack", "builder"]
@@ -47,14 +48,24 @@ def builder(kind: type[JobDocument]) -> Callable[[F], F]:
 
 @dataclass(frozen=True)
 class Built:
-    """One manifest and the job it came from (``None`` for objects shared by several jobs)."""
+    """One manifest and the job it came from (``None`` for an object of the stack: one that jobs
+    may share, see :func:`kubetrain.builders.meta.is_shared`, or the stack makes itself).
+    ``builders`` are the jobs that built it (for a shared object, all of them)."""
 
     obj: Manifest
     job: LoadedJob | None
+    builders: tuple[LoadedJob, ...] = ()
 
     @property
     def source(self) -> str:
         return self.job.title if self.job else "shared by the stack's jobs"
+
+
+def finish(obj: Manifest, ctx: BuildContext) -> Manifest:
+    """The last steps every manifest goes through: the delivery engines' annotations (see
+    :mod:`.lifecycle`), canonical key order, and the form the API server stores (see
+    :mod:`kubetrain.kube.stored`)."""
+    return stored_form(canonical(await_annotations(lifecycle_annotations(obj), ctx.settings)))
 
 
 def build_job(loaded: LoadedJob, ctx: BuildContext) -> list[Manifest]:
@@ -69,9 +80,7 @@ def build_job(loaded: LoadedJob, ctx: BuildContext) -> list[Manifest]:
         raise InputError(
             [loaded.source.problem(exc.path, f"{loaded.title} {exc.message}")]
         ) from None
-    # CRDs get the Argo CD sync wave that applies them first (see .delivery); every object is
-    # written in the form the API server stores it (see kubetrain.kube.stored).
-    return [stored_form(canonical(crd_sync_wave(obj))) for obj in built]
+    return [finish(obj, ctx) for obj in built]
 
 
 def identity(obj: Manifest) -> tuple[str, str, str, str]:
@@ -87,10 +96,13 @@ def identity(obj: Manifest) -> tuple[str, str, str, str]:
 def build_stack(stack: Stack, target: Target = "render") -> list[Built]:
     """Every manifest of ``stack``, in install order.
 
-    An object built identically by several jobs (a CRD) is kept once; two different objects
-    with one identity are an input error naming both jobs.
+    An object jobs may share (:func:`~kubetrain.builders.meta.is_shared`), or that several jobs
+    build identically, is kept once, as the stack's; two different objects with one identity
+    are an input error naming both jobs. CRDs the stack declares external are left out, and the
+    Namespaces it creates are added (:mod:`.namespaces`).
     """
     ctx = BuildContext(stack.settings, target)
+    external_crds = set(stack.settings.external.custom_resource_definitions)
     seen: dict[tuple[str, str, str, str], Built] = {}
     problems: list[Problem] = []
     for loaded in stack.jobs:
@@ -101,11 +113,13 @@ def build_stack(stack: Stack, target: Target = "render") -> list[Built]:
             continue
         for obj in objs:
             key = identity(obj)
+            if key[1] == "CustomResourceDefinition" and key[3] in external_crds:
+                continue
             first = seen.get(key)
             if first is None:
-                seen[key] = Built(obj, loaded)
+                seen[key] = Built(obj, None if is_shared(obj) else loaded, (loaded,))
             elif first.obj == obj:
-                seen[key] = Built(obj, None)
+                seen[key] = Built(obj, None, (*first.builders, loaded))
             else:
                 where = f"{key[2]}/{key[3]}" if key[2] else key[3]
                 problems.append(
@@ -114,9 +128,13 @@ def build_stack(stack: Stack, target: Target = "render") -> list[Built]:
                         loaded.source.line,
                         (*loaded.source.path, "metadata", "name"),
                         f"{loaded.title} creates {key[1]} {where}, "
-                        f"which {first.source} also creates differently",
+                        f"which {first.source if first.job else first.builders[0].title} "
+                        "also creates differently",
                     )
                 )
     if problems:
         raise InputError(problems)
+    for name in namespaces_created((b.obj for b in seen.values()), stack.settings):
+        obj = finish(namespace_manifest(name, stack.settings), ctx)
+        seen[identity(obj)] = Built(obj, None)
     return sorted(seen.values(), key=lambda b: sort_key(b.obj))

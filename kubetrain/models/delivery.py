@@ -24,10 +24,17 @@ class GitRef(Strict):
     branch: str = Field(description="Branch to follow.")
 
 
+class LocalObjectReference(Strict):
+    name: str = Field(description="Name of the object.")
+
+
 class GitRepositorySpec(Strict):
     interval: str = Field(pattern=_DURATION, description="How often Flux fetches the branch.")
     url: str = Field(description="Git URL of the repository.")
     ref: GitRef = Field(description="What to check out.")
+    secret_ref: LocalObjectReference | None = Field(
+        default=None, alias="secretRef", description="Credentials of a private repository."
+    )
 
 
 @resource_kind("source.toolkit.fluxcd.io/v1", "GitRepository")
@@ -41,12 +48,16 @@ class FluxGitRepository(Strict):
 
 
 class SourceRef(Strict):
-    kind: Literal["GitRepository"] = Field(description="Kind of the source.")
+    kind: Literal["GitRepository", "OCIRepository", "Bucket"] = Field(
+        description="Kind of the source."
+    )
     name: str = Field(description="Name of the source.")
+    namespace: str | None = Field(default=None, description="Namespace of the source.")
 
 
 class DependsOn(Strict):
     name: str = Field(description="A Kustomization that must be ready first.")
+    namespace: str | None = Field(default=None, description="Its namespace.")
 
 
 class PatchTarget(Strict):
@@ -89,6 +100,7 @@ class ApplicationSource(Strict):
 
 class ApplicationDestination(Strict):
     server: str = Field(description="API server of the target cluster.")
+    namespace: str | None = Field(default=None, description="Namespace CreateNamespace creates.")
 
 
 class Automated(Strict):
@@ -96,8 +108,32 @@ class Automated(Strict):
     self_heal: bool = Field(alias="selfHeal", description="Undo changes made in the cluster.")
 
 
+class Backoff(Strict):
+    duration: str = Field(description="First wait between retries.")
+    factor: int = Field(description="Multiplier per retry.")
+    max_duration: str = Field(alias="maxDuration", description="Longest wait.")
+
+
+class Retry(Strict):
+    limit: int = Field(description="Retries of a failed sync.")
+    backoff: Backoff = Field(description="Waits between retries.")
+
+
+class ManagedNamespaceMetadata(Strict):
+    labels: dict[str, str] | None = Field(default=None, description="Labels of the namespace.")
+
+
 class SyncPolicy(Strict):
     automated: Automated = Field(description="Sync on every change of the branch.")
+    sync_options: list[str] | None = Field(
+        default=None, alias="syncOptions", description="Options of every sync."
+    )
+    retry: Retry | None = Field(default=None, description="Retry of a failed sync.")
+    managed_namespace_metadata: ManagedNamespaceMetadata | None = Field(
+        default=None,
+        alias="managedNamespaceMetadata",
+        description="Metadata of the namespace CreateNamespace creates.",
+    )
 
 
 class ApplicationSpec(Strict):
