@@ -99,10 +99,16 @@ def deploy_stack(stack: Stack) -> dict[str, JobComponent]:
             },
         )
         depends_on = list(prerequisites_of(registered))
+    # What the jobs' components leave to the stack: its own objects, and the CRDs another
+    # environment installs (kubetrain:external.customResourceDefinitions).
+    exclude = frozenset(shared) | {
+        ("apiextensions.k8s.io/v1", "CustomResourceDefinition", "", name)
+        for name in stack.settings.external.custom_resource_definitions
+    }
     out: dict[str, JobComponent] = {}
     for loaded in stack.jobs:
         name = component_name(loaded)
         cls = COMPONENTS[type(loaded.job)]
         opts = pulumi.ResourceOptions(depends_on=depends_on) if depends_on else None
-        out[name] = cls(name, job_args(loaded, stack.settings), opts, exclude=frozenset(shared))
+        out[name] = cls(name, job_args(loaded, stack.settings), opts, exclude=exclude)
     return out

@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 
 from components import deploy_stack
+from kubetrain.builders import build_stack
 
 from helpers import stack_from
-from pulumi_harness import Run, engine_urn, run_pulumi
+from pulumi_harness import Run, engine_urn, run_pulumi, same
 
 TRAININGJOB: dict[str, Any] = {
     "apiVersion": "paddlepaddle.org/v1",
@@ -129,3 +130,24 @@ def test_crds_and_namespaces_are_retained_on_delete(tmp_path: Path) -> None:
         (CRD_TYPE, "trainingjobs.paddlepaddle.org"),
         ("kubernetes:core/v1:Namespace", "ml"),
     ]
+
+
+def test_the_program_registers_what_the_stack_builds_with_every_new_setting(tmp_path: Path) -> None:
+    """Settings the components must see as the stack does: podAwait, its timeout, and CRDs
+    left to another environment."""
+    config = {
+        "kubetrain:namespace": "ml",
+        "kubetrain:gangScheduler": "volcano",
+        "kubetrain:podAwait": "ready",
+        "kubetrain:podAwaitTimeoutSeconds": 120,
+        "kubetrain:external": {"customResourceDefinitions": ["trainingjobs.paddlepaddle.org"]},
+        "kubetrain:jobs": [JOBS["a"], JOBS["e"]],
+    }
+    stack = stack_from(tmp_path, config)
+    run = run_pulumi(lambda: deploy_stack(stack) and None)
+    registered = sorted(same(r.plain) for r in run.kubernetes_objects())
+    built = sorted(same(b.obj) for b in build_stack(stack, "pulumi"))
+    assert registered == built
+    assert not run.of_type(CRD_TYPE)
+    pod = run.one("kubernetes:core/v1:Pod", "ml/e-worker-0")
+    assert pod.plain["metadata"]["annotations"]["pulumi.com/timeoutSeconds"] == "120"
