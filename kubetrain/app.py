@@ -25,6 +25,7 @@ from .models.editor import job_schema, stack_schema
 from .models.load import find_project_root, stack_name
 from .models.source import display_path
 from .models.stack import StackSettings
+from .plan import EnvironmentPlan, plan_environment, read_rendered
 from .render import (
     PendingTree,
     TreeChange,
@@ -60,6 +61,7 @@ __all__ = [
     "Project",
     "diff",
     "plan",
+    "prepare",
     "render",
     "schema_files",
     "validate_paths",
@@ -198,7 +200,7 @@ def _delivery(stack: Stack, built: list[Built]) -> list[dict[str, Any]]:
     )
 
 
-def plan(stack: Stack, out_dir: Path, delivery_dir: Path | None = None) -> Planned:
+def prepare(stack: Stack, out_dir: Path, delivery_dir: Path | None = None) -> Planned:
     """Build and validate one stack, and lay out its files (nothing is written). With
     ``delivery_dir``, also the GitOps delivery objects of ``kubetrain:gitops``."""
     planned = _build(stack, out_dir, delivery_dir)
@@ -315,7 +317,9 @@ def diff(project: Project, names: Sequence[str] = ()) -> str:
     stacks = load_stacks(project.stack_files(names), project)
     out = []
     for stack in stacks:
-        planned = plan(stack, project.rendered_dir / stack.name, project.delivery_dir(stack.name))
+        planned = prepare(
+            stack, project.rendered_dir / stack.name, project.delivery_dir(stack.name)
+        )
         if not planned.report.ok:
             raise CheckFailed(format_report(planned.report))
         for folder, files in planned.trees:
@@ -326,6 +330,32 @@ def diff(project: Project, names: Sequence[str] = ()) -> str:
             for folder in _stale_folders(project, stacks)
         ]
     return "".join(out)
+
+
+def plan(project: Project, names: Sequence[str] = ()) -> list[EnvironmentPlan]:
+    """What rendering and applying the stacks now would change, per environment, against what
+    ``rendered/`` holds (see :mod:`kubetrain.plan`). Nothing is written or validated. Without
+    ``names``, environments whose stack file is gone are planned for deletion."""
+    stacks = load_stacks(project.stack_files(names), project)
+    out = []
+    for stack in stacks:
+        env_dir, delivery_dir = project.rendered_dir / stack.name, project.delivery_dir(stack.name)
+        built = _build(stack, env_dir, delivery_dir)
+        what = f"GitOps delivery of rendered/{stack.name}"
+        after = [(b.obj, b.source) for b in built.built] + [(o, what) for o in built.delivery]
+        out.append(_plan_folders(stack.name, [env_dir, delivery_dir], after))
+    if not names:
+        for folder in _stale_folders(project, stacks):
+            out.append(_plan_folders(folder.name, [folder], []))
+    return out
+
+
+def _plan_folders(
+    name: str, folders: list[Path], after: list[tuple[dict[str, Any], str]]
+) -> EnvironmentPlan:
+    before = [item for folder in folders for item in read_rendered(folder)]
+    shown = [display_path(f) for f in folders if f.is_dir() or after]
+    return plan_environment(name, shown, before, after)
 
 
 def _stale_folders(project: Project, stacks: Sequence[Stack]) -> list[Path]:

@@ -1,4 +1,4 @@
-"""``kubetrain``: render, validate, diff and schema, over :mod:`kubetrain.app`.
+"""``kubetrain``: render, validate, diff, plan and schema, over :mod:`kubetrain.app`.
 
 Exit codes: 0 success, 1 validation failure or drift, 2 bad input or usage. Errors are printed
 as ``FILE:LINE: path.to.field: message``, never as a traceback.
@@ -6,6 +6,7 @@ as ``FILE:LINE: path.to.field: message``, never as a traceback.
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable
 from functools import wraps
@@ -18,6 +19,7 @@ from . import __version__, app
 from .kube.schemas import parse_version
 from .models import CheckFailed, InputError
 from .models.source import display_path
+from .plan import format_text, to_json
 from .validate import DEFAULT_VERSION, format_report
 
 __all__ = ["main"]
@@ -184,6 +186,29 @@ def diff(stacks: tuple[str, ...]) -> None:
     if text:
         click.echo(text, nl=False)
         sys.exit(EXIT_FAILED)
+
+
+@main.command()
+@click.option(
+    "--stack", "stacks", multiple=True, metavar="ENV", help="Plan only this stack (repeatable)."
+)
+@click.option(
+    "--output",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Report format.",
+)
+@_errors_to_exit_codes
+def plan(stacks: tuple[str, ...], output: str) -> None:
+    """Preview what applying the stacks now would change against rendered/, per environment:
+    objects to add, change in place, replace (naming the immutable field) and delete, and pods,
+    CPU, memory and GPUs before and after. Exits 0 (diff is the drift gate)."""
+    plans = app.plan(app.Project.find(), stacks)
+    if output == "json":
+        click.echo(json.dumps(to_json(plans), indent=2, sort_keys=True))
+    else:
+        click.echo(format_text(plans), nl=False)
 
 
 @main.command()

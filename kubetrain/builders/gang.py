@@ -52,6 +52,7 @@ __all__ = [
     "is_gang_member",
     "pod_count",
     "pod_group",
+    "pod_requests",
     "pod_templates",
     "with_gang_scheduling",
 ]
@@ -130,8 +131,9 @@ def pod_count(objs: list[dict[str, Any]]) -> int:
     return sum(count for obj in objs for _, count in pod_templates(obj))
 
 
-def _pod_requests(pod_spec: Mapping[str, Any]) -> dict[str, Quantity]:
-    """Requests of one pod's containers, per resource; a limit stands in for a missing request."""
+def pod_requests(pod_spec: Mapping[str, Any]) -> dict[str, Quantity]:
+    """Requests of one pod's containers, per resource; a limit stands in for a missing request
+    (as the API server defaults requests from limits)."""
     total: dict[str, Quantity] = {}
     for container in pod_spec.get("containers") or ():
         resources = container.get("resources") or {}
@@ -153,7 +155,7 @@ def min_resources(objs: list[dict[str, Any]], members: int) -> dict[str, str]:
             if take <= 0:
                 continue
             left -= take
-            for name, q in _pod_requests(template.get("spec") or {}).items():
+            for name, q in pod_requests(template.get("spec") or {}).items():
                 scaled = Quantity(q.value * take, q.format)
                 total[name] = total[name] + scaled if name in total else scaled
     return {name: format_quantity(q) for name, q in sorted(total.items())}
