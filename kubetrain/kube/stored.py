@@ -139,12 +139,28 @@ _FALSE_OMITTED = {
 }
 
 
+#: Canonical forms already computed, by (type, value): quantities repeat across thousands of
+#: objects, and parsing one is exact (fractions), hence slow. Bounded: cleared when full.
+_CANONICAL: dict[tuple[type, Any], str] = {}
+_CANONICAL_SIZE = 4096
+
+
 def _canonical_key(obj: dict[str, Any], key: str) -> None:
     """``obj[key]`` as a canonical quantity string; a value that is no quantity is left for
     validation to report."""
-    if key in obj:
+    if key not in obj:
+        return
+    value = obj[key]
+    cache_key = (type(value), value)
+    found = _CANONICAL.get(cache_key)
+    if found is None:
         with contextlib.suppress(ValueError):
-            obj[key] = canonical_quantity(obj[key])
+            found = canonical_quantity(value)
+            if len(_CANONICAL) >= _CANONICAL_SIZE:
+                _CANONICAL.clear()
+            _CANONICAL[cache_key] = found
+    if found is not None:
+        obj[key] = found
 
 
 def _canonical_map(values: Any) -> None:
