@@ -9,17 +9,12 @@ from typing import Any, Protocol
 import pulumi
 
 from kubetrain.builders import build_stack
-from kubetrain.models import InputError, JobDocument, LoadedJob, Problem, Stack
-from kubetrain.models.learner import Learner as LearnerDocument
-from kubetrain.models.tfjob import TFJob as TFJobDocument
-from kubetrain.models.trainingjob import TrainingJob as TrainingJobDocument
+from kubetrain.models import InputError, JobDocument, LoadedJob, Problem, Stack, declarations
 
+from . import learner, pytorchjob, tfjob, trainingjob  # noqa: F401  (attach the components)
 from ._job import job_args
 from ._resources import Identity, identity, prerequisites_of, register
 from ._secrets import Credentials, find_markers
-from .learner import LearnerStatefulSet
-from .tfjob import TFJob
-from .trainingjob import TrainingJob
 
 __all__ = ["COMPONENTS", "JobComponent", "component_name", "component_urn", "deploy_stack"]
 
@@ -40,11 +35,10 @@ class JobComponent(Protocol):
 
 
 #: The component of each job kind, by the document class builders expand (a v1alpha1 TFJob is
-#: expanded as a v1 TFJob). A kind without a component cannot be deployed with Pulumi.
+#: expanded as a v1 TFJob), from the kinds' declarations (each component module attaches itself).
+#: A kind without a component cannot be deployed with Pulumi.
 COMPONENTS: Mapping[type[JobDocument], type[JobComponent]] = {
-    TFJobDocument: TFJob,
-    TrainingJobDocument: TrainingJob,
-    LearnerDocument: LearnerStatefulSet,
+    d.document: d.component for d in declarations() if d.component is not None
 }
 
 

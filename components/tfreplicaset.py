@@ -11,7 +11,8 @@ from typing import TypedDict
 
 import pulumi
 
-from kubetrain.builders.tfjob import REPLICA_TYPE_LABEL, TFTrainingJob, to_selector
+from kubetrain.builders.kubeflow import REPLICA_TYPE_LABEL, to_selector
+from kubetrain.builders.tfjob import TFTrainingJob
 from kubetrain.models import InputError, Problem
 from kubetrain.models.tfjob import TFJob as TFJobDocument
 

@@ -436,11 +436,13 @@ def validate_paths(
     stack: str | None = None,
     skip_checks: Sequence[str] = (),
     engine: Engine = "builtin",
+    crds: Sequence[str] = (),
 ) -> Report:
     """Validate YAML files and folders: schemas (kubetrain's own engine, or kubeconform), then
     the semantic checks with the settings of the stack each file was rendered from. Files
     rendered by kubetrain name their Kubernetes version in their header; ``version`` overrides
-    it."""
+    it. ``crds`` are CRD files or folders whose definitions custom resources are checked
+    against first (see :mod:`kubetrain.validate.customresources`)."""
     unknown = [rule for rule in skip_checks if rule not in RULES]
     if unknown:
         raise InputError.single(
@@ -453,6 +455,7 @@ def validate_paths(
         schema_locations,
         ignore_missing_schemas=ignore_missing_schemas,
         schemas=engine == "builtin",
+        crds=crds,
     )
     items, early, versions, texts = read_objects(paths)
     report = validator.validate(items, {} if version else versions)

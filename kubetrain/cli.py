@@ -17,7 +17,7 @@ import click
 
 from . import __version__, app
 from .kube.schemas import parse_version
-from .models import CheckFailed, InputError
+from .models import CheckFailed, InputError, declarations
 from .models.source import display_path
 from .plan import format_text, to_json
 from .validate import DEFAULT_VERSION, format_report
@@ -61,14 +61,23 @@ def _version(
     return parsed
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def _main_help() -> str:
+    """The top-level help: what kubetrain does and the accepted kinds, from their declarations."""
+    kinds = "\n".join(
+        f"  {d.document.API_VERSION} {d.document.KIND}: {d.summary}" for d in declarations()
+    )
+    return (
+        "Infrastructure as code for distributed training on Kubernetes.\n\n"
+        "Expands the job documents of stacks/Pulumi.<env>.yaml into the Kubernetes objects their "
+        "operators would create, or into their custom resources. Accepted kinds:\n\n\b\n"
+        f"{kinds}"
+    )
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]}, help=_main_help())
 @click.version_option(__version__, prog_name="kubetrain")
 def main() -> None:
-    """Infrastructure as code for distributed training on Kubernetes.
-
-    Expands TFJob, PaddlePaddle TrainingJob and FfDL Learner specs from
-    stacks/Pulumi.<env>.yaml into the Kubernetes objects their operators would create.
-    """
+    """The kubetrain command group (help text: :func:`_main_help`)."""
 
 
 @main.command()
@@ -115,6 +124,14 @@ def render(stacks: tuple[str, ...], config: Path | None, out: Path | None) -> No
     help="Extra schema location, kubeconform template syntax (repeatable; tried first).",
 )
 @click.option(
+    "--crd",
+    "crds",
+    multiple=True,
+    metavar="FILE|DIR",
+    help="CustomResourceDefinition manifests (files or folders) to check custom resources "
+    "against, as the API server would; wins over built-in schemas (repeatable).",
+)
+@click.option(
     "--ignore-missing-schemas", is_flag=True, help="Skip kinds without a schema instead of failing."
 )
 @click.option(
@@ -142,13 +159,14 @@ def render(stacks: tuple[str, ...], config: Path | None, out: Path | None) -> No
     "skip_checks",
     multiple=True,
     metavar="RULE",
-    help="Do not run this semantic rule (repeatable); see the README for the rule ids.",
+    help="Do not run this semantic rule (repeatable); rule ids: docs/validation.md.",
 )
 @_errors_to_exit_codes
 def validate(
     paths: tuple[str, ...],
     kubernetes_version: tuple[int, int] | None,
     locations: tuple[str, ...],
+    crds: tuple[str, ...],
     ignore_missing_schemas: bool,
     output: str,
     engine: str,
@@ -169,6 +187,7 @@ def validate(
         stack=stack,
         skip_checks=skip_checks,
         engine=engine,  # type: ignore[arg-type]
+        crds=crds,
     )
     click.echo(format_report(report, output), nl=False)  # type: ignore[arg-type]
     if not report.ok:

@@ -13,15 +13,33 @@ from click.testing import CliRunner
 from kubetrain.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
-_SHARED = REPO.parent / "shared" / "schemas"
-UPSTREAM_SCHEMAS = _SHARED if _SHARED.is_dir() else REPO / "tests" / "upstream-schemas"
+#: Upstream files the project is given beside the repository (never copied into it): JSON
+#: schemas of third-party kinds, real CRDs and the API-server corpus. Always there in CI.
+SHARED = REPO.parent / "shared"
+UPSTREAM_SCHEMAS = SHARED / "schemas"
+UPSTREAM_CRDS = SHARED / "crds"
 #: Objects labelled by a real kube-apiserver (README inside): the oracle of the API's rules.
-APISERVER_CORPUS = REPO.parent / "shared" / "apiserver-corpus"
-#: Upstream CRDs of the kinds kubetrain emits or embeds (Flux, Argo CD, Kubeflow, Volcano...).
-UPSTREAM_CRDS = REPO.parent / "shared" / "crds"
-#: kubeconform-style location of the upstream CRD schemas kept for the tests.
+APISERVER_CORPUS = SHARED / "apiserver-corpus"
+#: kubeconform-style location of the upstream CRD schemas.
 UPSTREAM_LOCATION = (
     str(UPSTREAM_SCHEMAS) + "/{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json"
+)
+#: Marks a test that reads ../shared/schemas (skipped, saying why, when it is absent).
+needs_upstream_schemas = pytest.mark.skipif(
+    not UPSTREAM_SCHEMAS.is_dir(),
+    reason="../shared/schemas (upstream JSON schemas of third-party kinds) is absent; it sits "
+    "beside the repository in CI",
+)
+#: Marks a test that reads ../shared/crds.
+needs_upstream_crds = pytest.mark.skipif(
+    not UPSTREAM_CRDS.is_dir(),
+    reason="../shared/crds (real upstream CRDs) is absent; it sits beside the repository in CI",
+)
+#: Marks a test that reads ../shared/apiserver-corpus.
+needs_apiserver_corpus = pytest.mark.skipif(
+    not APISERVER_CORPUS.is_dir(),
+    reason="../shared/apiserver-corpus (objects labelled by a real kube-apiserver) is absent; it "
+    "sits beside the repository in CI",
 )
 
 

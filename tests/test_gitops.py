@@ -18,7 +18,7 @@ from kubetrain.builders.lifecycle import lifecycle_annotations
 from kubetrain.models.stack import GitOps
 from kubetrain.render import plan_files, write_tree
 
-from conftest import REPO, UPSTREAM_CRDS
+from conftest import REPO, UPSTREAM_CRDS, needs_upstream_crds
 
 STACK = """
 config:
@@ -83,6 +83,7 @@ def load(folder: Path) -> dict[str, dict]:
     }
 
 
+@needs_upstream_crds
 def test_render_writes_flux_and_argocd_objects(project: Path, run) -> None:
     (project / "stacks" / "Pulumi.dev.yaml").write_text(STACK % GITOPS)
     result = run("render", cwd=project)
@@ -219,6 +220,7 @@ def kubectl_kustomize(folder: Path) -> list[dict]:
     return [d for d in yaml.safe_load_all(done.stdout) if d]
 
 
+@needs_upstream_crds
 def test_crds_are_applied_before_what_needs_them(tmp_path: Path) -> None:
     crd = lifecycle_annotations(json.loads(json.dumps(CRD)))
     assert crd["metadata"]["annotations"] == {
@@ -278,6 +280,7 @@ def test_without_crds_there_is_one_kustomization() -> None:
     assert app["kind"] == "Application" and app["metadata"]["namespace"] == "gitops"
 
 
+@needs_upstream_crds
 @pytest.mark.parametrize("env_name", ["dev", "prod"])
 def test_committed_delivery_objects_validate_against_upstream_schemas(env_name: str) -> None:
     folder = REPO / "rendered" / "clusters" / env_name
@@ -293,6 +296,7 @@ def test_committed_delivery_objects_validate_against_upstream_schemas(env_name: 
     assert {p.removeprefix("./") for p in paths} == {f"rendered/{env_name}"}
 
 
+@needs_upstream_crds
 def test_the_crd_check_refuses_unknown_fields_and_urls_flux_cannot_fetch() -> None:
     """The upstream schemas are strict here: a misspelled field or a url outside the
     GitRepository's pattern fails (so the checks above can fail)."""
@@ -323,6 +327,7 @@ PLATFORM = {
 }
 
 
+@needs_upstream_crds
 def test_platform_settings_reach_the_delivery_objects() -> None:
     gitops = GitOps.model_validate(PLATFORM)
     labels = {"pod-security.kubernetes.io/enforce": "restricted"}
@@ -359,6 +364,7 @@ def test_platform_settings_reach_the_delivery_objects() -> None:
         schema_of(obj).validate(obj)
 
 
+@needs_upstream_crds
 def test_an_existing_flux_source_is_reused() -> None:
     gitops = GitOps.model_validate(
         {

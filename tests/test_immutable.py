@@ -11,9 +11,11 @@ import pytest
 
 from kubetrain.kube.immutable import replacement_field, update_refusals
 
+from conftest import needs_apiserver_corpus
 from helpers import corpus_records
 
 
+@needs_apiserver_corpus
 def test_every_update_of_the_corpus_gets_the_servers_verdict(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -34,6 +36,7 @@ def test_every_update_of_the_corpus_gets_the_servers_verdict(
     assert not disagreements, "\n".join(disagreements)
 
 
+@needs_apiserver_corpus
 def test_the_refusal_names_the_field_the_server_names() -> None:
     """Where the server names a single field, kubetrain names it too (the pod rule names the
     field inside the spec, more than the server's ``spec``)."""

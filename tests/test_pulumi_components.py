@@ -18,8 +18,7 @@ from components import TFJob, TFReplicaSet, deploy_stack
 from components._job import _CACHE, job_args
 from components._resources import TYPED_KINDS, register
 from kubetrain.builders import BuildContext, build_job
-from kubetrain.builders import registry as build_registry
-from kubetrain.models import InputError, StackSettings, load_job
+from kubetrain.models import InputError, StackSettings, declaration, load_job
 from kubetrain.models.tfjob import TFJob as TFJobDocument
 
 from conftest import REPO
@@ -451,12 +450,13 @@ def test_objects_shared_by_jobs_are_registered_once(
 ) -> None:
     """An object two jobs build identically is rendered once; the program registers it once,
     under the stack, and every job's objects wait for it."""
-    plain = build_registry._BUILDERS[TFJobDocument]
+    plain = declaration(TFJobDocument).builder
+    assert plain is not None
 
     def with_crd(job: Any, mode: str, ctx: Any) -> list[dict[str, Any]]:
         return [*plain(job, mode, ctx), copy.deepcopy(SHARED_CRD)]
 
-    monkeypatch.setitem(build_registry._BUILDERS, TFJobDocument, with_crd)
+    monkeypatch.setattr(declaration(TFJobDocument), "builder", with_crd)
     monkeypatch.setattr("components._job._CACHE", {})
     stack = two_tfjobs_stack(tmp_path)
     run = run_pulumi(lambda: deploy_stack(stack) and None)
@@ -477,7 +477,8 @@ def test_objects_shared_by_jobs_are_registered_once(
 def test_missing_credentials_stop_the_stack_before_any_job(
     tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    plain = build_registry._BUILDERS[TFJobDocument]
+    plain = declaration(TFJobDocument).builder
+    assert plain is not None
 
     def with_secret(job: Any, mode: str, ctx: Any) -> list[dict[str, Any]]:
         secret = {
@@ -488,7 +489,7 @@ def test_missing_credentials_stop_the_stack_before_any_job(
         }
         return [*plain(job, mode, ctx), secret]
 
-    monkeypatch.setitem(build_registry._BUILDERS, TFJobDocument, with_secret)
+    monkeypatch.setattr(declaration(TFJobDocument), "builder", with_secret)
     monkeypatch.setattr("components._job._CACHE", {})
     stack = two_tfjobs_stack(tmp_path)
     config = {"kubetrain:credentials": json.dumps({"a": {"key": "x"}})}

@@ -18,7 +18,10 @@ import components
 from components import LearnerStatefulSet, TrainingJob, deploy_stack
 from kubetrain.builders import BuildContext, build_job
 from kubetrain.models import InputError, load_job
+from kubetrain.models import kubeflow as kubeflow_spec
 from kubetrain.models import learner as learner_spec
+from kubetrain.models import pytorchjob as pytorchjob_spec
+from kubetrain.models import tfjob as tfjob_spec
 from kubetrain.models import trainingjob as trainingjob_spec
 from kubetrain.models.learner import Learner as LearnerDocument
 from kubetrain.models.trainingjob import TrainingJob as TrainingJobDocument
@@ -66,6 +69,28 @@ from pulumi_harness import (
             [learner_spec.CosStore, learner_spec.HostMountStore],
             id="DataStoreArgs",
         ),
+        pytest.param(components.RunPolicyArgs, [kubeflow_spec.RunPolicy], id="RunPolicyArgs"),
+        pytest.param(
+            components.SchedulingPolicyArgs,
+            [kubeflow_spec.SchedulingPolicy],
+            id="SchedulingPolicyArgs",
+        ),
+        pytest.param(components.TFJobSpecArgs, [tfjob_spec.TFJobSpec], id="TFJobSpecArgs"),
+        pytest.param(
+            components.TFReplicaSpecArgs, [tfjob_spec.TFReplicaSpec], id="TFReplicaSpecArgs"
+        ),
+        pytest.param(
+            components.PyTorchJobSpecArgs, [pytorchjob_spec.PyTorchJobSpec], id="PyTorchJobSpecArgs"
+        ),
+        pytest.param(
+            components.PyTorchReplicaSpecArgs,
+            [pytorchjob_spec.PyTorchReplicaSpec],
+            id="PyTorchReplicaSpecArgs",
+        ),
+        pytest.param(
+            components.ElasticPolicyArgs, [pytorchjob_spec.ElasticPolicy], id="ElasticPolicyArgs"
+        ),
+        pytest.param(components.RDZVConfArgs, [pytorchjob_spec.RDZVConf], id="RDZVConfArgs"),
     ],
 )
 def test_arguments_mirror_the_spec_field_by_field(args: type, models: list[Any]) -> None:
@@ -220,7 +245,7 @@ def test_trainingjob_registers_what_the_builder_builds(
     assert container["volumeMounts"] == [{"mountPath": "/data", "name": "data", "readOnly": True}]
     assert len(container["ports"]) == 3
     env = {e["name"]: e.get("value") for e in container["env"]}
-    assert env["ETCD_ENDPOINT"] == "http://etcd.infra:2379" and env["TRAINERS"] == "2"
+    assert "ETCD_ENDPOINT" not in env and env["TRAINERS"] == "2"
 
 
 def parents(run: Run, component: str) -> set[str]:

@@ -17,7 +17,7 @@ from kubetrain.kube.paths import leaves
 from kubetrain.kube.stored import left_to_server, stored_form
 from kubetrain.models import load_stack
 
-from conftest import REPO
+from conftest import REPO, needs_apiserver_corpus
 from helpers import corpus_records, stack_from
 
 Key = tuple[str, str, str]
@@ -31,6 +31,7 @@ def generic(path: str) -> str:
     return re.sub(r"\[[^\]]*\]", "[]", path)
 
 
+@needs_apiserver_corpus
 def test_stored_form_of_every_roundtrip_record() -> None:
     """The normalisation alone, on each object exactly as it was sent (every environment of the
     corpus, Pulumi-mode Secrets included)."""
@@ -51,6 +52,7 @@ def test_stored_form_of_every_roundtrip_record() -> None:
     assert not problems, "\n".join(problems)
 
 
+@needs_apiserver_corpus
 def test_the_allowances_are_all_used() -> None:
     """Every pattern of LEFT_TO_SERVER matches a field the server added (none is dead weight that
     could hide a field kubetrain must write), and fieldRef.apiVersion is not left to it."""
@@ -113,6 +115,7 @@ def rendered_now(tmp_path: Path) -> dict[str, dict[Key, dict[str, Any]]]:
     return out
 
 
+@needs_apiserver_corpus
 def test_the_renderer_writes_what_the_server_stores(tmp_path: Path) -> None:
     """For every record of an object kubetrain still renders: a field it writes as it did when
     the corpus was made must be what the server stored, a field the server dropped must be gone,

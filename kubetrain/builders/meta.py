@@ -25,6 +25,7 @@ __all__ = [
     "normalize_pod_gpus",
     "object_meta",
     "plain_copy",
+    "to_selector",
 ]
 
 #: Value of ``app.kubernetes.io/managed-by`` on everything kubetrain creates.
@@ -62,6 +63,11 @@ def app_labels(name: str, instance: str, component: str | None = None) -> dict[s
     if component:
         labels["app.kubernetes.io/component"] = component
     return labels
+
+
+def to_selector(labels: Mapping[str, str]) -> str:
+    """A label selector string matching exactly ``labels`` (the seed's ``ToSelector``)."""
+    return ",".join(f"{k}={labels[k]}" for k in sorted(labels))
 
 
 def merge(*maps: Mapping[str, str] | None) -> dict[str, str]:

@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 from ..kube.stored import stored_form
 from ..models.base import JobDocument
 from ..models.errors import InputError, Problem
+from ..models.kinds import attach_builder, declaration
 from ..models.load import LoadedJob, Stack
 from .context import BuildContext, Target
 from .lifecycle import await_annotations, lifecycle_annotations
@@ -21,7 +22,6 @@ __all__ = ["BuildProblem", "Builder", "Built", "build_job", "build_stack", "buil
 Manifest = dict[str, Any]
 #: A builder: (normalised job document, mode, context) -> manifests.
 Builder = Callable[[Any, str, BuildContext], list[Manifest]]
-_BUILDERS: dict[type[JobDocument], Builder] = {}
 F = TypeVar("F", bound=Builder)
 
 
@@ -37,10 +37,11 @@ class BuildProblem(InputError):
 
 
 def builder(kind: type[JobDocument]) -> Callable[[F], F]:
-    """Register the builder of a (normalised) job kind."""
+    """Attach the builder of a (normalised) job kind to its declaration
+    (:mod:`kubetrain.models.kinds`); a kind has one builder."""
 
     def register(fn: F) -> F:
-        _BUILDERS[kind] = fn
+        attach_builder(kind, fn)
         return fn
 
     return register
@@ -71,7 +72,7 @@ def finish(obj: Manifest, ctx: BuildContext) -> Manifest:
 def build_job(loaded: LoadedJob, ctx: BuildContext) -> list[Manifest]:
     """Canonical manifests of one loaded job."""
     job = loaded.job
-    fn = _BUILDERS.get(type(job))
+    fn = declaration(type(job)).builder
     if fn is None:
         raise RuntimeError(f"no builder registered for {type(job).__name__}")
     try:

@@ -23,7 +23,7 @@ and, for every key of the Secret, the credential and key it comes from (:class:`
     config and never see a value. A marker left in a manifest is never a valid Secret value, so
     a back end that forgets to resolve it fails loudly instead of writing a placeholder.
 
-Credential naming (documented in the README, "Secrets"): a ``mount_cos`` store's credential
+Credential naming (documented in docs/secrets.md): a ``mount_cos`` store's credential
 holds the keys ``access-key`` and ``secret-key``; an image pull credential holds the
 key ``dockerconfigjson`` (a docker config JSON), written to the Secret key ``.dockerconfigjson``.
 """

@@ -30,6 +30,7 @@ __all__ = [
     "embedded_validator",
     "parse_version",
     "schema_issues",
+    "sensitive_path",
     "split_api_version",
     "supported_versions",
     "version_dir",
@@ -170,7 +171,7 @@ _SENSITIVE_KEY = re.compile(
 )
 
 
-def _sensitive(path: tuple[str | int, ...]) -> bool:
+def sensitive_path(path: tuple[str | int, ...]) -> bool:
     """Whether a value at ``path`` may hold secret material: Secret data, env var values, and
     fields named like credentials."""
     return any(
@@ -194,7 +195,7 @@ def schema_issues(validator: jsonschema_rs.Validator, instance: Any) -> Iterator
         if "'oneOf'" in message:
             # Kubernetes uses oneOf only for int-or-string and quantities.
             message = f"{json.dumps(error.instance)} must be a string or a number"
-        if _sensitive(path) and not isinstance(error.instance, dict | list | bool | None):
+        if sensitive_path(path) and not isinstance(error.instance, dict | list | bool | None):
             # Never repeat what may be a credential (Secret data, env values) in a report.
             message = message.replace(json.dumps(error.instance), "the value given")
         key = (path, message)

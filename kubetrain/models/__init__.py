@@ -6,6 +6,7 @@ Importing this package registers every job kind.
 from . import (  # noqa: F401  (registers the job and resource kinds)
     delivery,
     learner,
+    pytorchjob,
     scheduling,
     secrets,
     tfjob,
@@ -13,6 +14,7 @@ from . import (  # noqa: F401  (registers the job and resource kinds)
 )
 from .base import DerivedName, JobDocument, JobMeta, K8sType, Strict, job_kind, job_kinds
 from .errors import CheckFailed, InputError, KubetrainError, OwnershipError, Problem
+from .kinds import KindDeclaration, declaration, declarations, declare
 from .load import (
     MODE_ANNOTATION,
     JobSource,
@@ -35,6 +37,7 @@ __all__ = [
     "JobMeta",
     "JobSource",
     "K8sType",
+    "KindDeclaration",
     "KubetrainError",
     "LoadedJob",
     "OwnershipError",
@@ -42,6 +45,9 @@ __all__ = [
     "Stack",
     "StackSettings",
     "Strict",
+    "declaration",
+    "declarations",
+    "declare",
     "discover_stacks",
     "find_project_root",
     "job_kind",

@@ -17,7 +17,7 @@ from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue, models_jso
 from pydantic_core import core_schema
 
 from ..kube import schemas as k8s
-from .base import K8S_DEFINITION_KEY, job_kinds
+from .base import K8S_DEFINITION_KEY, UPSTREAM_KEY, job_kinds
 from .stack import CONFIG_NAMESPACE, StackFile, StackSettings
 
 __all__ = ["JSON_SCHEMA_DIALECT", "job_schema", "stack_schema"]
@@ -93,7 +93,8 @@ def _definitions(version: tuple[int, int]) -> tuple[dict[str, Any], dict[str, st
 
 def _editor_nodes(node: Any) -> Any:
     """Pydantic's schema made for editors: embedded Kubernetes types refer to their strict
-    schema, and pydantic's generated titles (``Hostnetwork``) are dropped."""
+    schema, and pydantic's generated titles (``Hostnetwork``) and what upstream CRDs say of a
+    field (validation of custom resources only) are dropped."""
     if isinstance(node, list):
         return [_editor_nodes(n) for n in node]
     if not isinstance(node, dict):
@@ -110,7 +111,7 @@ def _editor_nodes(node: Any) -> Any:
             else _editor_nodes(value)
         )
         for key, value in node.items()
-        if key != "title"
+        if key not in ("title", UPSTREAM_KEY)
     }
 
 

@@ -24,9 +24,9 @@ from .base import (
     JobDocument,
     LabelValue,
     Strict,
-    job_kind,
     reject_unquoted_number,
 )
+from .kinds import declare
 from .resources import normalize_gpus
 from .secrets import CredentialName, credential_value_message, looks_like_credential
 
@@ -61,6 +61,7 @@ ENV_WHITELIST = (
     "MODEL_DIR",
     "DATA_DIR",
     "RESULT_DIR",
+    "RESULT_BUCKET_DIR",
     "LOG_DIR",
     "CHECKPOINT_DIR",
     "JOB_STATE_DIR",
@@ -83,7 +84,7 @@ KUBETRAIN_ENV = {
     "NUM_LEARNERS": "spec.learners",
     "LEARNER_ID": "the pod ordinal + 1",
     "JOB_STATE_DIR": "/job",
-    "CHECKPOINT_DIR": "RESULT_DIR/_wml_checkpoints",
+    "CHECKPOINT_DIR": "RESULT_BUCKET_DIR/_wml_checkpoints",
 }
 
 _IMAGE_COMPONENT = r"[a-z0-9]+([._-][a-z0-9]+)*"
@@ -291,12 +292,14 @@ class DataStores(Strict):
         default=None,
         alias="trainingData",
         description="Training data, mounted read-only at /mnt/data/<bucket>; DATA_DIR points at "
-        "it. Default: none (no DATA_DIR unless env sets one).",
+        "it (at /mnt/data/<bucket>/<path> with a path). Default: none (no DATA_DIR unless env "
+        "sets one).",
     )
     results: DataStore | None = Field(
         default=None,
-        description="Results, mounted at /mnt/results/<bucket>/<trainingId>, which RESULT_DIR "
-        "points at (checkpoints under _wml_checkpoints). Default: none.",
+        description="Results: the bucket is mounted at /mnt/results/<bucket> (RESULT_BUCKET_DIR, "
+        "checkpoints in its _wml_checkpoints), RESULT_DIR is its folder <trainingId>. "
+        "Default: none.",
     )
 
     @field_validator("training_data", "results", mode="before")
@@ -364,7 +367,10 @@ class LearnerSpec(Strict):
     )
 
 
-@job_kind
+@declare(
+    "kubetrain's kind for an IBM FfDL learner (lcm/service/lcm/learner): a StatefulSet of "
+    "learners with object-store volumes"
+)
 class Learner(JobDocument):
     """An FfDL learner: a StatefulSet of ``learners`` pods behind a headless Service."""
 
@@ -430,6 +436,7 @@ class Learner(JobDocument):
         derived = {
             "DATA_DIR": "spec.dataStores.trainingData" if stores.training_data else None,
             "RESULT_DIR": "spec.dataStores.results" if stores.results else None,
+            "RESULT_BUCKET_DIR": "spec.dataStores.results" if stores.results else None,
         }
         allowed = [n for n in ENV_WHITELIST if n not in KUBETRAIN_ENV and not derived.get(n)]
         for name, value in self.spec.env.items():

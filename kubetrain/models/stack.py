@@ -277,7 +277,8 @@ class StackSettings(Strict):
         description="External Secrets store used for every Secret in render mode.",
     )
     jobs: list[Any] = Field(
-        default_factory=list, description="Job documents (TFJob, TrainingJob, Learner)."
+        default_factory=list,
+        description="Job documents of the accepted kinds (see the job schema).",
     )
     job_files: list[str] = Field(
         default_factory=list,

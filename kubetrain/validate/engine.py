@@ -16,8 +16,11 @@ from typing import Any, Literal
 import yaml
 
 from ..kube import schemas as k8s
+from ..kube.apiextensions import validate_crd
+from ..kube.apiextensions.definition import is_crd
 from ..models.errors import InputError, PathPart
 from ..models.source import display_path, load_all, parse_documents
+from .customresources import CustomResources, builtin_version, custom_resource_issues
 from .schemas import SchemaCatalog, check_location
 
 __all__ = [
@@ -109,10 +112,13 @@ class Validator:
         *,
         ignore_missing_schemas: bool = False,
         schemas: bool = True,
+        crds: Sequence[str] = (),
     ) -> None:
         problems = [m for loc in schema_locations if (m := check_location(loc))]
         if problems:
             raise InputError.single("--schema-location", "; ".join(problems))
+        # CRDs given with --crd, and those found among the objects (see customresources.py).
+        self.custom = CustomResources([(path, list(_files([path]))) for path in crds])
         self.version = version
         self.locations = list(schema_locations)
         self.ignore_missing = ignore_missing_schemas
@@ -150,10 +156,12 @@ class Validator:
                 result.findings.append(Finding("structure", (key,), f"{key} is missing"))
         if result.status == "error" or not self.schemas:
             return result
+        version = version or self.version
+        crd = self.custom.lookup(result.api_version, result.kind)
+        if crd is not None:
+            return self._custom_resource(result, custom_resource_issues(crd, obj, version))
         try:
-            validator, _ = self.catalog(version or self.version).lookup(
-                result.api_version, result.kind
-            )
+            validator, origin = self.catalog(version).lookup(result.api_version, result.kind)
         except OSError as exc:
             result.status = "error"
             result.findings.append(Finding("schema-location", (), str(exc)))
@@ -172,7 +180,25 @@ class Validator:
                     )
                 )
             return result
+        if origin == "kubetrain":
+            # A kind kubetrain emits beyond Kubernetes': checked as the API server would
+            # under its CRD (customresources.py).
+            own = builtin_version(result.api_version, result.kind, version)
+            if own is not None:
+                issues = custom_resource_issues(own, obj, version)
+                return self._custom_resource(result, issues)
         for issue in k8s.schema_issues(validator, obj):
+            result.status = "invalid"
+            result.findings.append(Finding("schema", issue.path, issue.message))
+        if is_crd(obj):
+            for issue in validate_crd(obj):
+                result.status = "invalid"
+                result.findings.append(Finding("crd", issue.path, issue.message))
+        return result
+
+    @staticmethod
+    def _custom_resource(result: ObjectResult, issues: Sequence[k8s.SchemaIssue]) -> ObjectResult:
+        for issue in issues:
             result.status = "invalid"
             result.findings.append(Finding("schema", issue.path, issue.message))
         return result
@@ -182,6 +208,9 @@ class Validator:
     ) -> Report:
         """Validate every object, then flag objects defined twice."""
         report = Report()
+        items = list(items)
+        if self.schemas:
+            self.custom.add_found((item.obj, item.file) for item in items)
         for item in items:
             version = (versions or {}).get(item.file)
             report.results.append(self.check(item, version))

@@ -8,8 +8,8 @@ validated together: validate a whole ``rendered/<env>`` folder, not single files
 
 Pod specs are found in Pods, in the pod templates of workloads (ReplicaSet, Deployment,
 StatefulSet, DaemonSet, Job, CronJob, ReplicationController, PodTemplate) and of the custom
-resources listed in :data:`POD_TEMPLATE_FINDERS` (a TFJob's replica templates); a kind added there
-gets every pod rule.
+resources listed in :data:`POD_TEMPLATE_FINDERS` (the replica templates of every declared kind
+that has them, such as a TFJob's); a kind listed there gets every pod rule.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from ..kube.names import (
     check_label_key,
 )
 from ..models.errors import PathPart
+from ..models.kinds import declarations
 from ..models.resources import gpu_findings
 from ..models.stack import External, StackSettings
 from .engine import Finding, Located, ObjectResult
@@ -41,21 +42,30 @@ __all__ = [
     "pod_templates",
 ]
 
-#: Rule id -> what it checks (the README's table is this table).
+#: Rule id -> what it checks, in Markdown (docs/validation.md's table is generated from it).
 RULES: dict[str, str] = {
-    "gpu-requests": "GPUs are whole devices, given once, with requests equal to limits",
-    "gpu-limits": "GPUs that are requested are also limited (Kubernetes schedules them by limits)",
-    "service-selector": "every Service selects the labels of at least one pod or pod template",
-    "reference": "every Secret, ConfigMap, ServiceAccount and PersistentVolumeClaim a pod or "
-    "binding uses is in the output or declared in kubetrain:external",
+    "gpu-requests": "GPUs are whole devices, given under one name, with requests equal to limits",
+    "gpu-limits": "GPUs that are requested are also limited (Kubernetes schedules extended "
+    "resources by limits)",
+    "service-selector": "every Service selects the labels of at least one pod or pod template "
+    "in its namespace",
+    "reference": "every Secret, ConfigMap, ServiceAccount and PersistentVolumeClaim used by a pod "
+    "(volumes, env, envFrom, pull secrets, flex and CSI secret refs, service account) or by a "
+    "RoleBinding is in the output (an ExternalSecret or SealedSecret counts for its Secret) or "
+    "declared in `kubetrain:external`",
     "duplicate-env": "no env var name twice in one container",
     "duplicate-port-name": "no container port name twice in one pod",
-    "secret-data": "no Secret with data or stringData (render output holds no secret material)",
-    "name-format": "names, namespaces, label keys and values, container and port names within "
-    "Kubernetes' formats and length limits",
-    "host-port": "no two pods of one job claim the same port on the host network (or hostPort)",
-    "pod-security": "every pod template meets the stack's Pod Security Standards level",
-    "gang-scheduling": "gang-scheduled pods have their PodGroup, its scheduler and enough pods",
+    "secret-data": "no Secret with `data` or `stringData` (render output holds no secret material)",
+    "name-format": "object names (DNS-1035 for Services, DNS-1123 otherwise; Jobs and CronJobs "
+    "short enough for their pods' labels), namespaces, label keys and values, selectors, "
+    "annotation keys, container names and port names (IANA service names) within Kubernetes' "
+    "formats and lengths",
+    "host-port": "no two pods of one job claim the same port on the host network or as a "
+    "hostPort: they could never share a node (pods of one job: the same source in the file "
+    "header, else the same `app.kubernetes.io/instance`)",
+    "pod-security": "every pod and pod template meets the stack's Pod Security Standards level",
+    "gang-scheduling": "pods that join a PodGroup have it in the output, ask for its scheduler, "
+    "and are at least its `minMember`",
 }
 
 Path = tuple[PathPart, ...]
@@ -153,17 +163,25 @@ def _pod_template(obj: Mapping[str, Any]) -> Iterator[PodTemplate]:
         yield PodTemplate(("template",), template, 1)
 
 
-def _tfjob(obj: Mapping[str, Any]) -> Iterator[PodTemplate]:
-    specs = _at(obj, ("spec", "tfReplicaSpecs"))
-    if isinstance(specs, Mapping):
-        for rtype, spec in specs.items():
-            template = _at(spec, ("template",))
-            if isinstance(template, Mapping):
-                path: Path = ("spec", "tfReplicaSpecs", rtype, "template")
-                yield PodTemplate(path, template, _count(_at(spec, ("replicas",))))
+def _replica_specs(key: str) -> Callable[[Mapping[str, Any]], Iterator[PodTemplate]]:
+    """The finder of a custom resource whose ``spec.<key>`` maps replica types to specs holding a
+    pod ``template`` and a ``replicas`` count (a Kubeflow job's ``tfReplicaSpecs``)."""
+
+    def find(obj: Mapping[str, Any]) -> Iterator[PodTemplate]:
+        specs = _at(obj, ("spec", key))
+        if isinstance(specs, Mapping):
+            for rtype, spec in specs.items():
+                template = _at(spec, ("template",))
+                if isinstance(template, Mapping):
+                    path: Path = ("spec", key, rtype, "template")
+                    yield PodTemplate(path, template, _count(_at(spec, ("replicas",))))
+
+    return find
 
 
-#: Kind -> function yielding the pod templates of an object of that kind.
+#: Kind -> function yielding the pod templates of an object of that kind: Kubernetes' workloads,
+#: and every declared job kind whose custom resource embeds pod templates
+#: (:mod:`kubetrain.models.kinds`).
 POD_TEMPLATE_FINDERS: dict[str, Callable[[Mapping[str, Any]], Iterator[PodTemplate]]] = {
     "Pod": _pod,
     "PodTemplate": _pod_template,
@@ -174,7 +192,11 @@ POD_TEMPLATE_FINDERS: dict[str, Callable[[Mapping[str, Any]], Iterator[PodTempla
     "DaemonSet": _workload(None),
     "Job": _workload("parallelism"),
     "CronJob": _cronjob,
-    "TFJob": _tfjob,
+    **{
+        d.document.KIND: _replica_specs(d.replica_specs_key)
+        for d in declarations()
+        if d.replica_specs_key is not None
+    },
 }
 
 

@@ -1,0 +1,263 @@
+"""Expansion of every Kubeflow replica job (TFJob, PyTorchJob): the training operator's common job
+controller, with per-kind hooks.
+
+Fidelity target: training-operator v1.9 ``pkg/controller.v1/common`` (``ReconcileJobs``,
+``ReconcilePods`` / ``createNewPod``, ``ReconcileServices`` / ``CreateNewService``,
+``SyncPodGroup``) and the labels of ``GenLabels``. For each replica type a :class:`ReplicaType`
+expansion; for each index the object wrapping that replica's pod (:func:`index_workload`, a
+Pod) and a same-named headless Service ``<job>-<type>-<index>``. A kind subclasses
+:class:`ReplicaJob` with its operator name and the hooks the operator calls per kind:
+:meth:`ReplicaJob.is_master` (``IsMasterRole``) and :meth:`ReplicaJob.set_cluster_spec`
+(``SetClusterSpec``: env vars, init containers). The default container and port are the
+replica spec's (:class:`kubetrain.models.kubeflow.ReplicaSpec`).
+
+Where native mode differs from the operator: the operator recreates a pod that fails or is evicted
+under restart policy OnFailure, Always or ExitCode (and counts restarts against backoffLimit);
+native mode creates each pod once and nothing recreates it. See ``docs/fidelity.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from ..models.kubeflow import KubeflowJob, ReplicaSpec
+from .context import BuildContext
+from .gang import (
+    SCHEDULER_NAMES,
+    GangJob,
+    GangPolicy,
+    GangScheduler,
+    gang_scheduler,
+    with_gang_scheduling,
+)
+from .meta import (
+    app_labels,
+    manifest,
+    merge,
+    normalize_pod_gpus,
+    object_meta,
+    plain_copy,
+    to_selector,
+)
+from .security import apply_pod_security
+
+__all__ = [
+    "JOB_NAME_LABEL",
+    "JOB_ROLE_LABEL",
+    "OPERATOR_NAME_LABEL",
+    "REPLICA_INDEX_LABEL",
+    "REPLICA_TYPE_LABEL",
+    "ReplicaJob",
+    "ReplicaType",
+    "custom_resource",
+    "index_workload",
+    "replica_job_builder",
+    "to_selector",
+]
+
+OPERATOR_NAME_LABEL = "training.kubeflow.org/operator-name"
+JOB_NAME_LABEL = "training.kubeflow.org/job-name"
+REPLICA_TYPE_LABEL = "training.kubeflow.org/replica-type"
+REPLICA_INDEX_LABEL = "training.kubeflow.org/replica-index"
+JOB_ROLE_LABEL = "training.kubeflow.org/job-role"
+
+Manifest = dict[str, Any]
+
+
+def index_workload(name: str, namespace: str, template: dict[str, Any]) -> Manifest:
+    """The object that runs the pod of one replica index, from its pod ``template``
+    (``metadata`` and ``spec``): a bare Pod, as the operator creates. The one place that decides
+    what wraps a replica's pod."""
+    meta = template.get("metadata") or {}
+    return manifest(
+        "v1",
+        "Pod",
+        object_meta(name, namespace, meta.get("labels"), meta.get("annotations")),
+        spec=template["spec"],
+    )
+
+
+class ReplicaJob:
+    """One Kubeflow replica job being expanded (the seed's ``TrainingJob``): the defaulted job, its
+    replica types and the hooks of its kind."""
+
+    #: ``training.kubeflow.org/operator-name`` of the kind's controller.
+    OPERATOR_NAME: ClassVar[str]
+
+    def __init__(self, job: KubeflowJob, ctx: BuildContext) -> None:
+        self.job = job.defaulted()
+        self.ctx = ctx
+        self.name = job.name
+        self.namespace = job.namespace
+        self.app_name = job.KIND.lower()
+        self.replicas = [
+            self.replica_type(rtype, spec) for rtype, spec in self.job.replica_specs.items()
+        ]
+
+    def replica_type(self, rtype: str, spec: ReplicaSpec) -> ReplicaType:
+        """The expansion of one replica type (a kind may return its own subclass)."""
+        return ReplicaType(self, rtype, spec)
+
+    # --- the kind's hooks -------------------------------------------------------------------
+
+    def is_master(self, rtype: str, index: int) -> bool:
+        """Whether the pod gets ``job-role: master`` (the kind's ``IsMasterRole``)."""
+        raise NotImplementedError
+
+    def set_cluster_spec(self, pod_spec: dict[str, Any], rtype: str, index: int) -> None:
+        """Configure one pod of replica type ``rtype`` (lower case) for the cluster, in place
+        (the kind's ``SetClusterSpec``)."""
+        raise NotImplementedError
+
+    # --- shared -----------------------------------------------------------------------------
+
+    def labels(self) -> dict[str, str]:
+        """Labels shared by every pod of the job (the operator's GenLabels)."""
+        return {OPERATOR_NAME_LABEL: self.OPERATOR_NAME, JOB_NAME_LABEL: self.name}
+
+    def service_host(self, service: str) -> str:
+        """DNS name of one of the job's headless services: ``<service>.<namespace>.svc``, plus
+        ``.<clusterDomain>`` when the stack sets one."""
+        domain = self.ctx.settings.cluster_domain
+        return f"{service}.{self.namespace}.svc" + (f".{domain}" if domain else "")
+
+    def gang_policy(self) -> GangPolicy | None:
+        """``runPolicy.schedulingPolicy`` as the shared gang-scheduling code takes it."""
+        policy = self.job.run_policy.scheduling_policy
+        if policy is None:
+            return None
+        return GangPolicy(
+            min_available=policy.min_available,
+            queue=policy.queue,
+            priority_class=policy.priority_class,
+            min_resources=policy.min_resources,
+            schedule_timeout_seconds=policy.schedule_timeout_seconds,
+        )
+
+    def gang_scheduler(self) -> GangScheduler | None:
+        """The gang scheduler of this job: the stack's when it has more than one pod, Volcano
+        when only its schedulingPolicy asks for one, else none (see :mod:`.gang`)."""
+        requested = self.gang_policy() is not None
+        scheduler = gang_scheduler(self.ctx.settings, requested)
+        if scheduler is not None and not requested and self.job.total_replicas() < 2:
+            return None
+        return scheduler
+
+    def scheduler_name(self) -> str | None:
+        """The scheduler the pods ask for (the seed's ``SchedulerName``): the gang scheduler's
+        when gang scheduling applies; a pod template naming its own scheduler keeps it."""
+        scheduler = self.gang_scheduler()
+        return SCHEDULER_NAMES[scheduler] if scheduler else None
+
+    def build(self) -> list[Manifest]:
+        objs = [obj for rs in self.replicas for obj in rs.build()]
+        # The operator's SyncPodGroup gives the PodGroup the job's annotations.
+        gang = GangJob(
+            self.name,
+            self.namespace,
+            app_labels(self.app_name, self.name),
+            self.job.metadata.annotations,
+        )
+        return with_gang_scheduling(objs, gang, self.ctx.settings, self.gang_policy())
+
+
+class ReplicaType:
+    """The pods and services of one replica type (the seed's ``TFReplicaSet``)."""
+
+    def __init__(self, job: ReplicaJob, rtype: str, spec: ReplicaSpec) -> None:
+        self.job = job
+        self.rtype = rtype
+        self.type_label = rtype.lower()
+        self.spec = spec
+
+    def pod_name(self, index: int) -> str:
+        """``<job>-<type>-<index>``, the name of the pod and of its service (GenGeneralName)."""
+        return f"{self.job.name}-{self.type_label}-{index}"
+
+    def labels(self) -> dict[str, str]:
+        """Labels shared by every pod of this replica type."""
+        return {**self.job.labels(), REPLICA_TYPE_LABEL: self.type_label}
+
+    def labels_by_index(self, index: int) -> dict[str, str]:
+        """Labels of the pod with ``index``; also the selector of its service."""
+        return {**self.labels(), REPLICA_INDEX_LABEL: str(index)}
+
+    def _app_labels(self) -> dict[str, str]:
+        return app_labels(self.job.app_name, self.job.name, self.type_label)
+
+    def pod_template(self, index: int) -> dict[str, Any]:
+        """The pod of one index as a template (``metadata`` and ``spec``), as createNewPod
+        makes it from the replica's template."""
+        template = self.spec.template
+        template_meta = template.get("metadata") or {}
+        labels = merge(self._app_labels(), template_meta.get("labels"), self.labels_by_index(index))
+        if self.job.is_master(self.rtype, index):
+            labels[JOB_ROLE_LABEL] = "master"
+        settings = self.job.ctx.settings
+        spec = normalize_pod_gpus(plain_copy(template.get("spec") or {}), settings.gpu_resource)
+        self.job.set_cluster_spec(spec, self.type_label, index)
+        apply_pod_security(spec, settings.pod_security)
+        # ExitCode is the operator's own policy (retry on exit codes >= 128); the pod never
+        # restarts itself under it (setRestartPolicy).
+        restart = self.spec.restart_policy
+        spec["restartPolicy"] = "Never" if restart == "ExitCode" else restart
+        deadline = self.job.job.run_policy.active_deadline_seconds
+        if deadline is not None:
+            # The operator fails the whole job after the deadline; without it, each pod gets it.
+            spec.setdefault("activeDeadlineSeconds", deadline)
+        meta: dict[str, Any] = {"labels": labels}
+        if template_meta.get("annotations"):
+            meta["annotations"] = template_meta["annotations"]
+        return {"metadata": meta, "spec": spec}
+
+    def create_pod_with_index(self, index: int) -> Manifest:
+        return index_workload(self.pod_name(index), self.job.namespace, self.pod_template(index))
+
+    def create_service_with_index(self, index: int) -> Manifest:
+        labels = self.labels_by_index(index)
+        # The operator's port map iterates in random order; kubetrain sorts by name.
+        ports = [
+            {"name": name, "port": port} for name, port in sorted(self.spec.named_ports().items())
+        ]
+        meta = object_meta(
+            self.pod_name(index), self.job.namespace, merge(self._app_labels(), labels)
+        )
+        return manifest(
+            "v1", "Service", meta, spec={"clusterIP": "None", "selector": labels, "ports": ports}
+        )
+
+    def build(self) -> list[Manifest]:
+        out = []
+        for index in range(self.spec.replicas):
+            out.append(self.create_pod_with_index(index))
+            out.append(self.create_service_with_index(index))
+        return out
+
+
+def custom_resource(job: KubeflowJob, ctx: BuildContext) -> Manifest:
+    """The defaulted custom resource, for clusters that run the training operator (GPUs
+    normalised and Pod Security applied as in native mode)."""
+    defaulted = job.defaulted()
+    spec = defaulted.spec.model_dump(mode="json", by_alias=True, exclude_none=True)
+    for replica in spec[job.REPLICA_SPECS_KEY].values():
+        pod_spec = replica["template"]["spec"] = replica["template"].get("spec") or {}
+        normalize_pod_gpus(pod_spec, ctx.settings.gpu_resource)
+        apply_pod_security(pod_spec, ctx.settings.pod_security)
+    labels = merge(app_labels(job.KIND.lower(), job.name), job.metadata.labels)
+    meta = object_meta(job.name, job.namespace, labels, job.metadata.annotations)
+    return manifest(job.API_VERSION, job.KIND, meta, spec=spec)
+
+
+def replica_job_builder(
+    expansion: Callable[[Any, BuildContext], ReplicaJob],
+) -> Callable[[Any, str, BuildContext], list[Manifest]]:
+    """The builder of a replica-job kind: native mode, the operator's pods and services (and
+    PodGroup); operator mode, the custom resource (the training operator owns its CRD)."""
+
+    def build(job: KubeflowJob, mode: str, ctx: BuildContext) -> list[Manifest]:
+        if mode == "operator":
+            return [custom_resource(job, ctx)]
+        return expansion(job, ctx).build()
+
+    return build
