@@ -345,8 +345,10 @@ def plan(project: Project, names: Sequence[str] = ()) -> list[EnvironmentPlan]:
         after = [(b.obj, b.source) for b in built.built] + [(o, what) for o in built.delivery]
         out.append(_plan_folders(stack.name, [env_dir, delivery_dir], after))
     if not names:
+        stale: dict[str, list[Path]] = {}
         for folder in _stale_folders(project, stacks):
-            out.append(_plan_folders(folder.name, [folder], []))
+            stale.setdefault(folder.name, []).append(folder)
+        out += [_plan_folders(env, folders, []) for env, folders in sorted(stale.items())]
     return out
 
 

@@ -32,6 +32,7 @@ from typing import Any, Literal
 import yaml
 
 from .builders.gang import pod_requests
+from .builders.lifecycle import is_retained
 from .kube.immutable import update_refusals
 from .kube.paths import differences
 from .kube.quantity import Quantity, format_quantity
@@ -61,6 +62,8 @@ _VERBS: tuple[tuple[Action, str], ...] = (
     ("replace", "replace"),
     ("delete", "delete"),
 )
+#: Why a deleted CRD or Namespace stays (see kubetrain.builders.lifecycle).
+KEPT = "left in the cluster: no engine deletes kubetrain's CRDs and Namespaces; delete it by hand"
 #: Workloads that roll their pods when their pod template changes in place.
 _ROLLING = frozenset({"StatefulSet", "Deployment", "DaemonSet"})
 
@@ -87,7 +90,8 @@ class Change:
     #: change: the fields that change; replace: the immutable field that forces it.
     fields: tuple[str, ...] = ()
     #: replace: why that field cannot change in place; change: what the server would refuse in
-    #: an update that no replacement helps with either, if anything.
+    #: an update that no replacement helps with either, if anything; delete: why the object
+    #: stays in the cluster, if it does.
     reason: str = ""
     #: Whether the change restarts the job's pods.
     restarts: bool = False
@@ -208,6 +212,7 @@ def plan_environment(
         if key not in new:
             obj, job = old[key]
             runs = bool(pod_templates(obj))
+            kept = KEPT if is_retained(obj) else ""
             changes.append(
                 Change(
                     "delete",
@@ -215,6 +220,7 @@ def plan_environment(
                     namespace,
                     obj_name,
                     job,
+                    reason=kept,
                     restarts=_restarts("delete", kind, runs, ()),
                 )
             )
@@ -305,6 +311,8 @@ def _change_line(change: Change) -> str:
         text += f": {shown}{more}"
         if change.reason:
             text += f" (the API server refuses this edit: {change.reason})"
+    elif change.action == "delete" and change.reason:
+        text += f": {change.reason}"
     return f"{text}  [{change.job}]"
 
 

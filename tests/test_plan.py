@@ -120,6 +120,14 @@ def test_a_deleted_stack_plans_the_deletion_of_its_environment(repo_copy: Path, 
     assert {c["action"] for c in staging["changes"]} == {"delete"}
     assert staging["totals"]["after"]["all"] == {"pods": 0, "resources": {}}
     assert plans["dev"]["changes"] == []
+    # Its namespace is not deleted by any engine: the plan says so.
+    (namespace,) = [c for c in staging["changes"] if c["kind"] == "Namespace"]
+    assert "no engine deletes" in namespace["reason"]
+    # Both of prod's folders are one environment.
+    (repo_copy / "stacks" / "Pulumi.prod.yaml").unlink()
+    prod = plan_json(run, repo_copy)["prod"]
+    assert prod["folders"] == ["rendered/prod", "rendered/clusters/prod"]
+    assert {c["kind"] for c in prod["changes"]} >= {"Pod", "Kustomization", "GitRepository"}
 
 
 def test_a_change_of_mode_shows_what_goes_and_what_comes(repo_copy: Path, run) -> None:
