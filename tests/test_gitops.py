@@ -348,6 +348,11 @@ def test_platform_settings_reach_the_delivery_objects() -> None:
     ]
     assert "dependsOn" not in objs["Kustomization", "kubetrain-prod-crds"]["spec"]
     app = objs["Application", "kubetrain-prod"]
+    # Pods are compared without the tolerations admission appends (else out of sync forever,
+    # and re-created by Force=true,Replace=true on every sync).
+    (ignored,) = app["spec"]["ignoreDifferences"]
+    assert (ignored["group"], ignored["kind"]) == ("", "Pod")
+    assert "node.kubernetes.io/unreachable" in ignored["jqPathExpressions"][0]
     assert app["metadata"]["finalizers"] == ["resources-finalizer.argocd.argoproj.io"]
     assert app["spec"]["project"] == "ml-platform"
     assert app["spec"]["destination"] == {

@@ -68,6 +68,20 @@ ARGOCD_NAMESPACE = "argocd"
 IN_CLUSTER = "https://kubernetes.default.svc"
 #: Deleting an Application with this finalizer deletes the objects it deployed first.
 ARGOCD_FINALIZER = "resources-finalizer.argocd.argoproj.io"
+#: What Argo CD's comparison must leave out of Pods: the tolerations the DefaultTolerationSeconds
+#: admission plugin appends to a pod that lists tolerations of its own. The list is atomic, so
+#: Argo CD's client-side diff would see every such pod out of sync, and Force=true,Replace=true
+#: would re-create it (and restart its run) on every sync.
+ARGOCD_IGNORED = (
+    {
+        "group": "",
+        "kind": "Pod",
+        "jqPathExpressions": [
+            ".spec.tolerations[] | select(.key == \"node.kubernetes.io/not-ready\" "
+            "or .key == \"node.kubernetes.io/unreachable\")"
+        ],
+    },
+)
 
 _DROP_CRDS = (
     "$patch: delete\n"
@@ -198,6 +212,7 @@ def _argocd(
         meta,
         spec={
             "project": settings.project,
+            "ignoreDifferences": [dict(rule) for rule in ARGOCD_IGNORED],
             "source": {
                 "repoURL": gitops.repo_url,
                 "targetRevision": gitops.branch,

@@ -161,8 +161,19 @@ class SyncPolicy(Strict):
     )
 
 
+class IgnoreDifferences(Strict):
+    group: str | None = Field(default=None, description="API group of the objects.")
+    kind: str = Field(description="Kind of the objects.")
+    jq_path_expressions: list[str] | None = Field(
+        default=None, alias="jqPathExpressions", description="Parts the comparison leaves out."
+    )
+
+
 class ApplicationSpec(Strict):
     project: str = Field(description="Argo CD project.")
+    ignore_differences: list[IgnoreDifferences] | None = Field(
+        default=None, alias="ignoreDifferences", description="What the comparison leaves out."
+    )
     source: ApplicationSource | None = Field(default=None, description="Where the manifests are.")
     destination: ApplicationDestination = Field(description="Where they go.")
     sync_policy: SyncPolicy | None = Field(
