@@ -77,8 +77,8 @@ ARGOCD_IGNORED = (
         "group": "",
         "kind": "Pod",
         "jqPathExpressions": [
-            ".spec.tolerations[] | select(.key == \"node.kubernetes.io/not-ready\" "
-            "or .key == \"node.kubernetes.io/unreachable\")"
+            '.spec.tolerations[] | select(.key == "node.kubernetes.io/not-ready" '
+            'or .key == "node.kubernetes.io/unreachable")'
         ],
     },
 )
