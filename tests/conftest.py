@@ -65,11 +65,12 @@ class Result:
 
 @pytest.fixture
 def run(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
-    """Run ``kubetrain ARGS`` in-process from a folder (default: the repository)."""
+    """Run ``kubetrain ARGS`` in-process from a folder (default: the repository), with ``input``
+    on standard input."""
 
-    def invoke(*args: str, cwd: Path = REPO) -> Result:
+    def invoke(*args: str, cwd: Path = REPO, input: str | None = None) -> Result:
         monkeypatch.chdir(cwd)
-        result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+        result = CliRunner().invoke(main, list(args), input=input, catch_exceptions=False)
         return Result(result.exit_code, result.stdout, result.stderr)
 
     return invoke

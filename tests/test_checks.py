@@ -103,12 +103,14 @@ def test_render_refuses_output_that_fails_a_check(project: Path, run) -> None:
     )
     result = run("render", cwd=project)
     assert result.exit_code == 1
-    # FILE:LINE of the file as it would have been written (the line of env[1].name there).
+    # FILE:LINE of the job the object came from (where the user can act), the object named;
+    # never a file render did not write.
     assert (
-        "rendered/dev/ml/pod-mnist-worker-0.yaml:26: spec.containers[0].env[1].name: env var "
+        "stacks/Pulumi.dev.yaml:6: spec.containers[0].env[1].name: env var "
         "'MODE' is already set by env[0] of container 'tensorflow'; the later one silently wins "
         "(duplicate-env) [Pod ml/mnist-worker-0]"
     ) in result.stderr
+    assert "rendered/" not in result.stderr
     assert not (project / "rendered").exists()
 
 

@@ -30,14 +30,22 @@ def test_the_committed_tree_is_the_plan_of_the_stacks(run) -> None:
     for env in plans.values():
         assert env["changes"] == [] and env["summary"]["unchanged"] > 20
         assert env["totals"]["before"] == env["totals"]["after"]
-    # Counted from the objects: prod runs resnet50's chief, 4 PS, 8 workers and the evaluator,
-    # and dist-mnist's 6 pods; GPUs: chief 2 + workers 8 x 2.
+    # Counted from the objects: prod runs resnet50's chief, 4 PS, 8 workers and the evaluator
+    # (cpu 4 + 4 x 8 + 8 x 8 + 2, memory 16 + 4 x 32 + 8 x 32 + 8 Gi, GPUs 2 + 8 x 2), and
+    # dist-mnist's PS and 8 workers as the stack's patches make them (2 cpu, 4Gi each worker).
     totals = plans["prod"]["totals"]["after"]
-    assert totals["all"] == {
-        "pods": 20,
+    assert totals["jobs"]["TFJob ml-prod/resnet50"] == {
+        "pods": 14,
         "resources": {"cpu": "102", "memory": "408Gi", "nvidia.com/gpu": "18"},
     }
-    assert totals["jobs"]["TFJob ml-prod/resnet50"]["pods"] == 14
+    assert totals["jobs"]["TFJob ml-prod/dist-mnist-for-e2e-test"] == {
+        "pods": 9,
+        "resources": {"cpu": "16", "memory": "32Gi"},
+    }
+    assert totals["all"] == {
+        "pods": 23,
+        "resources": {"cpu": "118", "memory": "440Gi", "nvidia.com/gpu": "18"},
+    }
     assert totals["namespaces"] == {"ml-prod": totals["all"]}
 
 

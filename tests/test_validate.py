@@ -218,7 +218,7 @@ def test_json_output_has_kubeconforms_shape(tmp_path: Path, run) -> None:
     write(tmp_path / "a.yaml", POD, bad)
     result = run("validate", "a.yaml", "--output", "json", cwd=tmp_path)
     data = json.loads(result.stdout)
-    assert data["summary"] == {"valid": 1, "invalid": 1, "error": 0, "skipped": 0}
+    assert data["summary"] == {"valid": 1, "invalid": 1, "error": 0, "skipped": 0, "warnings": 0}
     statuses = [r["status"] for r in data["resources"]]
     assert statuses == ["statusValid", "statusInvalid"]
     assert data["resources"][1]["validationErrors"][0]["path"] == "spec.containers[0]"

@@ -38,6 +38,7 @@ from .meta import (
     normalize_pod_gpus,
     object_meta,
     plain_copy,
+    pod_gpu_alias_warnings,
     to_selector,
 )
 from .security import apply_pod_security
@@ -87,6 +88,7 @@ class ReplicaJob:
 
     def __init__(self, job: KubeflowJob, ctx: BuildContext) -> None:
         self.job = job.defaulted()
+        self.written = job  # as the document gives it, for warnings about fields it sets
         self.ctx = ctx
         self.name = job.name
         self.namespace = job.namespace
@@ -150,7 +152,50 @@ class ReplicaJob:
         scheduler = self.gang_scheduler()
         return SCHEDULER_NAMES[scheduler] if scheduler else None
 
+    def warn_rewrites(self) -> None:
+        """Say what native mode does not do as the document asks: a pod template's restart
+        policy replaced by the replica's (setRestartPolicy), ExitCode and the run policies only
+        the operator carries out, and GPUs renamed to the stack's gpuResource."""
+        ctx, base = self.ctx, ("spec", self.job.REPLICA_SPECS_KEY)
+        for rs in self.replicas:
+            restart = rs.spec.restart_policy
+            pod = "Never" if restart == "ExitCode" else restart
+            written = (rs.spec.template.get("spec") or {}).get("restartPolicy")
+            if written is not None and written != pod:
+                ctx.warn(
+                    (*base, rs.rtype, "template", "spec", "restartPolicy"),
+                    f"restartPolicy {written} of the pod template is replaced by the replica's, "
+                    f"{pod} (as the training operator does): set "
+                    f"spec.{base[1]}.{rs.rtype}.restartPolicy instead",
+                )
+            if restart == "ExitCode":
+                ctx.warn(
+                    (*base, rs.rtype, "restartPolicy"),
+                    "ExitCode needs the training operator, which recreates pods that exit with a "
+                    "retryable code (128 or more); native mode gives the pods restartPolicy Never",
+                )
+        _warn_gpu_aliases(self.job, ctx)
+        run = self.written.run_policy
+        for key, value in (
+            ("cleanPodPolicy", run.clean_pod_policy),
+            ("ttlSecondsAfterFinished", run.ttl_seconds_after_finished),
+            ("backoffLimit", run.backoff_limit),
+        ):
+            if value is not None:
+                ctx.warn(
+                    ("spec", "runPolicy", key),
+                    f"{key} has no effect in native mode: only the training operator cleans up, "
+                    "deletes or retries a job's pods (use operator mode for it)",
+                )
+        if run.active_deadline_seconds is not None:
+            ctx.warn(
+                ("spec", "runPolicy", "activeDeadlineSeconds"),
+                "applies to each pod in native mode (activeDeadlineSeconds of the pod); only the "
+                "training operator fails the whole job at the deadline",
+            )
+
     def build(self) -> list[Manifest]:
+        self.warn_rewrites()
         objs = [obj for rs in self.replicas for obj in rs.build()]
         # The operator's SyncPodGroup gives the PodGroup the job's annotations.
         gang = GangJob(
@@ -235,9 +280,19 @@ class ReplicaType:
         return out
 
 
+def _warn_gpu_aliases(job: KubeflowJob, ctx: BuildContext) -> None:
+    """GPUs written under another name than the stack's gpuResource are renamed (both modes)."""
+    for rtype, replica in job.replica_specs.items():
+        for path, message in pod_gpu_alias_warnings(
+            replica.template.get("spec"), ctx.settings.gpu_resource
+        ):
+            ctx.warn(("spec", job.REPLICA_SPECS_KEY, rtype, "template", "spec", *path), message)
+
+
 def custom_resource(job: KubeflowJob, ctx: BuildContext) -> Manifest:
     """The defaulted custom resource, for clusters that run the training operator (GPUs
     normalised and Pod Security applied as in native mode)."""
+    _warn_gpu_aliases(job, ctx)
     defaulted = job.defaulted()
     spec = defaulted.spec.model_dump(mode="json", by_alias=True, exclude_none=True)
     for replica in spec[job.REPLICA_SPECS_KEY].values():

@@ -20,8 +20,11 @@ from typing import Any
 import jsonschema_rs
 
 __all__ = [
+    "CLUSTER_SCOPED_KINDS",
     "DEFINITIONS_URI",
     "SchemaIssue",
+    "builtin_definition",
+    "builtin_kinds",
     "builtin_validator",
     "definition_closure",
     "definition_refs",
@@ -109,13 +112,45 @@ def split_api_version(api_version: str) -> tuple[str, str]:
     return group, version
 
 
+def builtin_definition(version: tuple[int, int], api_version: str, kind: str) -> str | None:
+    """The definition name of a built-in kind (``io.k8s.api.core.v1.ConfigMap``), or ``None``."""
+    group, ver = split_api_version(api_version)
+    return _gvk_index(version).get((group, ver, kind))
+
+
+def builtin_kinds(version: tuple[int, int]) -> dict[str, list[str]]:
+    """Kind -> the apiVersions Kubernetes serves it under (``{"Pod": ["v1"]}``), sorted."""
+    out: dict[str, list[str]] = {}
+    for group, ver, kind in sorted(_gvk_index(version)):
+        out.setdefault(kind, []).append(f"{group}/{ver}" if group else ver)
+    return out
+
+
+#: Kinds that live outside namespaces: Kubernetes' own (``kubectl api-resources
+#: --namespaced=false``) and the cluster-wide kinds of External Secrets Operator.
+CLUSTER_SCOPED_KINDS = frozenset(
+    {
+        "APIService", "CertificateSigningRequest", "ClusterRole", "ClusterRoleBinding",
+        "ClusterTrustBundle", "ComponentStatus", "CSIDriver", "CSINode",
+        "CustomResourceDefinition", "DeviceClass", "FlowSchema", "IngressClass",
+        "IPAddress", "MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding",
+        "MutatingWebhookConfiguration", "Namespace", "Node", "PersistentVolume",
+        "PriorityClass", "PriorityLevelConfiguration", "RuntimeClass", "SelfSubjectAccessReview",
+        "SelfSubjectReview", "SelfSubjectRulesReview", "ServiceCIDR", "StorageClass",
+        "StorageVersion", "StorageVersionMigration", "SubjectAccessReview", "TokenReview",
+        "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
+        "ValidatingWebhookConfiguration", "VolumeAttachment", "VolumeAttributesClass",
+        "ClusterSecretStore", "ClusterExternalSecret",
+    }
+)  # fmt: skip
+
+
 @cache
 def builtin_validator(
     version: tuple[int, int], api_version: str, kind: str
 ) -> jsonschema_rs.Validator | None:
     """The compiled strict schema of a built-in kind, or ``None`` if Kubernetes has no such kind."""
-    group, ver = split_api_version(api_version)
-    name = _gvk_index(version).get((group, ver, kind))
+    name = builtin_definition(version, api_version, kind)
     if name is None:
         return None
     return embedded_validator(version, name)

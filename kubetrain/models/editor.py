@@ -10,7 +10,8 @@ described; keys of other Pulumi config namespaces (``aws:region``) are allowed a
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from functools import cache
 from typing import Any
 
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue, models_json_schema
@@ -20,7 +21,7 @@ from ..kube import schemas as k8s
 from .base import K8S_DEFINITION_KEY, UPSTREAM_KEY, job_kinds
 from .stack import CONFIG_NAMESPACE, StackFile, StackSettings
 
-__all__ = ["JSON_SCHEMA_DIALECT", "job_schema", "stack_schema"]
+__all__ = ["JSON_SCHEMA_DIALECT", "job_schema", "kind_definitions", "stack_schema"]
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 _JOB = "JobDocument"
@@ -124,6 +125,11 @@ def stack_schema(version: tuple[int, int]) -> dict[str, Any]:
         f"{CONFIG_NAMESPACE}:{key}": value for key, value in settings["properties"].items()
     }
     config[f"{CONFIG_NAMESPACE}:jobs"]["items"] = {"$ref": f"#/$defs/{_JOB}"}
+    config[f"{CONFIG_NAMESPACE}:manifests"]["items"] = {
+        "type": "object",
+        "description": "A Kubernetes object (apiVersion, kind, metadata.name, ...).",
+        "required": ["apiVersion", "kind", "metadata"],
+    }
     top = dict(stack_file["properties"])
     top["config"] = {
         "type": "object",
@@ -184,3 +190,14 @@ def _refs(node: Any) -> Iterable[str]:
     elif isinstance(node, list):
         for value in node:
             yield from _refs(value)
+
+
+@cache
+def kind_definitions(version: tuple[int, int]) -> tuple[Mapping[str, Any], Mapping[str, str]]:
+    """Every definition of the job kinds and the Kubernetes types they embed, and the
+    definition name of each job kind's document class (computed once per version; do not
+    modify)."""
+    defs, names = _definitions(version)
+    return defs, {
+        f"{a} {k}": names[model.__name__] for (a, k), model in sorted(job_kinds().items())
+    }
