@@ -210,3 +210,33 @@ def test_the_trainer_job_is_never_awaited(tmp_path: Path) -> None:
     annotations = trainer["metadata"]["annotations"]
     assert annotations["pulumi.com/skipAwait"] == "true"
     assert "pulumi.com/timeoutSeconds" not in annotations
+
+
+def test_a_namespace_shipped_as_a_manifest_wins_and_manifests_are_in_stored_form(
+    tmp_path: Path,
+) -> None:
+    namespace = {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": "ml", "labels": {"team": "vision"}},
+    }
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "probe", "namespace": "ml"},
+        "spec": {
+            "containers": [
+                {"name": "c", "image": "i", "resources": {"limits": {"nvidia.com/gpu": 1}}}
+            ]
+        },
+    }
+    config = {
+        "kubetrain:namespace": "ml",
+        "kubetrain:manifests": [namespace, pod],
+        "kubetrain:jobs": [tfjob("a")],
+    }
+    objs = objects(stack_from(tmp_path, config), namespaces=True)
+    (ml,) = [o for o in objs if o["kind"] == "Namespace"]
+    assert ml["metadata"]["labels"] == {"team": "vision"}  # the stack's own, as declared
+    limits = pick(objs, "Pod", "probe")["spec"]["containers"][0]["resources"]["limits"]
+    assert limits == {"nvidia.com/gpu": "1"}
