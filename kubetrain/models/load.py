@@ -630,7 +630,8 @@ def _load_manifest(
                 )
     validator = k8s.builtin_validator(settings.version, api_version, kind)
     if validator is not None:
-        for issue in k8s.schema_issues(validator, data):
+        defs = k8s.definitions(settings.version)["$defs"]
+        for issue in k8s.schema_issues(validator, data, defs):
             problems.append(doc.problem(issue.path, issue.message))
     if len(problems) > before:
         return None
