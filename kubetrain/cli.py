@@ -28,7 +28,7 @@ from .models.source import display_path
 from .plan import format_text, to_json
 from .validate import DEFAULT_VERSION, format_report
 
-__all__ = ["main", "run"]
+__all__ = ["main", "run", "tune_gc"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 EXIT_FAILED, EXIT_INPUT = 1, 2
@@ -540,13 +540,18 @@ def explain(
     click.echo(app.explain(target, api_version, kubernetes_version or DEFAULT_VERSION), nl=False)
 
 
-def run(args: list[str] | None = None) -> None:
-    """The ``kubetrain`` command (the console script). Render and validate make hundreds of
-    thousands of small objects and no cycles worth collecting: at the default thresholds the
-    cyclic garbage collector runs thousands of times for nothing (a sixth of validate's time),
-    so it runs rarely, and what was loaded at import is frozen out of its way."""
+def tune_gc() -> None:
+    """Render and validate make hundreds of thousands of small objects and no cycles worth
+    collecting: at the default thresholds the cyclic garbage collector runs thousands of times
+    for nothing (a sixth of validate's time), so it runs rarely, and what was loaded at import
+    is frozen out of its way."""
     gc.freeze()
     gc.set_threshold(50_000, 20, 100)
+
+
+def run(args: list[str] | None = None) -> None:
+    """The ``kubetrain`` command (the console script): :func:`main` with :func:`tune_gc`."""
+    tune_gc()
     main(args)
 
 
