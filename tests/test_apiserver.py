@@ -38,6 +38,12 @@ def obj(api_version: str, kind: str, **fields: Any) -> dict[str, Any]:
     }
 
 
+def cron_job(schedule: str, **job_spec: Any) -> dict[str, Any]:
+    template = {"spec": {"restartPolicy": "Never", "containers": [CONTAINER]}}
+    spec = {"schedule": schedule, "jobTemplate": {"spec": {**job_spec, "template": template}}}
+    return obj("batch/v1", "CronJob", spec=spec)
+
+
 def workload(kind: str, **spec: Any) -> dict[str, Any]:
     base = {"selector": {"matchLabels": {"app": "x"}}, "template": copy.deepcopy(TEMPLATE)}
     return obj("apps/v1", kind, spec={**base, **spec})
@@ -190,72 +196,16 @@ INVALID = [
         "spec.volumeClaimTemplates[0].spec.accessModes: required field is missing",
     ),
     # batch ValidateCronJobCreate / validateScheduleFormat / ValidateJobTemplateSpec
+    (cron_job("61 * * * *"), "spec.schedule: 61 is out of range (0-59)"),
     (
-        obj(
-            "batch/v1",
-            "CronJob",
-            spec={
-                "schedule": "61 * * * *",
-                "jobTemplate": {
-                    "spec": {
-                        "template": {"spec": {"restartPolicy": "Never", "containers": [CONTAINER]}}
-                    }
-                },
-            },
-        ),
-        "spec.schedule: 61 is out of range (0-59)",
-    ),
-    (
-        obj(
-            "batch/v1",
-            "CronJob",
-            spec={
-                "schedule": "CRON_TZ=UTC 0 * * *",
-                "jobTemplate": {
-                    "spec": {
-                        "template": {"spec": {"restartPolicy": "Never", "containers": [CONTAINER]}}
-                    }
-                },
-            },
-        ),
+        cron_job("CRON_TZ=UTC 0 * * *"),
         "spec.schedule: invalid value 'CRON_TZ=UTC 0 * * *': cannot use TZ",
     ),
     (
-        obj(
-            "batch/v1",
-            "CronJob",
-            spec={
-                "schedule": "@daily",
-                "jobTemplate": {
-                    "spec": {
-                        "selector": {},
-                        "template": {"spec": {"restartPolicy": "Never", "containers": [CONTAINER]}},
-                    }
-                },
-            },
-        ),
+        cron_job("@daily", selector={}),
         "spec.jobTemplate.spec.selector: invalid value {}: `selector` will be auto-generated",
     ),
-    (
-        {
-            **obj(
-                "batch/v1",
-                "CronJob",
-                spec={
-                    "schedule": "@daily",
-                    "jobTemplate": {
-                        "spec": {
-                            "template": {
-                                "spec": {"restartPolicy": "Never", "containers": [CONTAINER]}
-                            }
-                        }
-                    },
-                },
-            ),
-            "metadata": {"name": "c" * 53},
-        },
-        "metadata.name: invalid value",
-    ),
+    ({**cron_job("@daily"), "metadata": {"name": "c" * 53}}, "metadata.name: invalid value"),
     # batch validateJobSpec: indexed jobs, pod failure policy
     (
         obj(
