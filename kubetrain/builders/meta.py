@@ -15,6 +15,7 @@ from ..models.resources import normalize_gpus
 
 __all__ = [
     "MANAGED_BY",
+    "SKIP_AWAIT_ANNOTATION",
     "app_labels",
     "canonical",
     "manifest",
@@ -27,6 +28,8 @@ __all__ = [
 
 #: Value of ``app.kubernetes.io/managed-by`` on everything kubetrain creates.
 MANAGED_BY = "kubetrain"
+#: Tells Pulumi not to wait for the object to become ready (for a Job: to complete).
+SKIP_AWAIT_ANNOTATION = "pulumi.com/skipAwait"
 
 
 def app_labels(name: str, instance: str, component: str | None = None) -> dict[str, str]:

@@ -103,6 +103,14 @@ class TFTrainingJob(ReplicaJob):
             return rtype in ("Chief", "Master")
         return rtype == "Worker" and index == 0
 
+    def success_indexes(self) -> list[tuple[str, int]]:
+        """The Chief or Master; without one, worker 0, or every worker under successPolicy
+        AllWorkers (UpdateJobStatus; a job with neither leader nor workers: every pod)."""
+        workers = self.tfjob.replica_specs.get("Worker")
+        if not self.has_leader and workers and self.tfjob.spec.success_policy == "AllWorkers":
+            return [("Worker", i) for i in range(workers.replicas)]
+        return super().success_indexes()
+
     def set_cluster_spec(self, pod_spec: dict[str, Any], rtype: str, index: int) -> None:
         """``TF_CONFIG`` on the ``tensorflow`` container when the job is distributed."""
         if not self.tfjob.is_distributed():

@@ -28,7 +28,7 @@ from ..models.trainingjob import (
 from .context import BuildContext
 from .crd import PrinterColumn, custom_resource_definition, register_crd
 from .gang import GangJob, with_gang_scheduling
-from .meta import app_labels, manifest, merge, object_meta, plain_copy
+from .meta import SKIP_AWAIT_ANNOTATION, app_labels, manifest, merge, object_meta, plain_copy
 from .registry import builder
 from .security import apply_pod_security
 
@@ -55,8 +55,6 @@ MASTER_RESOURCES: dict[str, Any] = {
     "requests": {"cpu": "1", "memory": "500Mi"},
 }
 CUDA_LIBRARY_PATH = "/usr/local/cuda/lib64"
-#: Tells Pulumi not to wait for the object to become ready (for a Job: to complete).
-SKIP_AWAIT_ANNOTATION = "pulumi.com/skipAwait"
 
 register_crd(
     TrainingJob,
