@@ -104,6 +104,8 @@ class ReplicaJob:
 
     def __init__(self, job: KubeflowJob, ctx: BuildContext) -> None:
         self.job = job.defaulted()
+        #: The job as its document gives it, for what it asks without the operator's defaults.
+        self.written = job
         self.ctx = ctx
         self.name = job.name
         self.namespace = job.namespace
@@ -178,6 +180,66 @@ class ReplicaJob:
         when gang scheduling applies; a pod template naming its own scheduler keeps it."""
         scheduler = self.gang_scheduler()
         return SCHEDULER_NAMES[scheduler] if scheduler else None
+
+    def workload_warnings(self) -> list[tuple[tuple[str | int, ...], str]]:
+        """(field path, message) for what the job asks that its native workload cannot do, where
+        it matters (docs/native-workloads.md has the whole table)."""
+        workload, policy = self.workload, self.written.run_policy
+        if workload == "pod":
+            return []
+        out: list[tuple[tuple[str | int, ...], str]] = []
+        key = self.job.REPLICA_SPECS_KEY
+        for rs in self.replicas:
+            if rs.spec.restart_policy == "Always":
+                out.append(
+                    (
+                        ("spec", key, rs.rtype, "restartPolicy"),
+                        f"Always runs as OnFailure under a {workload} (a Job's pods may not "
+                        "restart after succeeding): a replica that exits 0 completes",
+                    )
+                )
+            for path, entry in _env_entries(rs.spec.template):
+                field_ref = (entry.get("valueFrom") or {}).get("fieldRef") or {}
+                if field_ref.get("fieldPath") == "metadata.name":
+                    out.append(
+                        (
+                            ("spec", key, rs.rtype, "template", *path),
+                            f"under a {workload} the pod is named after its Job plus a random "
+                            "suffix, not <job>-<type>-<index> as the operator names it; its "
+                            "hostname is still that name (read HOSTNAME instead)",
+                        )
+                    )
+        if workload == "job":
+            if policy.clean_pod_policy in ("Running", "All"):
+                out.append(
+                    (
+                        ("spec", "runPolicy", "cleanPodPolicy"),
+                        "has no effect under nativeWorkload job: no Job knows when the whole job "
+                        "ends; use nativeWorkload jobset, which stops the Jobs still running",
+                    )
+                )
+            if policy.active_deadline_seconds is None and any(
+                rs.type_label == "ps" for rs in self.replicas
+            ):
+                out.append(
+                    (
+                        ("spec", key, "PS"),
+                        "parameter servers never exit, and under nativeWorkload job nothing "
+                        "stops their Jobs when the training ends (the operator's cleanPodPolicy, "
+                        "a JobSet): set runPolicy.activeDeadlineSeconds, or use nativeWorkload "
+                        "jobset",
+                    )
+                )
+        elif policy.clean_pod_policy in ("None", "All"):
+            out.append(
+                (
+                    ("spec", "runPolicy", "cleanPodPolicy"),
+                    f"{policy.clean_pod_policy} is not what a JobSet does: when it finishes it "
+                    "deletes the Jobs still running and keeps finished ones (cleanPodPolicy "
+                    "Running)",
+                )
+            )
+        return out
 
     def index_run(self, spec: ReplicaSpec) -> IndexRun:
         """How the operator runs each index of a replica type (its run policy), for the Job
@@ -317,6 +379,17 @@ class ReplicaType:
             out.append(self.create_pod_with_index(index))
             out.append(self.create_service_with_index(index))
         return out
+
+
+def _env_entries(template: dict[str, Any]) -> list[tuple[tuple[str | int, ...], dict[str, Any]]]:
+    """(path in the template, entry) of every env entry of every container of a pod template."""
+    spec = template.get("spec") or {}
+    return [
+        (("spec", field, i, "env", j), entry)
+        for field in ("initContainers", "containers")
+        for i, container in enumerate(spec.get(field) or ())
+        for j, entry in enumerate(container.get("env") or ())
+    ]
 
 
 def custom_resource(job: KubeflowJob, ctx: BuildContext) -> Manifest:

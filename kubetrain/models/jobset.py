@@ -60,10 +60,9 @@ class FailurePolicy(Strict):
     """What a failed Job does to the JobSet (``spec.failurePolicy``)."""
 
     max_restarts: int = Field(
-        default=0,
         alias="maxRestarts",
         ge=0,
-        description="Times the whole JobSet is re-created before it fails. Default: 0.",
+        description="Times the whole JobSet is re-created before it fails (0: never).",
     )
     restart_strategy: Literal["Recreate", "BlockingRecreate"] = Field(
         default="Recreate",
