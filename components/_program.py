@@ -67,7 +67,10 @@ def deploy_stack(stack: Stack) -> dict[str, JobComponent]:
             )
             for job in missing
         )
-    built = build_stack(stack, "pulumi")
+    warnings: list[Problem] = []
+    built = build_stack(stack, "pulumi", warnings=warnings)
+    for warning in sorted(warnings):  # what `kubetrain render` prints on stderr
+        pulumi.log.warn(str(warning))
     # Every credential of every job first: a missing one must stop the program before any job
     # is registered, not halfway through.
     Credentials(f"stack {stack.name}").check([m for b in built for m in find_markers(b.obj)])

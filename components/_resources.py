@@ -27,6 +27,7 @@ import pulumi_kubernetes as k8s
 
 from kubetrain.builders.meta import plain_copy
 from kubetrain.builders.order import KIND_ORDER, sort_key
+from kubetrain.kube.schemas import CLUSTER_SCOPED_KINDS
 
 from ._secrets import Credentials, find_markers
 
@@ -71,10 +72,6 @@ TYPED_KINDS: dict[tuple[str, str], type[pulumi.CustomResource]] = {
 #: a Pod is rejected while its ServiceAccount is missing, a custom resource while its CRD is.
 PREREQUISITE_KINDS = frozenset(KIND_ORDER[: KIND_ORDER.index("Service")])
 
-_CLUSTER_SCOPED = frozenset(
-    {"Namespace", "CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding", "PriorityClass"}
-)
-
 
 def identity(obj: Manifest) -> Identity:
     """(apiVersion, kind, namespace, name) of a manifest."""
@@ -86,14 +83,25 @@ def pulumi_name(obj: Manifest) -> str:
     """The Pulumi resource name of a manifest: ``<namespace>/<name>`` or ``<name>``."""
     meta = obj["metadata"]
     namespace = meta.get("namespace")
-    if namespace and obj["kind"] not in _CLUSTER_SCOPED:
+    if namespace and obj["kind"] not in CLUSTER_SCOPED_KINDS:
         return f"{namespace}/{meta['name']}"
     return str(meta["name"])
 
 
 def resource_class(api_version: str, kind: str) -> type[pulumi.CustomResource]:
-    """The pulumi_kubernetes class a manifest is registered as."""
-    return TYPED_KINDS.get((api_version, kind), k8s.apiextensions.CustomResource)
+    """The pulumi_kubernetes class a manifest is registered as: its typed class for a kind
+    Kubernetes serves itself (a plain manifest may be any: ``storage.k8s.io/v1 StorageClass``
+    is ``k8s.storage.v1.StorageClass``), else ``apiextensions.CustomResource``."""
+    typed = TYPED_KINDS.get((api_version, kind))
+    if typed is not None:
+        return typed
+    group, _, version = api_version.rpartition("/")
+    if group == "" or group.endswith(".k8s.io") or "." not in group:
+        module = "core" if not group else group.split(".")[0]
+        found = getattr(getattr(getattr(k8s, module, None), version, None), kind, None)
+        if isinstance(found, type) and issubclass(found, pulumi.CustomResource):
+            return found
+    return k8s.apiextensions.CustomResource
 
 
 def _snake(key: str) -> str:

@@ -13,11 +13,25 @@ from click.testing import CliRunner
 from kubetrain.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
-_SHARED = REPO.parent / "shared" / "schemas"
-UPSTREAM_SCHEMAS = _SHARED if _SHARED.is_dir() else REPO / "tests" / "upstream-schemas"
-#: kubeconform-style location of the upstream CRD schemas kept for the tests.
+#: Upstream files the project is given beside the repository (never copied into it): JSON
+#: schemas of third-party kinds, real CRDs and the API-server corpus. Always there in CI.
+SHARED = REPO.parent / "shared"
+UPSTREAM_SCHEMAS = SHARED / "schemas"
+UPSTREAM_CRDS = SHARED / "crds"
+#: kubeconform-style location of the upstream CRD schemas.
 UPSTREAM_LOCATION = (
     str(UPSTREAM_SCHEMAS) + "/{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json"
+)
+#: Marks a test that reads ../shared/schemas (skipped, saying why, when it is absent).
+needs_upstream_schemas = pytest.mark.skipif(
+    not UPSTREAM_SCHEMAS.is_dir(),
+    reason="../shared/schemas (upstream JSON schemas of third-party kinds) is absent; it sits "
+    "beside the repository in CI",
+)
+#: Marks a test that reads ../shared/crds.
+needs_upstream_crds = pytest.mark.skipif(
+    not UPSTREAM_CRDS.is_dir(),
+    reason="../shared/crds (real upstream CRDs) is absent; it sits beside the repository in CI",
 )
 
 
@@ -43,11 +57,12 @@ class Result:
 
 @pytest.fixture
 def run(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
-    """Run ``kubetrain ARGS`` in-process from a folder (default: the repository)."""
+    """Run ``kubetrain ARGS`` in-process from a folder (default: the repository), with ``input``
+    on standard input."""
 
-    def invoke(*args: str, cwd: Path = REPO) -> Result:
+    def invoke(*args: str, cwd: Path = REPO, input: str | None = None) -> Result:
         monkeypatch.chdir(cwd)
-        result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+        result = CliRunner().invoke(main, list(args), input=input, catch_exceptions=False)
         return Result(result.exit_code, result.stdout, result.stderr)
 
     return invoke

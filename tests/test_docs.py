@@ -125,9 +125,15 @@ def project_copy(tmp_path: Path) -> Path:
 def test_kubetrain_commands_in_the_docs_run(
     page: Path, command: str, project_copy: Path, run: Callable[..., Result]
 ) -> None:
-    args = shlex.split(command)[1:]
-    result = run(*args, cwd=project_copy)
-    assert result.exit_code == 0, f"{_relative(page)}: `{command}` -> {result.stderr}"
+    """Each command exits 0; a pipeline of kubetrain commands (``render --stdout | validate -``)
+    runs each with the previous one's output on standard input."""
+    stdin = None
+    for part in command.split(" | "):
+        tool, *args = shlex.split(part)
+        assert tool == "kubetrain", f"{_relative(page)}: `{command}` pipes into {tool}"
+        result = run(*args, cwd=project_copy, input=stdin)
+        assert result.exit_code == 0, f"{_relative(page)}: `{part}` -> {result.stderr}"
+        stdin = result.stdout
 
 
 def test_make_targets_in_the_docs_exist() -> None:

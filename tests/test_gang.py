@@ -14,7 +14,7 @@ from kubetrain.builders.gang import GangJob, GangPolicy, with_gang_scheduling
 from kubetrain.builders.tfjob import TFTrainingJob
 from kubetrain.models import StackSettings
 
-from conftest import UPSTREAM_SCHEMAS
+from conftest import UPSTREAM_SCHEMAS, needs_upstream_schemas
 from helpers import objects, pick, pod_stack
 
 VOLCANO_SCHEMA = UPSTREAM_SCHEMAS / "scheduling.volcano.sh" / "podgroup_v1beta1.json"
@@ -66,6 +66,7 @@ def pods(objs: list[dict]) -> list[dict]:
     return [o for o in objs if o["kind"] == "Pod"]
 
 
+@needs_upstream_schemas
 def test_volcano_for_a_multi_pod_job_when_the_stack_turns_it_on(tmp_path: Path) -> None:
     objs = build(tmp_path, tfjob(PS=1, Worker=2), gang="volcano")
     group = pick(objs, "PodGroup", "mnist")
@@ -96,6 +97,7 @@ def test_a_single_pod_job_is_not_gang_scheduled_by_the_stack_alone(tmp_path: Pat
     assert "schedulerName" not in pick(objs, "Pod", "mnist-worker-0")["spec"]
 
 
+@needs_upstream_schemas
 def test_scheduling_policy_alone_means_volcano(tmp_path: Path) -> None:
     policy = {"minAvailable": 2, "queue": "vision", "priorityClass": "high"}
     objs = build(tmp_path, tfjob(policy=policy, PS=1, Worker=2))

@@ -16,7 +16,7 @@ from kubetrain.builders.delivery import crd_sync_wave, delivery_objects
 from kubetrain.models.stack import GitOps
 from kubetrain.render import plan_files, write_tree
 
-from conftest import REPO, UPSTREAM_SCHEMAS
+from conftest import REPO, UPSTREAM_SCHEMAS, needs_upstream_schemas
 
 STACK = """
 config:
@@ -54,6 +54,7 @@ def load(folder: Path) -> dict[str, dict]:
     }
 
 
+@needs_upstream_schemas
 def test_render_writes_flux_and_argocd_objects(project: Path, run) -> None:
     (project / "stacks" / "Pulumi.dev.yaml").write_text(STACK % GITOPS)
     result = run("render", cwd=project)
@@ -187,6 +188,7 @@ def kubectl_kustomize(folder: Path) -> list[dict]:
     return [d for d in yaml.safe_load_all(done.stdout) if d]
 
 
+@needs_upstream_schemas
 def test_crds_are_applied_before_what_needs_them(tmp_path: Path) -> None:
     crd = crd_sync_wave(json.loads(json.dumps(CRD)))
     assert crd["metadata"]["annotations"] == {"argocd.argoproj.io/sync-wave": "-1"}
@@ -241,6 +243,7 @@ def test_without_crds_there_is_one_kustomization() -> None:
     assert app["kind"] == "Application" and app["metadata"]["namespace"] == "gitops"
 
 
+@needs_upstream_schemas
 @pytest.mark.parametrize("env_name", ["dev", "prod"])
 def test_committed_delivery_objects_validate_against_upstream_schemas(env_name: str) -> None:
     folder = REPO / "rendered" / "clusters" / env_name

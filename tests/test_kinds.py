@@ -38,7 +38,11 @@ def kinds_in(files: Iterator[Path]) -> set[tuple[str, str]]:
                 walk(value)
 
     for path in files:
-        for doc in yaml.safe_load_all(path.read_text(encoding="utf-8")):
+        try:
+            docs = list(yaml.safe_load_all(path.read_text(encoding="utf-8")))
+        except yaml.YAMLError:
+            continue  # a bad-input fixture that is not YAML on purpose (a tab in indentation)
+        for doc in docs:
             walk(doc)
     return found
 

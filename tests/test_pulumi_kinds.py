@@ -388,7 +388,7 @@ def test_trainingjob_operator_mode_registers_the_crd_and_the_custom_resource(how
         pytest.param(
             lambda s: s["trainer"].update(passes=50),
             "TrainingJob ml/ctr: spec.trainer.passes: unknown field 'passes'; it belongs at "
-            "spec.passes",
+            "spec.passes, not under spec.trainer: check its indentation",
             id="misplaced-field",
         ),
         pytest.param(

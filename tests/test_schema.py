@@ -4,6 +4,7 @@ documents, and the committed copies under schemas/."""
 
 from __future__ import annotations
 
+import glob
 import json
 from pathlib import Path
 from typing import Any
@@ -134,7 +135,16 @@ def job_validator(files: dict[str, str]) -> jsonschema_rs.Validator:
 
 
 STACKS = sorted([*REPO.glob("stacks/Pulumi.*.yaml"), *REPO.glob("tests/cases/*/Pulumi.*.yaml")])
-JOB_FILES = sorted(p for p in REPO.glob("stacks/*/*.yaml") if not p.name.startswith("Pulumi."))
+# Every file a stack lists in kubetrain:jobFiles (files of kubetrain:manifestFiles hold plain
+# Kubernetes objects, not job documents).
+JOB_FILES = sorted(
+    {
+        REPO / match
+        for stack in STACKS
+        for pattern in yaml.safe_load(stack.read_text())["config"].get("kubetrain:jobFiles", [])
+        for match in glob.glob(pattern, root_dir=REPO)
+    }
+)
 
 
 @pytest.mark.parametrize("path", STACKS, ids=lambda p: p.relative_to(REPO).as_posix())

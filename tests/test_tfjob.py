@@ -12,6 +12,7 @@ from kubetrain.builders import BuildContext
 from kubetrain.builders.tfjob import TFTrainingJob, to_selector
 from kubetrain.validate import Located, Validator
 
+from conftest import needs_upstream_schemas
 from helpers import container, env, objects, pick, pod_stack
 
 TF = "tensorflow"
@@ -318,6 +319,7 @@ def test_v1alpha1_is_converted_to_v1_and_expanded_with_v1_naming(tmp_path: Path)
 # --- operator mode -------------------------------------------------------------------------
 
 
+@needs_upstream_schemas
 def test_operator_mode_emits_the_defaulted_custom_resource_valid_upstream(tmp_path: Path) -> None:
     from conftest import UPSTREAM_LOCATION
 

@@ -165,7 +165,8 @@ def test_edl_example_verbatim_is_rejected_naming_where_passes_belongs(tmp_path: 
     verbatim["spec"]["trainer"]["passes"] = verbatim["spec"].pop("passes")
     with pytest.raises(
         InputError,
-        match=r"spec\.trainer\.passes: unknown field 'passes'; it belongs at spec\.passes$",
+        match=r"spec\.trainer\.passes: unknown field 'passes'; it belongs at spec\.passes, "
+        r"not under spec\.trainer: check its indentation$",
     ):
         build(tmp_path, verbatim)
 

@@ -42,6 +42,7 @@ from .meta import (
     normalize_pod_gpus,
     object_meta,
     plain_copy,
+    pod_gpu_alias_warnings,
     to_selector,
 )
 from .registry import BuildProblem
@@ -104,8 +105,7 @@ class ReplicaJob:
 
     def __init__(self, job: KubeflowJob, ctx: BuildContext) -> None:
         self.job = job.defaulted()
-        #: The job as its document gives it, for what it asks without the operator's defaults.
-        self.written = job
+        self.written = job  # as the document gives it, for warnings about fields it sets
         self.ctx = ctx
         self.name = job.name
         self.namespace = job.namespace
@@ -288,7 +288,58 @@ class ReplicaJob:
         )
         return [*(o for o in objs if o["kind"] != "Job"), jobset]
 
+    def warn_rewrites(self) -> None:
+        """Say what native mode does not do as the document asks: a pod template's restart
+        policy replaced by the replica's (setRestartPolicy), GPUs renamed to the stack's
+        gpuResource; with bare pods ExitCode and the run policies only the operator carries out;
+        under a Job or JobSet what :meth:`workload_warnings` names."""
+        ctx, base = self.ctx, ("spec", self.job.REPLICA_SPECS_KEY)
+        pods = self.workload == "pod"
+        for rs in self.replicas:
+            restart = rs.spec.restart_policy
+            pod = pod_restart_policy(restart, self.workload)
+            written = (rs.spec.template.get("spec") or {}).get("restartPolicy")
+            if written is not None and written != pod:
+                ctx.warn(
+                    (*base, rs.rtype, "template", "spec", "restartPolicy"),
+                    f"restartPolicy {written} of the pod template is replaced by the replica's, "
+                    f"{pod} (as the training operator does): set "
+                    f"spec.{base[1]}.{rs.rtype}.restartPolicy instead",
+                )
+            if restart == "ExitCode" and pods:
+                ctx.warn(
+                    (*base, rs.rtype, "restartPolicy"),
+                    "ExitCode needs the training operator, which recreates pods that exit with a "
+                    "retryable code (128 or more); bare pods get restartPolicy Never "
+                    "(kubetrain:nativeWorkload job or jobset retry them)",
+                )
+        _warn_gpu_aliases(self.job, ctx)
+        run = self.written.run_policy
+        if pods:
+            for key, value in (
+                ("cleanPodPolicy", run.clean_pod_policy),
+                ("ttlSecondsAfterFinished", run.ttl_seconds_after_finished),
+                ("backoffLimit", run.backoff_limit),
+            ):
+                if value is not None:
+                    ctx.warn(
+                        ("spec", "runPolicy", key),
+                        f"{key} has no effect on bare pods: only the training operator (or a "
+                        "Job, kubetrain:nativeWorkload job or jobset) cleans up, deletes or "
+                        "retries a job's pods",
+                    )
+            if run.active_deadline_seconds is not None:
+                ctx.warn(
+                    ("spec", "runPolicy", "activeDeadlineSeconds"),
+                    "applies to each bare pod (activeDeadlineSeconds of the pod); only the "
+                    "training operator (or a Job) counts it from the job's start over every "
+                    "retry",
+                )
+        for path, message in self.workload_warnings():
+            ctx.warn(path, message)
+
     def build(self) -> list[Manifest]:
+        self.warn_rewrites()
         objs = [obj for rs in self.replicas for obj in rs.build()]
         if self.workload == "jobset":
             objs = self.job_set(objs)
@@ -392,9 +443,19 @@ def _env_entries(template: dict[str, Any]) -> list[tuple[tuple[str | int, ...], 
     ]
 
 
+def _warn_gpu_aliases(job: KubeflowJob, ctx: BuildContext) -> None:
+    """GPUs written under another name than the stack's gpuResource are renamed (both modes)."""
+    for rtype, replica in job.replica_specs.items():
+        for path, message in pod_gpu_alias_warnings(
+            replica.template.get("spec"), ctx.settings.gpu_resource
+        ):
+            ctx.warn(("spec", job.REPLICA_SPECS_KEY, rtype, "template", "spec", *path), message)
+
+
 def custom_resource(job: KubeflowJob, ctx: BuildContext) -> Manifest:
     """The defaulted custom resource, for clusters that run the training operator (GPUs
     normalised and Pod Security applied as in native mode)."""
+    _warn_gpu_aliases(job, ctx)
     defaulted = job.defaulted()
     spec = defaulted.spec.model_dump(mode="json", by_alias=True, exclude_none=True)
     for replica in spec[job.REPLICA_SPECS_KEY].values():

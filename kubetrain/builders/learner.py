@@ -614,6 +614,12 @@ def build_learner(job: Learner, mode: str, ctx: BuildContext) -> list[dict[str, 
     # without kubetrain:gpuTypeNodeLabel, as FfDL).
     if gpu_type and spec.resources.gpus > 0 and settings.gpu_type_node_label:
         node_selector[settings.gpu_type_node_label] = gpu_type
+    elif gpu_type:
+        ctx.warn(
+            ("spec", "resources", "gpuType"),
+            f"gpuType {gpu_type!r} is not used: the stack sets no kubetrain:gpuTypeNodeLabel, "
+            "so no node selector picks the GPU model",
+        )
     pull_secret, pull_secret_spec = generate_image_pull_secret(job)
     pod_volumes = [*volumes.create_volume_for_learner(), {"name": JOB_VOLUME, "emptyDir": {}}]
     template = create_pod_spec(

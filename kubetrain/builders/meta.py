@@ -11,18 +11,20 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..models.base import plain_copy
-from ..models.resources import normalize_gpus
+from ..models.resources import GPU_ALIASES, normalize_gpus
 
 __all__ = [
     "MANAGED_BY",
     "SKIP_AWAIT_ANNOTATION",
     "app_labels",
     "canonical",
+    "gpu_alias_warnings",
     "manifest",
     "merge",
     "normalize_pod_gpus",
     "object_meta",
     "plain_copy",
+    "pod_gpu_alias_warnings",
     "to_selector",
 ]
 
@@ -114,6 +116,43 @@ def _canonical_list(value: list[Any]) -> list[Any]:
     for v in value:
         t = type(v)
         out.append(_canonical_map(v) if t is dict else _canonical_list(v) if t is list else v)
+    return out
+
+
+def gpu_alias_warnings(
+    resources: Any, gpu_resource: str
+) -> list[tuple[tuple[str | int, ...], str]]:
+    """(path relative to ``resources``, message) for every GPU count written under another name
+    than ``gpu_resource``: the builders write it under ``gpu_resource`` instead."""
+    out: list[tuple[tuple[str | int, ...], str]] = []
+    if not isinstance(resources, dict):
+        return out
+    for part in ("limits", "requests"):
+        values = resources.get(part)
+        for name in GPU_ALIASES:
+            if name != gpu_resource and isinstance(values, dict) and name in values:
+                out.append(
+                    (
+                        (part, name),
+                        f"GPUs given as {name} are written as {gpu_resource} "
+                        "(kubetrain:gpuResource)",
+                    )
+                )
+    return out
+
+
+def pod_gpu_alias_warnings(
+    pod_spec: Any, gpu_resource: str
+) -> list[tuple[tuple[str | int, ...], str]]:
+    """:func:`gpu_alias_warnings` of every container of a pod spec (paths relative to it)."""
+    out: list[tuple[tuple[str | int, ...], str]] = []
+    if not isinstance(pod_spec, dict):
+        return out
+    for field in ("initContainers", "containers"):
+        for i, container in enumerate(pod_spec.get(field) or ()):
+            if isinstance(container, dict):
+                for path, message in gpu_alias_warnings(container.get("resources"), gpu_resource):
+                    out.append(((field, i, "resources", *path), message))
     return out
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -9,13 +10,21 @@ from typing import Any, TypeVar
 from ..models.base import JobDocument
 from ..models.errors import InputError, Problem
 from ..models.kinds import attach_builder, declaration
-from ..models.load import LoadedJob, Stack
+from ..models.load import JobSource, LoadedJob, LoadedManifest, Stack
 from .context import BuildContext, Target
 from .delivery import crd_sync_wave
 from .meta import canonical
 from .order import sort_key
 
-__all__ = ["BuildProblem", "Builder", "Built", "build_job", "build_stack", "builder"]
+__all__ = [
+    "MANIFEST_SOURCE",
+    "BuildProblem",
+    "Builder",
+    "Built",
+    "build_job",
+    "build_stack",
+    "builder",
+]
 
 Manifest = dict[str, Any]
 #: A builder: (normalised job document, mode, context) -> manifests.
@@ -45,30 +54,56 @@ def builder(kind: type[JobDocument]) -> Callable[[F], F]:
     return register
 
 
+#: What the header of a file rendered from ``kubetrain:manifests`` says it came from.
+MANIFEST_SOURCE = "manifest"
+
+
 @dataclass(frozen=True)
 class Built:
-    """One manifest and the job it came from (``None`` for objects shared by several jobs)."""
+    """One manifest and the job it came from (``None`` for objects shared by several jobs), or
+    the plain manifest of the stack it is."""
 
     obj: Manifest
     job: LoadedJob | None
+    manifest: LoadedManifest | None = None
 
     @property
     def source(self) -> str:
+        if self.manifest is not None:
+            return MANIFEST_SOURCE
         return self.job.title if self.job else "shared by the stack's jobs"
 
+    @property
+    def origin(self) -> JobSource | None:
+        """Where the object was written: its job document, or the manifest itself."""
+        if self.manifest is not None:
+            return self.manifest.source
+        return self.job.source if self.job is not None else None
 
-def build_job(loaded: LoadedJob, ctx: BuildContext) -> list[Manifest]:
-    """Canonical manifests of one loaded job."""
+
+def build_job(
+    loaded: LoadedJob, ctx: BuildContext, warnings: list[Problem] | None = None
+) -> list[Manifest]:
+    """Canonical manifests of one loaded job. What the builder rewrote or did not use is added
+    to ``warnings``, located at the job document's field."""
     job = loaded.job
     fn = declaration(type(job)).builder
     if fn is None:
         raise RuntimeError(f"no builder registered for {type(job).__name__}")
+    start = len(ctx.warnings)
     try:
         built = fn(job, loaded.mode, ctx)
     except BuildProblem as exc:
         raise InputError(
             [loaded.source.problem(exc.path, f"{loaded.title} {exc.message}")]
         ) from None
+    finally:
+        reported = ctx.warnings[start:]
+        del ctx.warnings[start:]
+    if warnings is not None:
+        for path, message in reported:
+            problem = loaded.source.problem(path, f"{loaded.title}: {message}")
+            warnings.append(dataclasses.replace(problem, severity="warning"))
     # CRDs get the Argo CD sync wave that applies them first (see .delivery).
     return [canonical(crd_sync_wave(obj)) for obj in built]
 
@@ -83,18 +118,30 @@ def identity(obj: Manifest) -> tuple[str, str, str, str]:
     )
 
 
-def build_stack(stack: Stack, target: Target = "render") -> list[Built]:
-    """Every manifest of ``stack``, in install order.
+def build_stack(
+    stack: Stack,
+    target: Target = "render",
+    *,
+    warnings: list[Problem] | None = None,
+    progress: Callable[[], None] | None = None,
+) -> list[Built]:
+    """Every manifest of ``stack`` (its jobs' and its plain manifests), in install order.
 
     An object built identically by several jobs (a CRD) is kept once; two different objects
-    with one identity are an input error naming both jobs.
+    with one identity are an input error naming both jobs (or the job and the manifest).
+    ``warnings`` receives the builders' warnings; ``progress`` is called once per job.
     """
     ctx = BuildContext(stack.settings, target)
     seen: dict[tuple[str, str, str, str], Built] = {}
     problems: list[Problem] = []
+    for manifest in stack.manifests:
+        obj = canonical(manifest.obj)
+        seen[identity(obj)] = Built(obj, None, manifest)
     for loaded in stack.jobs:
+        if progress is not None:
+            progress()
         try:
-            objs = build_job(loaded, ctx)
+            objs = build_job(loaded, ctx, warnings)
         except InputError as exc:
             problems += exc.problems
             continue
@@ -104,16 +151,21 @@ def build_stack(stack: Stack, target: Target = "render") -> list[Built]:
             if first is None:
                 seen[key] = Built(obj, loaded)
             elif first.obj == obj:
-                seen[key] = Built(obj, None)
+                if first.manifest is None:  # identical to a declared manifest: that one stays
+                    seen[key] = Built(obj, None)
             else:
                 where = f"{key[2]}/{key[3]}" if key[2] else key[3]
+                other = (
+                    f"kubetrain:manifests also declares at {first.manifest.source}"
+                    if first.manifest is not None
+                    else f"{first.source} also creates differently"
+                )
                 problems.append(
                     Problem(
                         loaded.source.file,
                         loaded.source.line,
                         (*loaded.source.path, "metadata", "name"),
-                        f"{loaded.title} creates {key[1]} {where}, "
-                        f"which {first.source} also creates differently",
+                        f"{loaded.title} creates {key[1]} {where}, which {other}",
                     )
                 )
     if problems:

@@ -28,7 +28,15 @@ from ..models.trainingjob import (
 from .context import BuildContext
 from .crd import PrinterColumn, custom_resource_definition, register_crd
 from .gang import GangJob, with_gang_scheduling
-from .meta import SKIP_AWAIT_ANNOTATION, app_labels, manifest, merge, object_meta, plain_copy
+from .meta import (
+    SKIP_AWAIT_ANNOTATION,
+    app_labels,
+    gpu_alias_warnings,
+    manifest,
+    merge,
+    object_meta,
+    plain_copy,
+)
 from .registry import builder
 from .security import apply_pod_security
 
@@ -327,6 +335,19 @@ class ParsedJob:
             ),
         ]
 
+    def warn_rewrites(self, ctx: BuildContext) -> None:
+        """Say what native mode does not do as the document asks: elastic scaling (the EDL
+        controller's autoscaler), and GPUs written under another resource name."""
+        spec = self.job.spec
+        for role, part in (("trainer", spec.trainer), ("pserver", spec.pserver)):
+            if part.max_instance > part.min_instance:
+                ctx.warn(
+                    ("spec", role, "max-instance"),
+                    f"native mode runs min-instance ({part.min_instance}) {role}s: scaling up to "
+                    f"max-instance ({part.max_instance}) needs the EDL controller (operator mode)",
+                )
+        warn_gpu_aliases(self.job, ctx)
+
     def build(self) -> list[dict[str, Any]]:
         """Every object, in the controller's creation order (master, pserver, trainer)."""
         objects = self.peer_access()
@@ -336,6 +357,18 @@ class ParsedJob:
         objects.append(self.parse_to_trainer())
         gang = GangJob(self.name, self.namespace, self.labels())
         return with_gang_scheduling(objects, gang, self.settings)
+
+
+def warn_gpu_aliases(job: TrainingJob, ctx: BuildContext) -> None:
+    """GPUs written under another name than the stack's gpuResource are renamed (both modes)."""
+    spec = job.spec
+    for role, resources in (
+        ("trainer", spec.trainer.resources),
+        ("pserver", spec.pserver.resources),
+        ("master", spec.master.resources),
+    ):
+        for path, message in gpu_alias_warnings(dict(resources or {}), ctx.settings.gpu_resource):
+            ctx.warn(("spec", role, "resources", *path), message)
 
 
 def _quantities_as_strings(resources: Mapping[str, Any]) -> dict[str, Any]:
@@ -354,6 +387,7 @@ def custom_resource(job: TrainingJob, ctx: BuildContext) -> dict[str, Any]:
     limits: with ``gpuResource: alpha.kubernetes.io/nvidia-gpu`` this is what lets the EDL
     controller, which reads that name from requests, see the trainers' GPUs.
     """
+    warn_gpu_aliases(job, ctx)
     spec: dict[str, Any] = job.spec.model_dump(mode="json", by_alias=True, exclude_none=True)
     for role in ("trainer", "pserver", "master"):
         part = spec[role]
@@ -380,4 +414,6 @@ def build_trainingjob(job: TrainingJob, mode: str, ctx: BuildContext) -> list[di
             custom_resource_definition(TrainingJob, ctx.settings.version),
             custom_resource(job, ctx),
         ]
-    return ParsedJob(job, ctx).build()
+    parsed = ParsedJob(job, ctx)
+    parsed.warn_rewrites(ctx)
+    return parsed.build()

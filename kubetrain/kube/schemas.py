@@ -20,8 +20,11 @@ from typing import Any
 import jsonschema_rs
 
 __all__ = [
+    "CLUSTER_SCOPED_KINDS",
     "DEFINITIONS_URI",
     "SchemaIssue",
+    "builtin_definition",
+    "builtin_kinds",
     "builtin_validator",
     "definition_closure",
     "definition_refs",
@@ -30,6 +33,7 @@ __all__ = [
     "embedded_validator",
     "parse_version",
     "schema_issues",
+    "sensitive_path",
     "split_api_version",
     "supported_versions",
     "version_dir",
@@ -108,13 +112,45 @@ def split_api_version(api_version: str) -> tuple[str, str]:
     return group, version
 
 
+def builtin_definition(version: tuple[int, int], api_version: str, kind: str) -> str | None:
+    """The definition name of a built-in kind (``io.k8s.api.core.v1.ConfigMap``), or ``None``."""
+    group, ver = split_api_version(api_version)
+    return _gvk_index(version).get((group, ver, kind))
+
+
+def builtin_kinds(version: tuple[int, int]) -> dict[str, list[str]]:
+    """Kind -> the apiVersions Kubernetes serves it under (``{"Pod": ["v1"]}``), sorted."""
+    out: dict[str, list[str]] = {}
+    for group, ver, kind in sorted(_gvk_index(version)):
+        out.setdefault(kind, []).append(f"{group}/{ver}" if group else ver)
+    return out
+
+
+#: Kinds that live outside namespaces: Kubernetes' own (``kubectl api-resources
+#: --namespaced=false``) and the cluster-wide kinds of External Secrets Operator.
+CLUSTER_SCOPED_KINDS = frozenset(
+    {
+        "APIService", "CertificateSigningRequest", "ClusterRole", "ClusterRoleBinding",
+        "ClusterTrustBundle", "ComponentStatus", "CSIDriver", "CSINode",
+        "CustomResourceDefinition", "DeviceClass", "FlowSchema", "IngressClass",
+        "IPAddress", "MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding",
+        "MutatingWebhookConfiguration", "Namespace", "Node", "PersistentVolume",
+        "PriorityClass", "PriorityLevelConfiguration", "RuntimeClass", "SelfSubjectAccessReview",
+        "SelfSubjectReview", "SelfSubjectRulesReview", "ServiceCIDR", "StorageClass",
+        "StorageVersion", "StorageVersionMigration", "SubjectAccessReview", "TokenReview",
+        "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
+        "ValidatingWebhookConfiguration", "VolumeAttachment", "VolumeAttributesClass",
+        "ClusterSecretStore", "ClusterExternalSecret",
+    }
+)  # fmt: skip
+
+
 @cache
 def builtin_validator(
     version: tuple[int, int], api_version: str, kind: str
 ) -> jsonschema_rs.Validator | None:
     """The compiled strict schema of a built-in kind, or ``None`` if Kubernetes has no such kind."""
-    group, ver = split_api_version(api_version)
-    name = _gvk_index(version).get((group, ver, kind))
+    name = builtin_definition(version, api_version, kind)
     if name is None:
         return None
     return embedded_validator(version, name)
@@ -170,7 +206,7 @@ _SENSITIVE_KEY = re.compile(
 )
 
 
-def _sensitive(path: tuple[str | int, ...]) -> bool:
+def sensitive_path(path: tuple[str | int, ...]) -> bool:
     """Whether a value at ``path`` may hold secret material: Secret data, env var values, and
     fields named like credentials."""
     return any(
@@ -194,7 +230,7 @@ def schema_issues(validator: jsonschema_rs.Validator, instance: Any) -> Iterator
         if "'oneOf'" in message:
             # Kubernetes uses oneOf only for int-or-string and quantities.
             message = f"{json.dumps(error.instance)} must be a string or a number"
-        if _sensitive(path) and not isinstance(error.instance, dict | list | bool | None):
+        if sensitive_path(path) and not isinstance(error.instance, dict | list | bool | None):
             # Never repeat what may be a credential (Secret data, env values) in a report.
             message = message.replace(json.dumps(error.instance), "the value given")
         key = (path, message)

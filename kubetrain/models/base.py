@@ -37,6 +37,7 @@ __all__ = [
     "K8S_DEFINITION_KEY",
     "MODE_ANNOTATION",
     "NATIVE_WORKLOAD_ANNOTATION",
+    "UPSTREAM_KEY",
     "DNS1035Label",
     "DNSLabel",
     "DNSSubdomain",
@@ -52,6 +53,7 @@ __all__ = [
     "reject_unquoted_number",
     "resource_kind",
     "resource_kinds",
+    "upstream",
 ]
 
 #: Annotation that switches one job to operator (or native) mode.
@@ -62,6 +64,18 @@ NATIVE_WORKLOAD_ANNOTATION = "kubetrain.io/native-workload"
 
 #: JSON-schema key naming the Kubernetes definition of an embedded type.
 K8S_DEFINITION_KEY = "x-kubetrain-k8s-definition"
+#: JSON-schema key holding what a third-party kind's real CRD says of a field where kubetrain's
+#: input model is deliberately stricter (see :func:`upstream`).
+UPSTREAM_KEY = "x-kubetrain-upstream"
+
+
+def upstream(**schema: Any) -> dict[str, Any]:
+    """``json_schema_extra`` of a field whose upstream CRD differs from kubetrain's input rule:
+    the schema keywords the CRD has instead (``None``: it has none). kubetrain refuses such a
+    value in a stack file, where it could not build what was meant (a TFJob with
+    ``replicas: -1``), but ``kubetrain validate`` checks a custom resource of that kind as the
+    API server does, under the upstream CRD."""
+    return {UPSTREAM_KEY: schema}
 
 
 class Strict(BaseModel):

@@ -8,8 +8,10 @@ traceback.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 __all__ = [
     "CheckFailed",
@@ -17,10 +19,13 @@ __all__ = [
     "KubetrainError",
     "OwnershipError",
     "Problem",
+    "Severity",
     "format_path",
 ]
 
 PathPart = str | int
+#: ``error``: the input is wrong; ``warning``: a fact about it (fails only under ``--strict``).
+Severity = Literal["error", "warning"]
 
 
 def format_path(path: Sequence[PathPart]) -> str:
@@ -42,18 +47,29 @@ def format_path(path: Sequence[PathPart]) -> str:
 
 @dataclass(frozen=True, order=True)
 class Problem:
-    """One thing wrong with the input, located as precisely as the input allows."""
+    """One thing wrong with the input, located as precisely as the input allows.
+
+    A ``warning`` is a fact the user should know (a field rewritten or dropped, a placement
+    constraint) rather than a mistake: it is printed as ``FILE:LINE: path: warning: message``
+    and fails a command only under ``--strict``.
+    """
 
     file: str
     line: int | None
     path: tuple[PathPart, ...]
     message: str
+    severity: Severity = "error"
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else self.file
+        message = f"warning: {self.message}" if self.severity == "warning" else self.message
         if not self.path:
-            return f"{where}: {self.message}"
-        return f"{where}: {format_path(self.path)}: {self.message}"
+            return f"{where}: {message}"
+        return f"{where}: {format_path(self.path)}: {message}"
+
+    def as_error(self) -> Problem:
+        """The same problem as an error (``--strict``)."""
+        return dataclasses.replace(self, severity="error")
 
 
 class KubetrainError(Exception):

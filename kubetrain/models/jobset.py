@@ -2,9 +2,10 @@
 
 ``jobset.x-k8s.io/v1alpha2`` JobSet, from kubernetes-sigs/jobset v0.9 (``api/jobset/v1alpha2/
 jobset_types.go``; its CRD is ``config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml``). The
-models describe the fields kubetrain writes, with the values the JobSet webhook and controller
-accept; ``validate`` checks emitted JobSets against their JSON schema, and the tests check the
-model and every emitted JobSet against the upstream CRD.
+models describe the fields kubetrain writes, required, typed and bounded as the upstream CRD does
+(tests/test_apiserver_corpus_custom.py compares them); ``validate`` checks emitted JobSets against
+their JSON schema, and tests/test_native_workloads.py checks every emitted JobSet against the CRD
+and the webhook's rules.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ class ReplicatedJob(Strict):
         alias="groupName",
         description="Group the replicated Jobs belong to. Default: default.",
     )
-    replicas: int = Field(default=1, ge=1, description="Jobs made from the template. Default: 1.")
+    replicas: int = Field(default=1, description="Jobs made from the template. Default: 1.")
     template: JobTemplateSpec
 
 
@@ -59,9 +60,9 @@ class SuccessPolicy(Strict):
 class FailurePolicy(Strict):
     """What a failed Job does to the JobSet (``spec.failurePolicy``)."""
 
-    max_restarts: int = Field(
+    max_restarts: int | None = Field(
+        default=None,
         alias="maxRestarts",
-        ge=0,
         description="Times the whole JobSet is re-created before it fails (0: never).",
     )
     restart_strategy: Literal["Recreate", "BlockingRecreate"] = Field(
@@ -74,11 +75,13 @@ class FailurePolicy(Strict):
 class Network(Strict):
     """Pod DNS (``spec.network``)."""
 
-    enable_dns_hostnames: bool = Field(
+    enable_dns_hostnames: bool | None = Field(
+        default=None,
         alias="enableDNSHostnames",
         description="Give pods the JobSet's hostnames and subdomain (needs Indexed Jobs).",
     )
-    publish_not_ready_addresses: bool = Field(
+    publish_not_ready_addresses: bool | None = Field(
+        default=None,
         alias="publishNotReadyAddresses",
         description="Whether the JobSet's headless Service lists pods that are not ready.",
     )
@@ -95,13 +98,19 @@ class StartupPolicy(Strict):
 class JobSetSpec(Strict):
     """``spec`` of a JobSet (the fields kubetrain writes)."""
 
-    replicated_jobs: list[ReplicatedJob] = Field(
-        alias="replicatedJobs", min_length=1, description="Groups of identical Jobs."
+    replicated_jobs: list[ReplicatedJob] | None = Field(
+        default=None, alias="replicatedJobs", description="Groups of identical Jobs."
     )
-    success_policy: SuccessPolicy = Field(alias="successPolicy")
-    failure_policy: FailurePolicy = Field(alias="failurePolicy")
-    network: Network
-    startup_policy: StartupPolicy = Field(alias="startupPolicy")
+    success_policy: SuccessPolicy | None = Field(
+        default=None, alias="successPolicy", description="When the JobSet has succeeded."
+    )
+    failure_policy: FailurePolicy | None = Field(
+        default=None, alias="failurePolicy", description="What a failed Job does to the JobSet."
+    )
+    network: Network | None = Field(default=None, description="Pod DNS.")
+    startup_policy: StartupPolicy | None = Field(
+        default=None, alias="startupPolicy", description="Order the replicatedJobs start in."
+    )
     suspend: bool | None = Field(default=None, description="Create the Jobs suspended.")
     ttl_seconds_after_finished: int | None = Field(
         default=None,
@@ -118,4 +127,4 @@ class JobSet(Strict):
     api_version: Literal["jobset.x-k8s.io/v1alpha2"] = Field(alias="apiVersion")
     kind: Literal["JobSet"]
     metadata: ObjectMeta
-    spec: JobSetSpec
+    spec: JobSetSpec | None = Field(default=None, description="What the JobSet runs.")

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
-from pydantic import Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from ..kube.features import enabled_by_default
 from ..kube.names import DNS1035_LABEL, DNS1123_SUBDOMAIN, LABEL_VALUE
-from .base import DerivedName, JobDocument, K8sType, Strict, plain_copy
+from .base import DerivedName, JobDocument, K8sType, Strict, plain_copy, upstream
 from .resources import pod_gpu_problems
 from .scheduling import check_resource_list, min_available_problems
 from .stack import NATIVE_WORKLOADS
@@ -61,12 +61,14 @@ class SchedulingPolicy(Strict):
         alias="minAvailable",
         ge=1,
         description="Pods that must be schedulable together. Default: every pod of the job.",
+        json_schema_extra=upstream(minimum=None),
     )
     queue: str | None = Field(default=None, description="Scheduler queue of the PodGroup.")
     min_resources: dict[str, int | str] | None = Field(
         default=None,
         alias="minResources",
         description="Resources the PodGroup needs. Default: the sum of the pods' requests.",
+        json_schema_extra=upstream(additionalProperties={"x-kubetrain-quantity": True}),
     )
     priority_class: str | None = Field(
         default=None, alias="priorityClass", description="PriorityClass of the PodGroup."
@@ -76,6 +78,7 @@ class SchedulingPolicy(Strict):
         alias="scheduleTimeoutSeconds",
         ge=0,
         description="Seconds the scheduler waits for the gang (scheduler-plugins only).",
+        json_schema_extra=upstream(minimum=None),
     )
 
     @field_validator("min_resources")
@@ -91,21 +94,28 @@ class RunPolicy(Strict):
         default=None,
         alias="cleanPodPolicy",
         description="Which pods the operator deletes when the job ends. Default: None.",
+        json_schema_extra=upstream(enum=None),
     )
     ttl_seconds_after_finished: int | None = Field(
         default=None,
         alias="ttlSecondsAfterFinished",
         ge=0,
         description="Seconds to keep a finished job.",
+        json_schema_extra=upstream(minimum=None),
     )
     active_deadline_seconds: int | None = Field(
         default=None,
         alias="activeDeadlineSeconds",
         ge=1,
         description="Deadline of the job in seconds.",
+        json_schema_extra=upstream(minimum=None),
     )
     backoff_limit: int | None = Field(
-        default=None, alias="backoffLimit", ge=0, description="Retries before the job fails."
+        default=None,
+        alias="backoffLimit",
+        ge=0,
+        description="Retries before the job fails.",
+        json_schema_extra=upstream(minimum=None),
     )
     scheduling_policy: SchedulingPolicy | None = Field(
         default=None, alias="schedulingPolicy", description="Gang-scheduling settings."
@@ -117,6 +127,7 @@ class RunPolicy(Strict):
             alias="managedBy",
             description="Controller that reconciles the job: kubeflow.org/training-operator, or "
             "kueue.x-k8s.io/multikueue (operator mode only). Default: the training operator.",
+            json_schema_extra=upstream(enum=None),
         )
     )
 
@@ -129,11 +140,21 @@ class ReplicaSpec(Strict):
     DEFAULT_CONTAINER: ClassVar[str]
     DEFAULT_PORT_NAME: ClassVar[str]
     DEFAULT_PORT: ClassVar[int]
+    # The training-operator v1.9 CRDs require nothing of a replica spec and bound no field:
+    # kubetrain's rules below are its own (it builds the pods), checked at load time only.
+    model_config = ConfigDict(json_schema_extra=upstream(required=None))
 
-    replicas: int = Field(default=1, ge=1, description="Number of pods of this type. Default: 1.")
+    replicas: int = Field(
+        default=1,
+        ge=1,
+        description="Number of pods of this type. Default: 1.",
+        json_schema_extra=upstream(minimum=None),
+    )
     template: PodTemplateSpec = Field(description="Pod template of the replicas.")
     restart_policy: RestartPolicy = Field(
-        alias="restartPolicy", description="Pod restart policy (ExitCode: Never on the pod)."
+        alias="restartPolicy",
+        description="Pod restart policy (ExitCode: Never on the pod).",
+        json_schema_extra=upstream(enum=None),
     )
 
     def containers(self) -> list[dict[str, Any]]:
@@ -204,6 +225,8 @@ class KubeflowJob(JobDocument):
     REPLICA_SPECS_KEY: ClassVar[str]
     #: What the derived ``<pod>.<namespace>.svc`` names are used as (for error messages).
     HOST_NAME_USE: ClassVar[str] = "replica host name"
+    # A job document needs a spec; the Kubeflow CRDs require nothing at their root.
+    model_config = ConfigDict(json_schema_extra=upstream(required=None))
 
     spec: Any
 

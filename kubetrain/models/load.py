@@ -27,8 +27,11 @@ from .base import (
     JobDocument,
     K8sType,
     job_kinds,
+    plain_copy,
+    resource_kinds,
 )
 from .errors import InputError, PathPart, Problem
+from .patches import apply_patches, patch_sources
 from .secrets import credential_value_message, looks_like_credential
 from .source import Document, display_path, load_documents
 from .stack import CONFIG_NAMESPACE, NATIVE_WORKLOADS, StackFile, StackSettings
@@ -38,6 +41,7 @@ __all__ = [
     "NATIVE_WORKLOAD_ANNOTATION",
     "JobSource",
     "LoadedJob",
+    "LoadedManifest",
     "Stack",
     "config_keys",
     "discover_stacks",
@@ -98,8 +102,24 @@ class LoadedJob:
 
 
 @dataclass(frozen=True)
+class LoadedManifest:
+    """A plain Kubernetes object of ``kubetrain:manifests`` / ``kubetrain:manifestFiles``,
+    validated (built-in kinds against their schema), its namespace resolved, and where it came
+    from."""
+
+    obj: dict[str, Any]
+    source: JobSource
+
+    @property
+    def title(self) -> str:
+        meta = self.obj["metadata"]
+        namespace = meta.get("namespace")
+        return f"{self.obj['kind']} {namespace + '/' if namespace else ''}{meta['name']}"
+
+
+@dataclass(frozen=True)
 class Stack:
-    """A loaded stack: its name, settings and jobs."""
+    """A loaded stack: its name, settings, jobs and plain manifests."""
 
     name: str
     file: Path
@@ -108,6 +128,7 @@ class Stack:
     jobs: tuple[LoadedJob, ...]
     #: The stack file's document, to locate settings found wrong after loading.
     document: Document | None = field(default=None, repr=False, compare=False)
+    manifests: tuple[LoadedManifest, ...] = ()
 
     def problem(self, path: Sequence[PathPart], message: str) -> Problem:
         """A :class:`Problem` at ``path`` of the stack file (e.g. ``("config", "kubetrain:x")``)."""
@@ -230,7 +251,16 @@ def load_job(
     """
     problems: list[Problem] = []
     given = dict(settings or {})
-    for key in ("jobs", "job_files", "jobFiles", "credentials"):
+    for key in (
+        "jobs",
+        "job_files",
+        "jobFiles",
+        "credentials",
+        "patches",
+        "manifests",
+        "manifest_files",
+        "manifestFiles",
+    ):
         if key in given:
             problems.append(
                 Problem(file, None, ("settings", key), "not a job setting: give it to the stack")
@@ -372,15 +402,28 @@ def _load_stack_document(
         raise InputError(problems)
     if not jobs:
         return Stack(name, path, root, settings, (), doc)
+    job_docs = list(_job_documents(doc, settings, root, problems))
+    manifest_docs = list(_manifest_documents(doc, settings, root, problems))
+    if settings.patches:
+        patched = apply_patches(
+            job_docs + manifest_docs,
+            patch_sources(doc, settings.patches, root, problems),
+            default_namespace=settings.namespace,
+            version=settings.version,
+            problems=problems,
+        )
+        job_docs, manifest_docs = patched[: len(job_docs)], patched[len(job_docs) :]
     loaded_jobs: list[LoadedJob] = []
-    for job_doc in _job_documents(doc, settings, root, problems):
+    for job_doc in job_docs:
         loaded = _load_job(job_doc, settings, problems)
         if loaded is not None:
             loaded_jobs.append(loaded)
     problems += _duplicates(loaded_jobs)
+    manifests = [m for d in manifest_docs if (m := _load_manifest(d, settings, problems))]
+    problems += _duplicate_manifests(manifests)
     if problems:
         raise InputError(problems)
-    return Stack(name, path, root, settings, tuple(loaded_jobs), doc)
+    return Stack(name, path, root, settings, tuple(loaded_jobs), doc, tuple(manifests))
 
 
 # --- stack-level pieces ----------------------------------------------------------------------
@@ -414,16 +457,43 @@ def _our_config(doc: Document) -> tuple[dict[str, Any], list[Problem]]:
 def _job_documents(
     stack_doc: Document, settings: StackSettings, root: Path, problems: list[Problem]
 ) -> Iterator[Document]:
-    key = f"{CONFIG_NAMESPACE}:jobs"
-    for i in range(len(settings.jobs)):
-        yield stack_doc.sub(("config", key, i))
+    yield from _documents(
+        stack_doc, ("jobs", len(settings.jobs)), ("jobFiles", settings.job_files), root, problems
+    )
+
+
+def _manifest_documents(
+    stack_doc: Document, settings: StackSettings, root: Path, problems: list[Problem]
+) -> Iterator[Document]:
+    yield from _documents(
+        stack_doc,
+        ("manifests", len(settings.manifests)),
+        ("manifestFiles", settings.manifest_files),
+        root,
+        problems,
+    )
+
+
+def _documents(
+    stack_doc: Document,
+    inline: tuple[str, int],
+    files: tuple[str, Sequence[str]],
+    root: Path,
+    problems: list[Problem],
+) -> Iterator[Document]:
+    """The documents of an inline list key (``kubetrain:jobs``) and of the files its glob key
+    (``kubetrain:jobFiles``) matches, each file once."""
+    key, count = inline
+    for i in range(count):
+        yield stack_doc.sub(("config", f"{CONFIG_NAMESPACE}:{key}", i))
+    files_key, patterns = files
     seen: set[Path] = set()
-    for i, pattern in enumerate(settings.job_files):
+    for i, pattern in enumerate(patterns):
         matches = sorted(glob.glob(pattern, root_dir=root, recursive=True))
         if not matches:
             problems.append(
                 stack_doc.problem(
-                    ("config", f"{CONFIG_NAMESPACE}:jobFiles", i),
+                    ("config", f"{CONFIG_NAMESPACE}:{files_key}", i),
                     f"{pattern!r} matches no file (patterns are relative to {display_path(root)})",
                 )
             )
@@ -453,6 +523,20 @@ def _load_job(doc: Document, settings: StackSettings, problems: list[Problem]) -
         else None
     )
     if cls is None:
+        if (
+            isinstance(api_version, str)
+            and isinstance(kind, str)
+            and _is_plain_object(api_version, kind, settings)
+        ):
+            problems.append(
+                doc.problem(
+                    ("kind",),
+                    f"{kind} is a plain Kubernetes object, not a job: list it under "
+                    f"{CONFIG_NAMESPACE}:manifests (or in a file of "
+                    f"{CONFIG_NAMESPACE}:manifestFiles)",
+                )
+            )
+            return None
         accepted = ", ".join(f"{a} {k}" for a, k in sorted(kinds))
         field = (
             "kind" if "kind" not in data or api_version in [a for a, _ in kinds] else "apiVersion"
@@ -526,6 +610,91 @@ def _native_workload_problems(
             )
         ]
     return []
+
+
+def _is_plain_object(api_version: str, kind: str, settings: StackSettings) -> bool:
+    """Whether ``kind`` is Kubernetes' own (or another kind that is no job kubetrain expands,
+    such as an ExternalSecret): what ``kubetrain:manifests`` holds."""
+    return k8s.builtin_definition(settings.version, api_version, kind) is not None or (
+        (api_version, kind) in resource_kinds() and (api_version, kind) not in job_kinds()
+    )
+
+
+def _load_manifest(
+    doc: Document, settings: StackSettings, problems: list[Problem]
+) -> LoadedManifest | None:
+    """A plain Kubernetes object: a mapping with apiVersion, kind and metadata.name, no job
+    kind, no secret material; a built-in kind is checked against its schema here (other kinds
+    by ``validate``, which knows their schema locations), and a namespaced built-in kind
+    without a namespace is put in ``kubetrain:namespace``."""
+    data = doc.data
+    if not isinstance(data, dict):
+        problems.append(doc.problem((), "a manifest must be a mapping with apiVersion and kind"))
+        return None
+    before = len(problems)
+    api_version, kind, meta = data.get("apiVersion"), data.get("kind"), data.get("metadata")
+    for key, value in (("apiVersion", api_version), ("kind", kind)):
+        if not isinstance(value, str) or not value:
+            problems.append(doc.problem((key,), "required field is missing"))
+    if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
+        problems.append(doc.problem(("metadata", "name"), "required field is missing"))
+    if len(problems) > before:
+        return None
+    assert isinstance(api_version, str) and isinstance(kind, str) and isinstance(meta, dict)
+    if (api_version, kind) in job_kinds():
+        problems.append(
+            doc.problem(
+                ("kind",),
+                f"{kind} is a job kind: list it under {CONFIG_NAMESPACE}:jobs (or in a file of "
+                f"{CONFIG_NAMESPACE}:jobFiles), where kubetrain expands it",
+            )
+        )
+        return None
+    if kind == "Secret" and api_version == "v1":
+        for key in ("data", "stringData"):
+            if data.get(key):
+                problems.append(
+                    doc.problem(
+                        (key,),
+                        "a Secret with data puts secret material in the repository: give "
+                        f"credentials with {CONFIG_NAMESPACE}:credentials and "
+                        f"{CONFIG_NAMESPACE}:secretStore, render an ExternalSecret, or create "
+                        f"the Secret elsewhere and list it in {CONFIG_NAMESPACE}:external.secrets",
+                    )
+                )
+    validator = k8s.builtin_validator(settings.version, api_version, kind)
+    if validator is not None:
+        for issue in k8s.schema_issues(validator, data):
+            problems.append(doc.problem(issue.path, issue.message))
+    if len(problems) > before:
+        return None
+    obj = plain_copy(data)
+    builtin = k8s.builtin_definition(settings.version, api_version, kind) is not None
+    if builtin and kind not in k8s.CLUSTER_SCOPED_KINDS and not meta.get("namespace"):
+        obj["metadata"]["namespace"] = settings.namespace
+    return LoadedManifest(obj, JobSource(doc))
+
+
+def _duplicate_manifests(manifests: Iterable[LoadedManifest]) -> list[Problem]:
+    first: dict[tuple[str, str, str, str], LoadedManifest] = {}
+    problems = []
+    for m in manifests:
+        meta = m.obj["metadata"]
+        key = (
+            m.obj["apiVersion"].rpartition("/")[0],
+            m.obj["kind"],
+            meta.get("namespace", ""),
+            meta["name"],
+        )
+        if key in first:
+            problems.append(
+                m.source.problem(
+                    ("metadata", "name"), f"{m.title} is already defined at {first[key].source}"
+                )
+            )
+        else:
+            first[key] = m
+    return problems
 
 
 def _duplicates(jobs: Iterable[LoadedJob]) -> list[Problem]:
@@ -650,12 +819,28 @@ def _unknown_field(root: type[BaseModel], parent: tuple[Any, ...], key: Any) -> 
         if close:
             message += f"; did you mean {close[0]!r}?"
         belongs = [p for p in _where_defined(root, str(key)) if p != tuple(str(x) for x in parent)]
-        if belongs and not close:
+        above = [p for p in belongs if _is_above(p, parent)]
+        if above and not close:
+            # An indentation slip: the key is written under a sibling of where it belongs.
+            p = max(above, key=len)
+            where = _dotted((*p, str(key))) if p else "the top level of the document"
+            under = _dotted([f"[{x}]" if isinstance(x, int) else str(x) for x in parent])
+            message += f"; it belongs at {where}, not under {under}: check its indentation"
+        elif belongs and not close:
             where = " or ".join(_dotted((*p, str(key))) for p in belongs[:3])
             message += f"; it belongs at {where}"
         if not close and not belongs:
             message += f"; allowed here: {', '.join(allowed)}"
     return message
+
+
+def _is_above(path: tuple[str, ...], parent: tuple[Any, ...]) -> bool:
+    """Whether ``path`` (with ``<key>`` / ``[*]`` placeholders) is a proper ancestor of the
+    concrete ``parent`` path."""
+    return len(path) < len(parent) and all(
+        part in ("<key>", "[*]") or part == str(given)
+        for part, given in zip(path, parent, strict=False)
+    )
 
 
 def _aliases(cls: type[BaseModel]) -> dict[str, Any]:

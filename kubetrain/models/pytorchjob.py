@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
-from .base import K8sType, Strict
+from .base import K8sType, Strict, upstream
 from .kinds import declare
 from .kubeflow import (
     KubeflowJob,
@@ -72,6 +72,7 @@ class PyTorchReplicaSpec(ReplicaSpec):
         default="OnFailure",
         alias="restartPolicy",
         description="Pod restart policy (ExitCode: Never on the pod). Default: OnFailure.",
+        json_schema_extra=upstream(enum=None),
     )
 
 

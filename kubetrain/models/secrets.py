@@ -133,8 +133,12 @@ class SecretStoreReference(Strict):
     kind: Literal["SecretStore", "ClusterSecretStore"] | None = Field(
         default=None, description="Kind of the store. Default (operator's): SecretStore."
     )
-    name: str = Field(
-        min_length=1, max_length=253, pattern=_SUBDOMAIN, description="Name of the store."
+    name: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=253,
+        pattern=_SUBDOMAIN,
+        description="Name of the store (the CRD does not require it; the operator does).",
     )
 
 
@@ -180,7 +184,7 @@ class Target(Strict):
         pattern=_SUBDOMAIN,
         description="Name of the Secret. Default: the ExternalSecret's name.",
     )
-    creation_policy: Literal["Owner", "Orphan", "Merge", "None"] | None = Field(
+    creation_policy: Literal["Owner", "Orphan", "Merge", "None", "CreateOrMerge"] | None = Field(
         default=None,
         alias="creationPolicy",
         description="How the Secret is created. Default: Owner.",
@@ -244,8 +248,8 @@ class ExternalSecretSpec(Strict):
     refresh_interval: str | None = Field(
         default=None,
         alias="refreshInterval",
-        pattern=r"^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$|^0$",
-        description="How often values are read again, a Go duration. Default: 1h0m0s.",
+        description="How often values are read again, a Go duration (the CRD does not check "
+        "its form). Default: 1h0m0s.",
     )
     refresh_policy: Literal["CreatedOnce", "Periodic", "OnChange"] | None = Field(
         default=None, alias="refreshPolicy", description="When values are read. Default: Periodic."
@@ -271,4 +275,4 @@ class ExternalSecret(Strict):
     metadata: Annotated[
         dict[str, Any], K8sType("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta", "Metadata")
     ]
-    spec: ExternalSecretSpec
+    spec: ExternalSecretSpec | None = None

@@ -226,8 +226,10 @@ def parse_documents(text: str, file: str) -> list[Document]:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
-        message = " ".join(part for part in (exc.context, exc.problem) if part)
-        raise InputError.single(file, f"invalid YAML: {message}", line=line) from None
+        message = _tab_message(text, line) or "invalid YAML: " + " ".join(
+            part for part in (exc.context, exc.problem) if part
+        )
+        raise InputError.single(file, message, line=line) from None
     except yaml.YAMLError as exc:
         raise InputError.single(file, f"invalid YAML: {exc}") from None
     except RecursionError:
@@ -237,6 +239,22 @@ def parse_documents(text: str, file: str) -> list[Document]:
     finally:
         loader.dispose()
     return docs
+
+
+def _tab_message(text: str, line: int | None) -> str | None:
+    """The message for a tab in the indentation of ``line`` (YAML indents with spaces only;
+    PyYAML says "found character that cannot start any token")."""
+    lines = text.splitlines()
+    if line is None or not 0 < line <= len(lines):
+        return None
+    current = lines[line - 1]
+    indent = current[: len(current) - len(current.lstrip(" \t"))]
+    if "\t" not in indent:
+        return None
+    return (
+        f"invalid YAML: a tab in the indentation (column {indent.index(chr(9)) + 1}); YAML "
+        "indents with spaces only: replace the tab with spaces"
+    )
 
 
 def _construct(

@@ -23,6 +23,8 @@ __all__ = [
     "External",
     "GitOps",
     "NativeWorkload",
+    "Patch",
+    "PatchTarget",
     "SecretStoreRef",
     "SecureValue",
     "StackFile",
@@ -124,6 +126,62 @@ class GitOps(Strict):
         return value
 
 
+class PatchTarget(Strict):
+    """Which documents a patch changes, as Kustomize's ``patches[].target`` selects them: every
+    field given must match (``name`` and ``namespace`` are regular expressions matching the
+    whole value, as in Kustomize)."""
+
+    group: str | None = Field(
+        default=None, description="API group, e.g. kubeflow.org ('' for the core group)."
+    )
+    version: str | None = Field(default=None, description="API version, e.g. v1.")
+    kind: str | None = Field(default=None, description="Kind, e.g. TFJob.")
+    name: str | None = Field(default=None, description="metadata.name (a regular expression).")
+    namespace: str | None = Field(
+        default=None,
+        description="Namespace (a regular expression); a job without one is in "
+        "kubetrain:namespace.",
+    )
+
+    @field_validator("name", "namespace")
+    @classmethod
+    def _regex(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"not a regular expression ({exc}), got {value!r}") from None
+        return value
+
+
+class Patch(Strict):
+    """A Kustomize-style patch applied to job documents (and manifests) before they are
+    expanded: a strategic merge patch (a mapping) or a JSON patch (RFC 6902, a list of
+    operations), given inline (``patch``) or in a file (``path``)."""
+
+    target: PatchTarget | None = Field(
+        default=None,
+        description="Documents to patch. Default for a strategic merge patch: the document "
+        "its own apiVersion, kind, metadata.name and metadata.namespace name.",
+    )
+    patch: Any = Field(
+        default=None,
+        description="The patch: a mapping (strategic merge), a list of operations (JSON "
+        "patch), or either written as a YAML string, as in kustomization.yaml.",
+    )
+    path: str | None = Field(
+        default=None,
+        description="A file holding the patch, relative to the project root (one or more "
+        "YAML documents, each a patch).",
+    )
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Patch:
+        if (self.patch is None) == (self.path is None):
+            raise ValueError("give exactly one of patch (inline) or path (a file)")
+        return self
+
+
 class StackSettings(Strict):
     """Every ``kubetrain:*`` key of a stack file (the ``kubetrain:`` prefix removed)."""
 
@@ -178,6 +236,22 @@ class StackSettings(Strict):
         default_factory=list,
         alias="jobFiles",
         description="Globs, relative to the project root, of multi-document YAML job files.",
+    )
+    patches: list[Patch] = Field(
+        default_factory=list,
+        description="Kustomize-style patches applied, in order, to the job documents (and "
+        "manifests) they target before expansion: one job document, changed per environment.",
+    )
+    manifests: list[Any] = Field(
+        default_factory=list,
+        description="Plain Kubernetes objects rendered and deployed beside the jobs "
+        "(Namespace, ConfigMap, PersistentVolumeClaim, PriorityClass, ...).",
+    )
+    manifest_files: list[str] = Field(
+        default_factory=list,
+        alias="manifestFiles",
+        description="Globs, relative to the project root, of multi-document YAML files of "
+        "plain Kubernetes objects.",
     )
     pod_security: Literal["privileged", "baseline", "restricted"] = Field(
         default="baseline",

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
-from .base import DerivedName, JobDocument, Strict, plain_copy
+from .base import DerivedName, JobDocument, Strict, plain_copy, upstream
 from .kinds import declare
 from .kubeflow import (
     KubeflowJob,
@@ -64,6 +64,7 @@ class TFReplicaSpec(ReplicaSpec):
         default="Never",
         alias="restartPolicy",
         description="Pod restart policy (ExitCode: Never on the pod). Default: Never.",
+        json_schema_extra=upstream(enum=None),
     )
 
 
@@ -82,6 +83,7 @@ class TFJobSpec(Strict):
         default=None,
         alias="successPolicy",
         description='When the job succeeds: "" (chief, master or worker 0) or AllWorkers.',
+        json_schema_extra=upstream(enum=None),
     )
     enable_dynamic_worker: bool = Field(
         default=False,

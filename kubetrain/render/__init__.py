@@ -1,9 +1,10 @@
 """Deterministic YAML output: the writer, the ``rendered/`` tree it owns, and diffs against it."""
 
-from .diff import diff_tree
+from .diff import TreeDiff, diff_tree
 from .tree import (
     CRDS_DIR,
     GENERATED_MARK,
+    KUSTOMIZATION,
     PendingTree,
     TreeChange,
     file_header,
@@ -20,8 +21,10 @@ from .yamlout import dump
 __all__ = [
     "CRDS_DIR",
     "GENERATED_MARK",
+    "KUSTOMIZATION",
     "PendingTree",
     "TreeChange",
+    "TreeDiff",
     "diff_tree",
     "dump",
     "file_header",

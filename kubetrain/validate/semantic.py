@@ -36,6 +36,7 @@ from .engine import Finding, Located, ObjectResult
 __all__ = [
     "POD_TEMPLATE_FINDERS",
     "RULES",
+    "WARNING_RULES",
     "CheckSettings",
     "PodTemplate",
     "check_objects",
@@ -60,13 +61,18 @@ RULES: dict[str, str] = {
     "short enough for their pods' labels), namespaces, label keys and values, selectors, "
     "annotation keys, container names and port names (IANA service names) within Kubernetes' "
     "formats and lengths",
-    "host-port": "no two pods of one job claim the same port on the host network or as a "
-    "hostPort: they could never share a node (pods of one job: the same source in the file "
-    "header, else the same `app.kubernetes.io/instance`)",
+    "host-port": "a warning, not an error: two pods of one job that claim the same port on the "
+    "host network or as a hostPort never share a node (pods of one job: the same source in the "
+    "file header, else the same `app.kubernetes.io/instance`)",
     "pod-security": "every pod and pod template meets the stack's Pod Security Standards level",
     "gang-scheduling": "pods that join a PodGroup have it in the output, ask for its scheduler, "
     "and are at least its `minMember`",
 }
+
+#: Rules whose findings are facts to know rather than mistakes: reported as warnings, errors
+#: only under --strict. Two host-network pods of one job claiming a port simply never share a
+#: node (the scheduler's NodePorts filter keeps them apart), which EDL's own job-1 relies on.
+WARNING_RULES: frozenset[str] = frozenset({"host-port"})
 
 Path = tuple[PathPart, ...]
 
@@ -254,6 +260,9 @@ class _Run:
         if rule in self.settings.skip:
             return
         result = self.results[index]
+        if rule in WARNING_RULES:
+            result.findings.append(Finding(rule, path, message, severity="warning"))
+            return
         result.findings.append(Finding(rule, path, message))
         if result.status in ("valid", "skipped"):
             result.status = "invalid"
