@@ -51,6 +51,19 @@ SHARED = REPO.parent / "shared"
 JOBSET_CRD = SHARED / "crds" / "jobset.x-k8s.io" / "jobset.x-k8s.io_jobsets.yaml"
 CORPUS = SHARED / "apiserver-corpus" / "create.jsonl"
 
+TF_TEMPLATE = {"spec": {"containers": [{"name": "tensorflow", "image": "tf:2.15"}]}}
+
+
+def document(kind: str, name: str, spec: dict[str, Any], **meta: Any) -> dict[str, Any]:
+    """A ``kubeflow.org/v1`` job document."""
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": kind,
+        "metadata": {"name": name, **meta},
+        "spec": spec,
+    }
+
+
 # --- one stack of every Kubeflow feature, rendered in each mode ----------------------------------
 
 #: A job whose env uses $(VAR) references, escapes, envFrom and valueFrom, so the environment
@@ -511,21 +524,8 @@ def test_run_policy_maps_onto_the_job_controller(
     run_policy: dict[str, Any] = {"activeDeadlineSeconds": 3600, "suspend": True}
     if backoff is not None:
         run_policy["backoffLimit"] = backoff
-    job = {
-        "apiVersion": "kubeflow.org/v1",
-        "kind": "TFJob",
-        "metadata": {"name": "m"},
-        "spec": {
-            "runPolicy": run_policy,
-            "tfReplicaSpecs": {
-                "Worker": {
-                    "replicas": 2,
-                    "restartPolicy": restart,
-                    "template": {"spec": {"containers": [{"name": "tensorflow", "image": "tf"}]}},
-                }
-            },
-        },
-    }
+    worker = {"replicas": 2, "restartPolicy": restart, "template": TF_TEMPLATE}
+    job = document("TFJob", "m", {"runPolicy": run_policy, "tfReplicaSpecs": {"Worker": worker}})
     config = {"kubetrain:nativeWorkload": workload, "kubetrain:jobs": [job]}
     objs = objects(stack_from(tmp_path, config))
     (job_spec,) = [j["spec"] for j in all_jobs(objs) if j["metadata"]["name"].endswith("1")]
@@ -551,19 +551,9 @@ def test_non_retryable_exit_codes_are_the_operators() -> None:
 
 
 def test_ttl_is_refused_in_render_mode_and_written_for_pulumi(tmp_path: Path) -> None:
-    job = {
-        "apiVersion": "kubeflow.org/v1",
-        "kind": "PyTorchJob",
-        "metadata": {"name": "t"},
-        "spec": {
-            "runPolicy": {"ttlSecondsAfterFinished": 60},
-            "pytorchReplicaSpecs": {
-                "Worker": {
-                    "template": {"spec": {"containers": [{"name": "pytorch", "image": "p"}]}}
-                }
-            },
-        },
-    }
+    worker = {"template": {"spec": {"containers": [{"name": "pytorch", "image": "p"}]}}}
+    spec = {"runPolicy": {"ttlSecondsAfterFinished": 60}, "pytorchReplicaSpecs": {"Worker": worker}}
+    job = document("PyTorchJob", "t", spec)
     for workload, kind in (("job", "Job"), ("jobset", "JobSet")):
         stack = stack_from(
             tmp_path, {"kubetrain:nativeWorkload": workload, "kubetrain:jobs": [job]}
@@ -724,19 +714,8 @@ def test_all_workers_success_policy(tmp_path: Path) -> None:
 
 
 def tfjob(name: str = "m", **meta: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "kubeflow.org/v1",
-        "kind": "TFJob",
-        "metadata": {"name": name, **meta},
-        "spec": {
-            "tfReplicaSpecs": {
-                "Worker": {
-                    "replicas": 2,
-                    "template": {"spec": {"containers": [{"name": "tensorflow", "image": "tf"}]}},
-                }
-            }
-        },
-    }
+    worker = {"replicas": 2, "template": TF_TEMPLATE}
+    return document("TFJob", name, {"tfReplicaSpecs": {"Worker": worker}}, **meta)
 
 
 def test_the_default_is_a_job_per_index_and_the_annotation_overrides_the_stack(
@@ -769,8 +748,6 @@ def test_suspend_is_refused_for_pods_only(tmp_path: Path) -> None:
 
 
 # --- the Pulumi components ---------------------------------------------------------------------
-
-TF_TEMPLATE = {"spec": {"containers": [{"name": "tensorflow", "image": "tf:2.15"}]}}
 
 
 @pytest.mark.parametrize(
@@ -807,25 +784,15 @@ def test_tfjob_component_registers_each_workload_where_it_belongs(
     if workload == "pod":
         del spec["run_policy"]
     run = run_pulumi(lambda: TFJob("ml/mnist", args).mode)  # type: ignore[arg-type]
-    document = {
-        "apiVersion": "kubeflow.org/v1",
-        "kind": "TFJob",
-        "metadata": metadata,
-        "spec": {
-            "tfReplicaSpecs": {
-                "PS": {"template": TF_TEMPLATE},
-                "Worker": {"replicas": 2, "restartPolicy": "ExitCode", "template": TF_TEMPLATE},
-            },
-            **(
-                {}
-                if workload == "pod"
-                else {
-                    "runPolicy": {"backoffLimit": 2, "suspend": True, "ttlSecondsAfterFinished": 30}
-                }
-            ),
-        },
+    replicas = {
+        "PS": {"template": TF_TEMPLATE},
+        "Worker": {"replicas": 2, "restartPolicy": "ExitCode", "template": TF_TEMPLATE},
     }
-    loaded, stack_settings = load_job(document, settings=args["settings"], file="t")
+    doc_spec: dict[str, Any] = {"tfReplicaSpecs": replicas}
+    if workload != "pod":
+        doc_spec["runPolicy"] = {"backoffLimit": 2, "suspend": True, "ttlSecondsAfterFinished": 30}
+    doc = document("TFJob", "mnist", doc_spec, **{k: v for k, v in metadata.items() if k != "name"})
+    loaded, stack_settings = load_job(doc, settings=args["settings"], file="t")
     expected = build_job(loaded, BuildContext(stack_settings, "pulumi"))
     registered = run.kubernetes_objects()
     assert by_identity(registered) == expected_identity(expected)
@@ -912,8 +879,7 @@ def test_what_a_workload_cannot_express_is_said_at_the_field(
         spec.update(change)
     if change and "activeDeadlineSeconds" not in spec.get("runPolicy", {}):
         spec.setdefault("runPolicy", {})["activeDeadlineSeconds"] = 3600  # only the one warning
-    job = {"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": "w"}}
-    job["spec"] = spec
+    job = document("TFJob", "w", spec)
     for workload in WORKLOADS:
         found = warnings_of(tmp_path, job, workload)
         if workload in workloads:
