@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import shutil
 from collections.abc import Iterator
 from functools import cache
@@ -25,6 +26,7 @@ from kubetrain.builders import BuildContext, build_job
 from kubetrain.builders.workloads import NO_BACKOFF_LIMIT, NON_RETRYABLE_EXIT_CODES
 from kubetrain.kube.apiextensions import (
     CRDVersion,
+    apply_defaults,
     crd_versions,
     validate_crd,
     validate_custom_resource,
@@ -620,6 +622,45 @@ def test_jobsets_are_valid_against_the_upstream_crd_and_webhook(
     assert len(problems) == 2, problems  # the unknown field; the CRD's CEL rule
     broken["spec"]["successPolicy"]["targetReplicatedJobs"].append("nope-0")
     assert jobset_webhook_problems(broken) == ["unknown target nope-0"]
+
+
+def _added(before: Any, after: Any, path: str = "") -> Iterator[str]:
+    """Paths of the values ``after`` holds that ``before`` does not."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        for key in after:
+            if key not in before:
+                yield f"{path}.{key}"
+            else:
+                yield from _added(before[key], after[key], f"{path}.{key}")
+    elif isinstance(before, list) and isinstance(after, list):
+        for i, (x, y) in enumerate(zip(before, after, strict=True)):
+            yield from _added(x, y, f"{path}[{i}]")
+
+
+def test_jobsets_hold_every_default_of_the_jobset_crd_but_the_pods_own(
+    rendered: dict[str, list[dict[str, Any]]],
+) -> None:
+    """The API server defaults a custom resource from its CRD before it stores it: what it would
+    add to a JobSet kubetrain writes is only Kubernetes' own pod defaults (a port's protocol),
+    which pods and Jobs do not write either."""
+    crd = jobset_crd_version()
+    added = []
+    for jobset in kinds(rendered["jobset"], "JobSet"):
+        defaulted = copy.deepcopy(jobset)
+        apply_defaults(crd.node, defaulted)
+        added += list(_added(jobset, defaulted))
+    assert added and all(
+        re.search(r"\.template\.spec\.template\.spec\..*\.protocol$", p) for p in added
+    )
+    # Without kubetrain's explicit values the CRD would add them: the check can fail.
+    bare = copy.deepcopy(kinds(rendered["jobset"], "JobSet")[0])
+    del (
+        bare["spec"]["failurePolicy"]["restartStrategy"],
+        bare["spec"]["replicatedJobs"][0]["groupName"],
+    )
+    apply_defaults(crd.node, bare)
+    assert bare["spec"]["failurePolicy"]["restartStrategy"] == "Recreate"
+    assert bare["spec"]["replicatedJobs"][0]["groupName"] == "default"
 
 
 def _schema_paths(node: Any, path: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
