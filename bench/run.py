@@ -109,7 +109,7 @@ def child(kind: str, args: list[str]) -> dict[str, Any]:
         from kubetrain.models import load_stack
 
         stack = load_stack(args[0])
-        planned = app.plan(stack, Path(args[1]))
+        planned = app.prepare(stack, Path(args[1]))
         assert planned.report.ok
         assert len(planned.files) > 0
     elif kind == "validate":

@@ -65,3 +65,10 @@ class SettingsArgs(TypedDict, total=False):
     """Registry of FfDL learner images. Default: none."""
     gpu_type_node_label: str
     """Node label that selects a Learner's gpuType (unused without it). Default: none."""
+    pod_await: str
+    (
+        "How pulumi up waits for objects that run pods: auto (all but gang-scheduled ones), "
+        "ready (all) or skip (none). Default: auto."
+    )
+    pod_await_timeout_seconds: int
+    """Seconds pulumi up waits for an awaited object that runs pods. Default: 10 minutes."""

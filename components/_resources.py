@@ -15,6 +15,12 @@ resource, a child of the component that asked for it.
   ``depends_on`` is passed to every object too, and an object depends on the prerequisites
   (ServiceAccounts, Secrets, Roles, CRDs..., see :data:`PREREQUISITE_KINDS`) registered with it.
 - Credential markers become secret outputs (:mod:`components._secrets`).
+- Objects no engine may delete (kubetrain's CRDs and Namespaces,
+  :func:`kubetrain.builders.lifecycle.is_retained`) are ``retain_on_delete``: removing them from
+  the stack, or destroying it, leaves them in the cluster.
+- Identities stay: an object under a component also answers to the URN it had under the stack
+  (an alias), for an object several jobs built identically moves between the two when one of
+  them goes; :func:`register` takes further aliases per object.
 """
 
 import inspect
@@ -25,6 +31,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from kubetrain.builders.lifecycle import is_retained
 from kubetrain.builders.meta import plain_copy
 from kubetrain.builders.order import KIND_ORDER, sort_key
 from kubetrain.kube.schemas import CLUSTER_SCOPED_KINDS
@@ -150,11 +157,13 @@ def register(
     *,
     where: str,
     depends_on: Any = None,
+    aliases: Mapping[Identity, Sequence[pulumi.Alias]] | None = None,
 ) -> dict[Identity, pulumi.CustomResource]:
     """Register ``manifests`` as children of ``parent`` (``None``: the stack), in install order.
 
     ``where`` names the component in problems (a credential the stack does not set);
-    ``depends_on`` (a resource option value) is added to every object's dependencies.
+    ``depends_on`` (a resource option value) is added to every object's dependencies;
+    ``aliases`` gives former identities of objects (see the module docstring).
     """
     objs = sorted((plain_copy(m) for m in manifests), key=sort_key)
     credentials = Credentials(where)
@@ -165,7 +174,15 @@ def register(
         key = identity(obj)
         if key in registered:
             raise ValueError(f"{where}: {obj['kind']} {pulumi_name(obj)} is built twice")
-        opts = pulumi.ResourceOptions(parent=parent, depends_on=list(prerequisites))
+        former = list((aliases or {}).get(key, ()))
+        if parent is not None:
+            former.append(pulumi.Alias(parent=pulumi.ROOT_STACK_RESOURCE))
+        opts = pulumi.ResourceOptions(
+            parent=parent,
+            depends_on=list(prerequisites),
+            aliases=former or None,
+            retain_on_delete=True if is_retained(obj) else None,
+        )
         if depends_on is not None:
             opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=depends_on))
         resource = _create(credentials.resolve(obj), opts)

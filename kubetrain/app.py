@@ -21,6 +21,7 @@ import yaml
 from .builders import Built, build_stack
 from .builders.crd import kubeconform_schema, openapi_schema, owned_crds
 from .builders.delivery import delivery_name, delivery_objects, engine_of
+from .builders.namespaces import pod_security_labels
 from .kube.names import DNS1123_LABEL, DNS1123_SUBDOMAIN
 from .kube.schemas import builtin_kinds, split_api_version
 from .models import CheckFailed, InputError, Problem, Stack, discover_stacks, load_stack
@@ -30,6 +31,7 @@ from .models.fields import kind_node
 from .models.load import find_project_root, stack_name
 from .models.source import display_path
 from .models.stack import StackSettings
+from .plan import EnvironmentPlan, plan_environment, read_rendered
 from .render import (
     KUSTOMIZATION,
     PendingTree,
@@ -67,6 +69,7 @@ __all__ = [
     "explain",
     "init_project",
     "plan",
+    "prepare",
     "render",
     "render_stream",
     "schema_files",
@@ -256,10 +259,16 @@ def _delivery(stack: Stack, built: list[Built]) -> list[dict[str, Any]]:
             f"the stack name {stack.name!r} cannot name GitOps objects: {problem}",
             path=("config", "kubetrain:gitops"),
         )
-    return delivery_objects(gitops, stack.name, any(is_crd(b.obj) for b in built))
+    return delivery_objects(
+        gitops,
+        stack.name,
+        any(is_crd(b.obj) for b in built),
+        namespace=stack.settings.namespace,
+        namespace_labels=pod_security_labels(stack.settings),
+    )
 
 
-def plan(
+def prepare(
     stack: Stack,
     out_dir: Path,
     delivery_dir: Path | None = None,
@@ -482,7 +491,7 @@ def diff(
     out = []
     changed: list[tuple[str, int, int]] = []
     for stack in stacks:
-        planned = plan(
+        planned = prepare(
             stack, project.rendered_dir / stack.name, project.delivery_dir(stack.name), progress
         )
         _warned([planned], False, warnings)
@@ -497,6 +506,36 @@ def diff(
             out.append(part.text)
             changed += part.files
     return Drift("".join(out), changed)
+
+
+def plan(project: Project, names: Sequence[str] = ()) -> list[EnvironmentPlan]:
+    """What rendering and applying the stacks now would change, per environment, against what
+    ``rendered/`` holds (see :mod:`kubetrain.plan`). Nothing is written or validated. Without
+    ``names``, environments whose stack file is gone are planned for deletion."""
+    stacks = load_stacks(project.stack_files(names), project)
+    out = []
+    for stack in stacks:
+        env_dir, delivery_dir = project.rendered_dir / stack.name, project.delivery_dir(stack.name)
+        built = _build(stack, env_dir, delivery_dir)
+        what = f"GitOps delivery of rendered/{stack.name}"
+        after = [(b.obj, b.source) for b in built.built] + [(o, what) for o in built.delivery]
+        folders = [env_dir]
+        if built.delivery or delivery_dir.is_dir():
+            folders.append(delivery_dir)
+        out.append(_plan_folders(stack.name, folders, after))
+    if not names:
+        stale: dict[str, list[Path]] = {}
+        for folder in _stale_folders(project, stacks):
+            stale.setdefault(folder.name, []).append(folder)
+        out += [_plan_folders(env, folders, []) for env, folders in sorted(stale.items())]
+    return out
+
+
+def _plan_folders(
+    name: str, folders: list[Path], after: list[tuple[dict[str, Any], str]]
+) -> EnvironmentPlan:
+    before = [item for folder in folders for item in read_rendered(folder)]
+    return plan_environment(name, [display_path(f) for f in folders], before, after)
 
 
 def _stale_folders(project: Project, stacks: Sequence[Stack]) -> list[Path]:

@@ -1,4 +1,5 @@
-"""``kubetrain``: render, validate, diff, schema, init and explain, over :mod:`kubetrain.app`.
+"""``kubetrain``: render, validate, diff, plan, schema, init and explain, over
+:mod:`kubetrain.app`.
 
 Exit codes: 0 success, 1 validation failure or drift, 2 bad input or usage. Errors are printed
 as ``FILE:LINE: path.to.field: message``, never as a traceback; warnings as
@@ -8,6 +9,7 @@ as ``FILE:LINE: path.to.field: message``, never as a traceback; warnings as
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sys
 import time
@@ -22,6 +24,7 @@ from . import __version__, app
 from .kube.schemas import parse_version
 from .models import CheckFailed, InputError, declarations
 from .models.source import display_path
+from .plan import format_text, to_json
 from .validate import DEFAULT_VERSION, format_report
 
 __all__ = ["main"]
@@ -161,6 +164,7 @@ def _main_help() -> str:
         "  kubetrain init                 scaffold a project (Pulumi.yaml, a stack, a job)\n"
         "  kubetrain render               render every stack into rendered/<env>/\n"
         "  kubetrain diff                 exit 1 when rendered/ is not what the stacks render\n"
+        "  kubetrain plan                 what applying the stacks would change, with totals\n"
         "  kubetrain validate             check rendered/ (schemas and semantic checks)\n"
         "  kubetrain explain tfjob.spec   field documentation, as kubectl explain"
     )
@@ -411,6 +415,39 @@ def diff(stacks: tuple[str, ...], stat: bool, full: bool) -> None:
         if not stat:
             click.echo(drift.summary, err=True)
         sys.exit(EXIT_FAILED)
+
+
+@main.command(
+    short_help="Preview what the stacks would change: add, change, replace, delete; totals.",
+    epilog=EXIT_CODES,
+)
+@click.option(
+    "--stack", "stacks", multiple=True, metavar="ENV", help="Plan only this stack (repeatable)."
+)
+@click.option(
+    "--output",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Report format.",
+)
+@_errors_to_exit_codes
+def plan(stacks: tuple[str, ...], output: str) -> None:
+    """Preview what applying the stacks now would change against rendered/, per environment:
+    the objects to add, change in place, replace (naming the immutable field that forces it)
+    and delete, the jobs whose runs restart, and pods, CPU, memory and GPUs before and after,
+    per namespace and per job. Nothing is written; exits 0 (diff is the drift gate).
+
+    \b
+    Examples:
+      kubetrain plan                          every stack, and deleted stacks' output
+      kubetrain plan --stack prod --output json
+    """
+    plans = app.plan(app.Project.find(), stacks)
+    if output == "json":
+        click.echo(json.dumps(to_json(plans), indent=2, sort_keys=True))
+    else:
+        click.echo(format_text(plans), nl=False)
 
 
 @main.command(

@@ -18,6 +18,8 @@ REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
 UPSTREAM_SCHEMAS = SHARED / "schemas"
 UPSTREAM_CRDS = SHARED / "crds"
+#: Objects labelled by a real kube-apiserver (README inside): the oracle of the API's rules.
+APISERVER_CORPUS = SHARED / "apiserver-corpus"
 #: kubeconform-style location of the upstream CRD schemas.
 UPSTREAM_LOCATION = (
     str(UPSTREAM_SCHEMAS) + "/{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json"
@@ -32,6 +34,12 @@ needs_upstream_schemas = pytest.mark.skipif(
 needs_upstream_crds = pytest.mark.skipif(
     not UPSTREAM_CRDS.is_dir(),
     reason="../shared/crds (real upstream CRDs) is absent; it sits beside the repository in CI",
+)
+#: Marks a test that reads ../shared/apiserver-corpus.
+needs_apiserver_corpus = pytest.mark.skipif(
+    not APISERVER_CORPUS.is_dir(),
+    reason="../shared/apiserver-corpus (objects labelled by a real kube-apiserver) is absent; it "
+    "sits beside the repository in CI",
 )
 
 

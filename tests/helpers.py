@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +11,8 @@ import yaml
 
 from kubetrain.builders import build_stack
 from kubetrain.models import Stack, load_stack
+
+from conftest import APISERVER_CORPUS
 
 
 def stack_from(tmp_path: Path, config: dict[str, Any], name: str = "test") -> Stack:
@@ -23,8 +27,14 @@ def stack_from(tmp_path: Path, config: dict[str, Any], name: str = "test") -> St
     return load_stack(path)
 
 
-def objects(stack: Stack, target: str = "render") -> list[dict[str, Any]]:
-    return [b.obj for b in build_stack(stack, target)]  # type: ignore[arg-type]
+def objects(stack: Stack, target: str = "render", namespaces: bool = False) -> list[dict[str, Any]]:
+    """The objects of the stack's jobs; with ``namespaces``, the Namespaces the stack creates
+    too (tests/test_namespaces.py)."""
+    return [
+        b.obj
+        for b in build_stack(stack, target)  # type: ignore[arg-type]
+        if namespaces or b.obj["kind"] != "Namespace"
+    ]
 
 
 def pick(objs: list[dict[str, Any]], kind: str, name: str) -> dict[str, Any]:
@@ -66,3 +76,10 @@ def replica_pods(objs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
                 template = rjob["template"]["spec"]["template"]
                 found[template["spec"]["hostname"]] = template
     return found
+
+
+@cache
+def corpus_records(name: str) -> tuple[dict[str, Any], ...]:
+    """The records of ``apiserver-corpus/<name>.jsonl`` (``update``, ``roundtrip``...)."""
+    with (APISERVER_CORPUS / f"{name}.jsonl").open(encoding="utf-8") as f:
+        return tuple(json.loads(line) for line in f if line.strip())

@@ -79,10 +79,13 @@ def test_volcano_for_a_multi_pod_job_when_the_stack_turns_it_on(tmp_path: Path) 
     }
     worker = pick(objs, "Pod", "mnist-worker-1")
     assert worker["spec"]["schedulerName"] == "volcano"
-    assert worker["metadata"]["annotations"] == {
+    annotations = worker["metadata"]["annotations"]
+    assert {k: v for k, v in annotations.items() if "volcano" in k or "scheduling" in k} == {
         "scheduling.k8s.io/group-name": "mnist",
         "volcano.sh/task-spec": "worker",
     }
+    # Pulumi does not wait for a gang's pods one by one (they only start together).
+    assert annotations["pulumi.com/skipAwait"] == "true"
     assert (
         pick(objs, "Pod", "mnist-ps-0")["metadata"]["annotations"]["volcano.sh/task-spec"] == "ps"
     )
@@ -126,7 +129,8 @@ def test_scheduler_plugins_podgroup_and_label(tmp_path: Path) -> None:
     for pod in pods(objs):
         assert pod["spec"]["schedulerName"] == "scheduler-plugins-scheduler"
         assert pod["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"] == "mnist"
-        assert "annotations" not in pod["metadata"]
+        assert not any("volcano" in k for k in pod["metadata"]["annotations"])
+        assert pod["metadata"]["annotations"]["pulumi.com/skipAwait"] == "true"
 
 
 def test_limits_stand_in_for_missing_requests_and_given_min_resources_win(tmp_path: Path) -> None:

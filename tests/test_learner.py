@@ -171,7 +171,8 @@ def test_container_image_resources_and_command(example_objects) -> None:
     c = learner_container(pick(example_objects, "StatefulSet", "mnist-learner"))
     # Private image: <registry>/<namespace>/<framework>:<version> (imageTag is not used).
     assert c["image"] == "us.icr.io/ml-images/tensorflow:1.15"
-    limits = {"cpu": "2", "memory": "4Gi", "nvidia.com/gpu": 1}
+    # Quantities as the API server stores them: canonical strings (GPUs included).
+    limits = {"cpu": "2", "memory": "4Gi", "nvidia.com/gpu": "1"}
     assert c["resources"] == {"limits": limits, "requests": limits}
     assert c["command"] == [
         "bash",
@@ -188,8 +189,12 @@ def test_env_follows_populate_learner_env_variables(example_objects) -> None:
         ("DATA_DIR", "/mnt/data/mnist-data/mnist"),
         ("MODEL_DIR", "/job/model"),
         ("RESULT_DIR", "/mnt/results/mnist-results/training-3fy2bq"),
-        ("DOWNWARD_API_POD_NAME", {"fieldRef": {"fieldPath": "metadata.name"}}),
-        ("DOWNWARD_API_POD_NAMESPACE", {"fieldRef": {"fieldPath": "metadata.namespace"}}),
+        # apiVersion v1, as the server stores the (atomic) fieldRef.
+        ("DOWNWARD_API_POD_NAME", {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.name"}}),
+        (
+            "DOWNWARD_API_POD_NAMESPACE",
+            {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}},
+        ),
         ("LEARNER_NAME_PREFIX", "mnist-learner"),
         ("TRAINING_ID", "training-3fy2bq"),
         ("NUM_LEARNERS", "2"),
@@ -231,7 +236,8 @@ def test_cos_volumes_mounts_and_flex_options(example_objects) -> None:
         },
     }
     results = volumes["cosoutputmount-mnist-learner"]["flexVolume"]
-    assert results["readOnly"] is False
+    # Writable: readOnly false is not written (the server drops it: omitempty).
+    assert "readOnly" not in results
     assert results["secretRef"] == {"name": "cossecretresults-mnist-learner"}
     assert {k: results["options"][k] for k in ("bucket", "cache-size-gb", "parallel-count",
             "ensure-disk-free", "kernel-cache", "s3fs-fuse-retry-count")} == {
@@ -378,7 +384,7 @@ def test_gpu_type_needs_the_stack_node_label(tmp_path: Path) -> None:
 def test_gpus_go_under_the_stack_gpu_resource(tmp_path: Path) -> None:
     objs = build(tmp_path, example(), **{"kubetrain:gpuResource": "amd.com/gpu"})
     resources = learner_container(pick(objs, "StatefulSet", "mnist-learner"))["resources"]
-    assert resources["limits"]["amd.com/gpu"] == 1 == resources["requests"]["amd.com/gpu"]
+    assert resources["limits"]["amd.com/gpu"] == "1" == resources["requests"]["amd.com/gpu"]
     assert "nvidia.com/gpu" not in resources["limits"]
 
 

@@ -40,6 +40,7 @@ from kubetrain.kube.features import (
 )
 from kubetrain.kube.names import DNS1035_LABEL
 from kubetrain.kube.schemas import definitions, supported_versions
+from kubetrain.kube.stored import stored_form
 from kubetrain.models import InputError, load_job, load_stack
 from kubetrain.validate import Located, Validator
 from kubetrain.validate.schemas import model_schema
@@ -195,10 +196,28 @@ def _source(entry: Any) -> dict[str, str]:
     return {"X": "from " + json.dumps(entry, sort_keys=True)}
 
 
+#: Annotations the delivery engines read off the object itself (the Pod; under a Job or JobSet,
+#: that object): not part of the pod a controller creates.
+ENGINE_ANNOTATIONS = ("pulumi.com/", "kustomize.toolkit.fluxcd.io/", "argocd.argoproj.io/")
+
+
+def stored_pod(pod: dict[str, Any]) -> dict[str, Any]:
+    """A pod, or a pod template, as the API server stores the pod (kube/stored.py): a JobSet,
+    a custom resource, keeps its templates as written, and the Job the JobSet controller
+    creates from one is stored in that form. Engine annotations left out."""
+    meta = copy.deepcopy(pod["metadata"])
+    annotations = {
+        k: v for k, v in meta.get("annotations", {}).items() if not k.startswith(ENGINE_ANNOTATIONS)
+    }
+    meta["annotations"] = annotations or None
+    spec = copy.deepcopy(pod["spec"])
+    return stored_form({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec})
+
+
 def environments(pod: dict[str, Any]) -> Iterator[tuple[str, dict[str, bytes]]]:
     """(container name, environment as the process sees it, values as bytes) of every container
-    and init container of a pod, after the kubelet's expansion."""
-    spec = pod["spec"]
+    and init container of a pod as stored, after the kubelet's expansion."""
+    spec = stored_pod(pod)["spec"]
     for c in [*spec.get("initContainers", ()), *spec["containers"]]:
         env = container_environment(c, _value_from, _source)
         yield c["name"], {k: v.encode("utf-8", "surrogateescape") for k, v in env.items()}
@@ -244,9 +263,9 @@ def test_the_pod_is_the_operators_but_for_what_its_controller_needs(
     operator = replica_pods(rendered["pod"])
     mine = replica_pods(rendered[workload])
     for name, pod in operator.items():
-        template = mine[name]
-        assert template["metadata"]["labels"] == pod["metadata"]["labels"]
-        assert template["metadata"].get("annotations") == pod["metadata"].get("annotations")
+        template, pod = stored_pod(mine[name]), stored_pod(pod)
+        for key in ("labels", "annotations"):  # the pod's name is its controller's to give
+            assert template["metadata"].get(key) == pod["metadata"].get(key), (name, key)
         expected = copy.deepcopy(pod["spec"])
         expected.pop("activeDeadlineSeconds", None)
         expected["hostname"] = name
@@ -279,7 +298,8 @@ def test_the_pod_name_is_the_one_thing_a_pod_sees_differently(
     operator's pod name. The hostname (HOSTNAME, socket.gethostname) stays the operator's."""
     template = replica_pods(rendered["job"])["expand-master-0"]
     pod_env = next(c for c in template["spec"]["containers"] if c["name"] == "pytorch")["env"]
-    assert {"name": "POD", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}} in pod_env
+    (pod_name,) = [e["valueFrom"]["fieldRef"] for e in pod_env if e["name"] == "POD"]
+    assert pod_name["fieldPath"] == "metadata.name"
     assert template["spec"]["hostname"] == "expand-master-0"
 
 
@@ -539,9 +559,8 @@ def test_run_policy_maps_onto_the_job_controller(
     assert (job_spec["completions"], job_spec["parallelism"]) == (1, 1)
     if workload == "job":
         assert job_spec["suspend"] is True
-        assert pick(objs, "Job", "m-worker-1")["metadata"]["annotations"] == {
-            "pulumi.com/skipAwait": "true"
-        }
+        annotations = pick(objs, "Job", "m-worker-1")["metadata"]["annotations"]
+        assert annotations["pulumi.com/skipAwait"] == "true"
     else:
         assert "suspend" not in job_spec
         assert pick(objs, "JobSet", "m")["spec"]["suspend"] is True

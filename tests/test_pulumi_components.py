@@ -461,15 +461,17 @@ def test_objects_shared_by_jobs_are_registered_once(
     stack = two_tfjobs_stack(tmp_path)
     run = run_pulumi(lambda: deploy_stack(stack) and None)
     (crd,) = run.of_type("kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition")
-    assert run.parent_of(crd).type == "pulumi:pulumi:Stack"  # type: ignore[union-attr]
-    objects = [r for r in run.kubernetes_objects() if r is not crd]
+    (namespace,) = run.of_type("kubernetes:core/v1:Namespace")
+    for shared in (crd, namespace):
+        assert run.parent_of(shared).type == "pulumi:pulumi:Stack"  # type: ignore[union-attr]
+    objects = [r for r in run.kubernetes_objects() if r not in (crd, namespace)]
     assert sorted(r.name for r in objects) == [
         "ml/a-worker-0",
         "ml/a-worker-0",
         "ml/b-worker-0",
         "ml/b-worker-0",
     ]
-    assert all(crd.urn in r.dependencies for r in objects)
+    assert all({crd.urn, namespace.urn} <= set(r.dependencies) for r in objects)
 
 
 def test_missing_credentials_stop_the_stack_before_any_job(

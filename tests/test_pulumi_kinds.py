@@ -793,12 +793,13 @@ def test_objects_several_jobs_share_are_registered_once(tmp_path: Any) -> None:
         "trainingjobs.paddlepaddle.org",
     )
     pull = run.one("kubernetes:core/v1:Secret", "ml/regcred")
-    for shared in (crd, pull):
+    namespace = run.one("kubernetes:core/v1:Namespace", "ml")
+    for shared in (crd, pull, namespace):
         assert run.parent_of(shared).type == "pulumi:pulumi:Stack"  # type: ignore[union-attr]
     by_parent: dict[str, list[str]] = {}
     for reg in run.kubernetes_objects():
-        if reg not in (crd, pull):
-            assert {crd.urn, pull.urn} <= set(reg.dependencies), reg.name
+        if reg not in (crd, pull, namespace):
+            assert {crd.urn, pull.urn, namespace.urn} <= set(reg.dependencies), reg.name
             by_parent.setdefault(run.parent_of(reg).name, []).append(reg.name)  # type: ignore[union-attr]
     assert by_parent == {
         "ml/a": ["ml/a"],

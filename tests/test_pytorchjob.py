@@ -203,7 +203,7 @@ def test_gang_scheduling_pod_security_and_gpus_as_for_tfjob(tmp_path: Path) -> N
     assert pod["spec"]["schedulerName"] == "volcano"
     assert pod["metadata"]["annotations"]["volcano.sh/task-spec"] == "worker"
     resources = container(pod, PT)["resources"]
-    assert resources == {"limits": {"nvidia.com/gpu": 1}, "requests": {"nvidia.com/gpu": 1}}
+    assert resources == {"limits": {"nvidia.com/gpu": "1"}, "requests": {"nvidia.com/gpu": "1"}}
     # Restricted reaches the operator's init container too.
     init = pod["spec"]["initContainers"][0]
     assert init["securityContext"]["allowPrivilegeEscalation"] is False

@@ -44,6 +44,7 @@ def test_layout_headers_and_kustomization(project: Path, run) -> None:
     out = project / "rendered" / "dev"
     files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
     assert files == [
+        "_cluster/namespace-ml.yaml",
         "kustomization.yaml",
         "ml/job-mnist-worker-0.yaml",
         "ml/job-mnist-worker-1.yaml",
@@ -58,8 +59,9 @@ def test_layout_headers_and_kustomization(project: Path, run) -> None:
     (pod,) = yaml.safe_load_all(pod_text)
     assert pod["kind"] == "Job" and pod["metadata"]["name"] == "mnist-worker-0"
     kustomization = yaml.safe_load((out / "kustomization.yaml").read_text())
-    # Every object file, services before the Jobs (install order).
+    # Every object file, the namespace first, services before the Jobs (install order).
     assert kustomization["resources"] == [
+        "_cluster/namespace-ml.yaml",
         "ml/service-mnist-worker-0.yaml",
         "ml/service-mnist-worker-1.yaml",
         "ml/job-mnist-worker-0.yaml",
@@ -277,7 +279,7 @@ def test_the_output_of_a_deleted_stack_is_drift_and_removed_by_render(project: P
     result = run("render", cwd=project)
     assert result.exit_code == 0
     assert (
-        "rendered/two: 0 added, 0 changed, 3 removed" in result.stdout
-    )  # pod, service, kustomization
+        "rendered/two: 0 added, 0 changed, 4 removed" in result.stdout
+    )  # namespace, pod, service, kustomization
     assert sorted(p.name for p in (project / "rendered").iterdir()) == ["one"]
     assert run("diff", cwd=project).exit_code == 0

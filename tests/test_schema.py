@@ -94,8 +94,8 @@ def test_validate_uses_the_written_crd_schema(project: Path, run, tmp_path: Path
     assert run("render", cwd=project).exit_code == 0
     ok = run("validate", "rendered/dev", "--schema-location", location, cwd=project)
     assert ok.exit_code == 0, ok.stdout
-    # The CR and the CRD; both kustomizations (top and _crds/) are skipped.
-    assert "4 objects: 2 valid, 0 invalid, 0 errors, 2 skipped" in ok.stdout
+    # The CR, the CRD and the namespace; both kustomizations (top and _crds/) are skipped.
+    assert "5 objects: 3 valid, 0 invalid, 0 errors, 2 skipped" in ok.stdout
     # ... and the strict schema rejects an unknown field.
     cr_file = project / "rendered/dev/ml/trainingjob-tj.yaml"
     (cr,) = load_all(cr_file.read_text())

@@ -199,7 +199,7 @@ def test_template_labels_and_annotations_are_kept_operator_labels_win(tmp_path: 
     )
     assert pod["metadata"]["labels"]["team"] == "a"
     assert pod["metadata"]["labels"]["training.kubeflow.org/job-name"] == "mnist"
-    assert pod["metadata"]["annotations"] == {"note": "x"}
+    assert pod["metadata"]["annotations"]["note"] == "x"
 
 
 def test_cluster_domain_is_appended_to_hosts(tmp_path: Path) -> None:

@@ -118,8 +118,8 @@ def test_seed_job_1_renders_the_controllers_objects(tmp_path: Path) -> None:
     # nvidia.com/gpu with requests equal to limits.
     resources = container(trainer, "trainer")["resources"]
     assert resources == {
-        "limits": {"cpu": "800m", "memory": "1Gi", GPU: 1},
-        "requests": {"cpu": "500m", "memory": "600Mi", GPU: 1},
+        "limits": {"cpu": "800m", "memory": "1Gi", GPU: "1"},
+        "requests": {"cpu": "500m", "memory": "600Mi", GPU: "1"},
     }
     trainer_env = env(container(trainer, "trainer"))
     assert trainer_env["PADDLE_INIT_TRAINER_COUNT"] == "1"
@@ -281,18 +281,18 @@ def test_etcd_is_always_the_masters_sidecar(tmp_path: Path, endpoint: str | None
         pytest.param({"limits": {"cpu": "3"}}, GPU, "3", "0", None, id="cpu-limits-only"),
         pytest.param({}, GPU, "1", "0", None, id="no-cpu"),
         # Fix: GPUs in limits (the controller read requests: 0) under either name.
-        pytest.param({"limits": {ALPHA: 2}}, GPU, "2", "1", {GPU: 2}, id="alpha-in-limits"),
-        pytest.param({"limits": {GPU: 4}}, GPU, "4", "1", {GPU: 4}, id="nvidia-in-limits"),
+        pytest.param({"limits": {ALPHA: 2}}, GPU, "2", "1", {GPU: "2"}, id="alpha-in-limits"),
+        pytest.param({"limits": {GPU: 4}}, GPU, "4", "1", {GPU: "4"}, id="nvidia-in-limits"),
         pytest.param(
             {"limits": {GPU: 1}, "requests": {"cpu": "8"}},
             GPU,
             "1",
             "1",
-            {GPU: 1},
+            {GPU: "1"},
             id="gpu-wins-over-cpu",
         ),
-        pytest.param({"requests": {GPU: 2}}, GPU, "2", "1", {GPU: 2}, id="gpu-in-requests-only"),
-        pytest.param({"limits": {GPU: 3}}, ALPHA, "3", "1", {ALPHA: 3}, id="written-under-alpha"),
+        pytest.param({"requests": {GPU: 2}}, GPU, "2", "1", {GPU: "2"}, id="gpu-in-requests-only"),
+        pytest.param({"limits": {GPU: 3}}, ALPHA, "3", "1", {ALPHA: "3"}, id="written-under-alpha"),
     ],
 )
 def test_trainer_count_and_gpus(

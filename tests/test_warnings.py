@@ -148,6 +148,20 @@ OPERATOR = {"kubetrain.io/mode": "operator"}
             id="operator-mode-keeps-them",
         ),
         pytest.param(
+            {
+                "kubetrain:jobs": [
+                    tfjob({}, annotations={**OPERATOR, "kubetrain.io/native-workload": "jobset"})
+                ]
+            },
+            [
+                (
+                    ("metadata", "annotations", "kubetrain.io/native-workload"),
+                    "has no effect in operator mode",
+                )
+            ],
+            id="native-workload-in-operator-mode",
+        ),
+        pytest.param(
             {**LEARNER_SETTINGS, "kubetrain:jobs": [learner()]},
             [(("spec", "resources", "gpuType"), "gpuType 'nvidia-tesla-v100' is not used")],
             id="learner-gpu-type-dropped",

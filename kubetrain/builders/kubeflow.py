@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+from ..models.base import NATIVE_WORKLOAD_ANNOTATION
 from ..models.kubeflow import KubeflowJob, ReplicaSpec
 from .context import BuildContext
 from .gang import (
@@ -475,6 +476,11 @@ def replica_job_builder(
 
     def build(job: KubeflowJob, mode: str, ctx: BuildContext) -> list[Manifest]:
         if mode == "operator":
+            if NATIVE_WORKLOAD_ANNOTATION in job.metadata.annotations:
+                ctx.warn(
+                    ("metadata", "annotations", NATIVE_WORKLOAD_ANNOTATION),
+                    "has no effect in operator mode, where the training operator creates the pods",
+                )
             return [custom_resource(job, ctx)]
         return expansion(job, ctx).build()
 

@@ -15,10 +15,12 @@ from ..models.resources import GPU_ALIASES, normalize_gpus
 
 __all__ = [
     "MANAGED_BY",
-    "SKIP_AWAIT_ANNOTATION",
+    "PULL_SECRET_COMPONENT",
+    "SHARED_KINDS",
     "app_labels",
     "canonical",
     "gpu_alias_warnings",
+    "is_shared",
     "manifest",
     "merge",
     "normalize_pod_gpus",
@@ -30,8 +32,23 @@ __all__ = [
 
 #: Value of ``app.kubernetes.io/managed-by`` on everything kubetrain creates.
 MANAGED_BY = "kubetrain"
-#: Tells Pulumi not to wait for the object to become ready (for a Job: to complete).
-SKIP_AWAIT_ANNOTATION = "pulumi.com/skipAwait"
+#: ``app.kubernetes.io/component`` of image pull secrets, which several jobs may share.
+PULL_SECRET_COMPONENT = "image-pull-secret"
+#: Kinds that belong to the stack rather than to a job: one per cluster or namespace, whichever
+#: jobs need them.
+SHARED_KINDS = frozenset({"CustomResourceDefinition", "Namespace"})
+#: ``app.kubernetes.io/component`` values of objects that jobs may share.
+SHARED_COMPONENTS = frozenset({PULL_SECRET_COMPONENT})
+
+
+def is_shared(obj: Mapping[str, Any]) -> bool:
+    """Whether ``obj`` is an object that jobs may share (a CRD, a Namespace, a pull Secret), so
+    it belongs to the stack however many of its jobs need it: its identity (its Pulumi URN, the
+    job a rendered file names) does not move when a job that shares it comes or goes."""
+    if obj.get("kind") in SHARED_KINDS:
+        return True
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    return labels.get("app.kubernetes.io/component") in SHARED_COMPONENTS
 
 
 def app_labels(name: str, instance: str, component: str | None = None) -> dict[str, str]:

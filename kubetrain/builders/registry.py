@@ -7,13 +7,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from ..kube.stored import stored_form
 from ..models.base import JobDocument
 from ..models.errors import InputError, Problem
 from ..models.kinds import attach_builder, declaration
 from ..models.load import JobSource, LoadedJob, LoadedManifest, Stack
 from .context import BuildContext, Target
-from .delivery import crd_sync_wave
-from .meta import canonical
+from .lifecycle import await_annotations, lifecycle_annotations
+from .meta import canonical, is_shared, plain_copy
+from .namespaces import namespace_manifest, namespaces_created
 from .order import sort_key
 
 __all__ = [
@@ -60,12 +62,15 @@ MANIFEST_SOURCE = "manifest"
 
 @dataclass(frozen=True)
 class Built:
-    """One manifest and the job it came from (``None`` for objects shared by several jobs), or
-    the plain manifest of the stack it is."""
+    """One manifest and the job it came from (``None`` for an object of the stack: one that jobs
+    may share, see :func:`kubetrain.builders.meta.is_shared`, or the stack makes itself), or the
+    plain manifest of the stack it is. ``builders`` are the jobs that built it (for a shared
+    object, all of them)."""
 
     obj: Manifest
     job: LoadedJob | None
     manifest: LoadedManifest | None = None
+    builders: tuple[LoadedJob, ...] = ()
 
     @property
     def source(self) -> str:
@@ -79,6 +84,13 @@ class Built:
         if self.manifest is not None:
             return self.manifest.source
         return self.job.source if self.job is not None else None
+
+
+def finish(obj: Manifest, ctx: BuildContext) -> Manifest:
+    """The last steps every manifest goes through: the delivery engines' annotations (see
+    :mod:`.lifecycle`), canonical key order, and the form the API server stores (see
+    :mod:`kubetrain.kube.stored`)."""
+    return stored_form(canonical(await_annotations(lifecycle_annotations(obj), ctx.settings)))
 
 
 def build_job(
@@ -104,8 +116,7 @@ def build_job(
         for path, message in reported:
             problem = loaded.source.problem(path, f"{loaded.title}: {message}")
             warnings.append(dataclasses.replace(problem, severity="warning"))
-    # CRDs get the Argo CD sync wave that applies them first (see .delivery).
-    return [canonical(crd_sync_wave(obj)) for obj in built]
+    return [finish(obj, ctx) for obj in built]
 
 
 def identity(obj: Manifest) -> tuple[str, str, str, str]:
@@ -127,15 +138,19 @@ def build_stack(
 ) -> list[Built]:
     """Every manifest of ``stack`` (its jobs' and its plain manifests), in install order.
 
-    An object built identically by several jobs (a CRD) is kept once; two different objects
-    with one identity are an input error naming both jobs (or the job and the manifest).
-    ``warnings`` receives the builders' warnings; ``progress`` is called once per job.
+    An object jobs may share (:func:`~kubetrain.builders.meta.is_shared`), or that several jobs
+    build identically, is kept once, as the stack's; two different objects with one identity
+    are an input error naming both jobs (or the job and the manifest). CRDs the stack declares
+    external are left out, and the Namespaces it creates are added (:mod:`.namespaces`; a
+    Namespace among its manifests wins). ``warnings`` receives the builders' warnings;
+    ``progress`` is called once per job.
     """
     ctx = BuildContext(stack.settings, target)
+    external_crds = set(stack.settings.external.custom_resource_definitions)
     seen: dict[tuple[str, str, str, str], Built] = {}
     problems: list[Problem] = []
     for manifest in stack.manifests:
-        obj = canonical(manifest.obj)
+        obj = finish(plain_copy(manifest.obj), ctx)
         seen[identity(obj)] = Built(obj, None, manifest)
     for loaded in stack.jobs:
         if progress is not None:
@@ -147,18 +162,23 @@ def build_stack(
             continue
         for obj in objs:
             key = identity(obj)
+            if key[1] == "CustomResourceDefinition" and key[3] in external_crds:
+                continue
             first = seen.get(key)
             if first is None:
-                seen[key] = Built(obj, loaded)
+                shared = is_shared(obj)
+                seen[key] = Built(obj, None if shared else loaded, builders=(loaded,))
             elif first.obj == obj:
                 if first.manifest is None:  # identical to a declared manifest: that one stays
-                    seen[key] = Built(obj, None)
+                    seen[key] = Built(obj, None, builders=(*first.builders, loaded))
             else:
                 where = f"{key[2]}/{key[3]}" if key[2] else key[3]
+                first_job = first.job or (first.builders[0] if first.builders else None)
                 other = (
                     f"kubetrain:manifests also declares at {first.manifest.source}"
                     if first.manifest is not None
-                    else f"{first.source} also creates differently"
+                    else f"{first_job.title if first_job else first.source} also creates "
+                    "differently"
                 )
                 problems.append(
                     Problem(
@@ -170,4 +190,7 @@ def build_stack(
                 )
     if problems:
         raise InputError(problems)
+    for name in namespaces_created((b.obj for b in seen.values()), stack.settings):
+        obj = finish(namespace_manifest(name, stack.settings), ctx)
+        seen[identity(obj)] = Built(obj, None)
     return sorted(seen.values(), key=lambda b: sort_key(b.obj))

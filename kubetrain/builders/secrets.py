@@ -36,7 +36,7 @@ from typing import Any
 
 from ..models.secrets import PULL_CREDENTIAL_KEY, ExternalSecret
 from .context import BuildContext
-from .meta import MANAGED_BY, manifest, object_meta
+from .meta import MANAGED_BY, PULL_SECRET_COMPONENT, manifest, object_meta
 from .registry import BuildProblem
 
 __all__ = [
@@ -56,8 +56,6 @@ CREDENTIAL_MARKER = "$kubetrainCredential"
 #: Secret type and key of an image pull secret.
 PULL_SECRET_TYPE = "kubernetes.io/dockerconfigjson"
 DOCKER_CONFIG_JSON_KEY = ".dockerconfigjson"
-#: ``app.kubernetes.io/component`` of pull secrets, which several jobs may share.
-PULL_SECRET_COMPONENT = "image-pull-secret"
 
 
 @dataclass(frozen=True, order=True)

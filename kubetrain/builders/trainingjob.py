@@ -28,15 +28,8 @@ from ..models.trainingjob import (
 from .context import BuildContext
 from .crd import PrinterColumn, custom_resource_definition, register_crd
 from .gang import GangJob, with_gang_scheduling
-from .meta import (
-    SKIP_AWAIT_ANNOTATION,
-    app_labels,
-    gpu_alias_warnings,
-    manifest,
-    merge,
-    object_meta,
-    plain_copy,
-)
+from .lifecycle import SKIP_AWAIT
+from .meta import app_labels, gpu_alias_warnings, manifest, merge, object_meta, plain_copy
 from .registry import builder
 from .security import apply_pod_security
 
@@ -295,7 +288,7 @@ class ParsedJob:
             merge(self.labels("trainer"), selector),
             # The trainers run until the training ends; Pulumi would otherwise wait for the Job
             # to complete before `pulumi up` returns (render writes it too, so both agree).
-            {SKIP_AWAIT_ANNOTATION: "true"},
+            {SKIP_AWAIT: "true"},
         )
         # No completions, as with the controller: the Job ends when a trainer succeeds and the
         # others have stopped, and EDL may raise parallelism up to max-instance.

@@ -37,7 +37,8 @@ from typing import Any
 
 from ..kube.features import enabled_by_default, rule_requires_pod_conditions
 from ..models.jobset import JOBSET_API_VERSION
-from .meta import SKIP_AWAIT_ANNOTATION, manifest, object_meta
+from .lifecycle import SKIP_AWAIT
+from .meta import manifest, object_meta
 
 __all__ = [
     "JOBSET_API_VERSION",
@@ -142,7 +143,7 @@ def index_job(
     spec["ttlSecondsAfterFinished"] = run.ttl_seconds_after_finished
     # A training Job runs until the training ends: Pulumi would otherwise wait for it to
     # complete before `pulumi up` returns (render writes it too, so both agree).
-    meta = object_meta(name, namespace, labels, {SKIP_AWAIT_ANNOTATION: "true"})
+    meta = object_meta(name, namespace, labels, {SKIP_AWAIT: "true"})
     return manifest("batch/v1", "Job", meta, spec=spec)
 
 
@@ -197,5 +198,7 @@ def job_set(
         "suspend": True if suspend else None,
         "ttlSecondsAfterFinished": ttl_seconds_after_finished,
     }
-    meta = object_meta(name, namespace, labels, annotations)
+    # Like its Jobs, the JobSet runs until the training ends: no await setting makes Pulumi wait
+    # for that.
+    meta = object_meta(name, namespace, labels, {**annotations, SKIP_AWAIT: "true"})
     return manifest(JOBSET_API_VERSION, "JobSet", meta, spec=spec)

@@ -25,6 +25,10 @@ class GitRef(Strict):
     branch: str | None = Field(default=None, description="Branch to follow. Default: master.")
 
 
+class LocalObjectReference(Strict):
+    name: str = Field(description="Name of the object.")
+
+
 class GitRepositorySpec(Strict):
     interval: str = Field(pattern=_DURATION, description="How often Flux fetches the branch.")
     url: str = Field(
@@ -32,6 +36,9 @@ class GitRepositorySpec(Strict):
         description="Git URL of the repository (http, https or ssh; not git@host:path).",
     )
     ref: GitRef | None = Field(default=None, description="What to check out.")
+    secret_ref: LocalObjectReference | None = Field(
+        default=None, alias="secretRef", description="Credentials of a private repository."
+    )
 
 
 @resource_kind("source.toolkit.fluxcd.io/v1", "GitRepository")
@@ -49,10 +56,16 @@ class SourceRef(Strict):
         description="Kind of the source."
     )
     name: str = Field(description="Name of the source.")
+    namespace: str | None = Field(
+        default=None, description="Namespace of the source. Default: the Kustomization's."
+    )
 
 
 class DependsOn(Strict):
     name: str = Field(description="A Kustomization that must be ready first.")
+    namespace: str | None = Field(
+        default=None, description="Its namespace. Default: the Kustomization's."
+    )
 
 
 class PatchTarget(Strict):
@@ -104,6 +117,9 @@ class ApplicationSource(Strict):
 
 class ApplicationDestination(Strict):
     server: str | None = Field(default=None, description="API server of the target cluster.")
+    namespace: str | None = Field(
+        default=None, description="Namespace of objects without one; what CreateNamespace creates."
+    )
 
 
 class Automated(Strict):
@@ -115,14 +131,49 @@ class Automated(Strict):
     )
 
 
+class Backoff(Strict):
+    duration: str | None = Field(default=None, description="First wait between retries.")
+    factor: int | None = Field(default=None, description="Multiplier per retry.")
+    max_duration: str | None = Field(default=None, alias="maxDuration", description="Longest wait.")
+
+
+class Retry(Strict):
+    limit: int | None = Field(default=None, description="Retries of a failed sync.")
+    backoff: Backoff | None = Field(default=None, description="Waits between retries.")
+
+
+class ManagedNamespaceMetadata(Strict):
+    labels: dict[str, str] | None = Field(default=None, description="Labels of the namespace.")
+
+
 class SyncPolicy(Strict):
     automated: Automated | None = Field(
         default=None, description="Sync on every change of the branch."
+    )
+    sync_options: list[str] | None = Field(
+        default=None, alias="syncOptions", description="Options of every sync."
+    )
+    retry: Retry | None = Field(default=None, description="Retry of a failed sync.")
+    managed_namespace_metadata: ManagedNamespaceMetadata | None = Field(
+        default=None,
+        alias="managedNamespaceMetadata",
+        description="Metadata of the namespace CreateNamespace creates.",
+    )
+
+
+class IgnoreDifferences(Strict):
+    group: str | None = Field(default=None, description="API group of the objects.")
+    kind: str = Field(description="Kind of the objects.")
+    jq_path_expressions: list[str] | None = Field(
+        default=None, alias="jqPathExpressions", description="Parts the comparison leaves out."
     )
 
 
 class ApplicationSpec(Strict):
     project: str = Field(description="Argo CD project.")
+    ignore_differences: list[IgnoreDifferences] | None = Field(
+        default=None, alias="ignoreDifferences", description="What the comparison leaves out."
+    )
     source: ApplicationSource | None = Field(default=None, description="Where the manifests are.")
     destination: ApplicationDestination = Field(description="Where they go.")
     sync_policy: SyncPolicy | None = Field(

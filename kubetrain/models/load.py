@@ -584,8 +584,9 @@ def _load_job(doc: Document, settings: StackSettings, problems: list[Problem]) -
 def _native_workload_problems(
     job: JobDocument, settings: StackSettings
 ) -> list[tuple[tuple[PathPart, ...], str]]:
-    """The ``kubetrain.io/native-workload`` annotation names a workload its kind has, in native
-    mode (checked like ``kubetrain.io/mode``, before the kind's own rules read it)."""
+    """The ``kubetrain.io/native-workload`` annotation names a workload its kind has (checked
+    like ``kubetrain.io/mode``, before the kind's own rules read it; in operator mode it is
+    unused, which the builder says as a warning)."""
     value = job.metadata.annotations.get(NATIVE_WORKLOAD_ANNOTATION)
     if value is None:
         return []
@@ -599,14 +600,6 @@ def _native_workload_problems(
                 path,
                 f"only {' and '.join(kinds)} choose what runs their replicas; a {job.KIND}'s "
                 "native objects are fixed: remove the annotation",
-            )
-        ]
-    if job.mode(settings) == "operator":
-        return [
-            (
-                path,
-                "has no effect in operator mode, where the training operator creates the pods: "
-                f"remove it, or set {MODE_ANNOTATION}: native",
             )
         ]
     return []

@@ -20,15 +20,22 @@ from .base import DNSLabel, DNSSubdomain, Strict, reject_unquoted_number
 __all__ = [
     "CONFIG_NAMESPACE",
     "NATIVE_WORKLOADS",
+    "ArgoRetry",
+    "ArgoSettings",
     "External",
+    "FluxDependency",
+    "FluxSettings",
+    "FluxSourceRef",
     "GitOps",
     "NativeWorkload",
     "Patch",
     "PatchTarget",
+    "RetryBackoff",
     "SecretStoreRef",
     "SecureValue",
     "StackFile",
     "StackSettings",
+    "go_duration",
 ]
 
 #: The Pulumi config namespace of kubetrain's keys (``kubetrain:namespace`` ...).
@@ -82,6 +89,117 @@ class External(Strict):
         alias="persistentVolumeClaims",
         description="PersistentVolumeClaim names, or namespace/name.",
     )
+    namespaces: list[DNSLabel] = Field(
+        default_factory=list,
+        description="Namespaces that exist already (made by the platform team or another "
+        "environment): kubetrain does not create them. default and the kube-* namespaces always "
+        "count as existing.",
+    )
+    custom_resource_definitions: list[DNSSubdomain] = Field(
+        default_factory=list,
+        alias="customResourceDefinitions",
+        description="kubetrain CRDs another environment on the same cluster installs, by name "
+        "(e.g. trainingjobs.paddlepaddle.org): this stack does not render or deploy them.",
+    )
+
+
+def go_duration(value: str) -> str:
+    """``value`` if it is a Go duration such as ``5m`` or ``1h30m`` (what Flux and Argo CD
+    parse), else a ValueError quoting it."""
+    if not re.fullmatch(r"([0-9]+(\.[0-9]+)?(ms|s|m|h))+", value):
+        raise ValueError(f"must be a Go duration such as 5m or 1h30m, got {value!r}")
+    return value
+
+
+class FluxSourceRef(Strict):
+    """An existing Flux source the Kustomizations read instead of a GitRepository of their own."""
+
+    kind: Literal["GitRepository", "OCIRepository", "Bucket"] = Field(
+        default="GitRepository", description="Kind of the source. Default: GitRepository."
+    )
+    name: DNSSubdomain = Field(description="Name of the source.")
+    namespace: DNSLabel | None = Field(
+        default=None, description="Namespace of the source. Default: the Kustomizations' own."
+    )
+
+
+class FluxDependency(Strict):
+    """A Flux Kustomization that must be ready before rendered/<env> is applied."""
+
+    name: DNSSubdomain = Field(description="Name of the Kustomization, e.g. volcano.")
+    namespace: DNSLabel | None = Field(
+        default=None, description="Its namespace. Default: the Kustomizations' own."
+    )
+
+
+class FluxSettings(Strict):
+    """Flux-only settings of the delivery objects."""
+
+    secret_ref: DNSSubdomain | None = Field(
+        default=None,
+        alias="secretRef",
+        description="Secret (in the Flux namespace) with the credentials of a private "
+        "repository, as GitRepository spec.secretRef. Default: none (a public repository).",
+    )
+    source_ref: FluxSourceRef | None = Field(
+        default=None,
+        alias="sourceRef",
+        description="Reuse this existing source (e.g. the cluster's flux-system GitRepository) "
+        "instead of writing a GitRepository; repoURL, branch and secretRef are then not used. "
+        "Default: a GitRepository of the environment's own.",
+    )
+    depends_on: list[FluxDependency] = Field(
+        default_factory=list,
+        alias="dependsOn",
+        description="Kustomizations that must be ready first (those installing External "
+        "Secrets, Volcano or the training operator). Default: none.",
+    )
+
+
+class RetryBackoff(Strict):
+    """How long Argo CD waits between sync retries."""
+
+    duration: str = Field(default="5s", description="First wait, a Go duration. Default: 5s.")
+    factor: int = Field(default=2, ge=1, description="Multiplier per retry. Default: 2.")
+    max_duration: str = Field(
+        default="3m", alias="maxDuration", description="Longest wait. Default: 3m."
+    )
+
+    @field_validator("duration", "max_duration")
+    @classmethod
+    def _duration(cls, value: str) -> str:
+        return go_duration(value)
+
+
+class ArgoRetry(Strict):
+    """Argo CD's retry of a failed sync."""
+
+    limit: int = Field(ge=0, description="Retries of a failed sync (0: none).")
+    backoff: RetryBackoff = Field(
+        default_factory=RetryBackoff, description="Waits between retries."
+    )
+
+
+class ArgoSettings(Strict):
+    """Argo CD-only settings of the Application."""
+
+    project: DNSSubdomain = Field(
+        default="default", description="Argo CD project. Default: default."
+    )
+    retry: ArgoRetry | None = Field(
+        default=None, description="Retry failed syncs. Default: no retry."
+    )
+    finalizer: bool = Field(
+        default=False,
+        description="Deleting the Application deletes what it deployed (its "
+        "resources-finalizer; CRDs and Namespaces are kept). Default: false.",
+    )
+    create_namespace: bool = Field(
+        default=False,
+        alias="createNamespace",
+        description="Argo CD creates the stack's namespace (CreateNamespace=true) with the Pod "
+        "Security labels, e.g. when kubetrain:external.namespaces lists it. Default: false.",
+    )
 
 
 class GitOps(Strict):
@@ -100,6 +218,13 @@ class GitOps(Strict):
     namespace: DNSLabel | None = Field(
         default=None,
         description="Namespace of the delivery objects. Default: flux-system / argocd per engine.",
+    )
+    flux: FluxSettings = Field(
+        default_factory=FluxSettings, description="Flux-only settings (secretRef, sourceRef...)."
+    )
+    argocd: ArgoSettings = Field(
+        default_factory=ArgoSettings,
+        description="Argo CD-only settings (project, retry, finalizer, createNamespace).",
     )
     project_dir: str = Field(
         default="",
@@ -121,9 +246,7 @@ class GitOps(Strict):
     @field_validator("interval")
     @classmethod
     def _interval(cls, value: str) -> str:
-        if not re.fullmatch(r"([0-9]+(\.[0-9]+)?(ms|s|m|h))+", value):
-            raise ValueError(f"must be a Go duration such as 5m or 1h30m, got {value!r}")
-        return value
+        return go_duration(value)
 
 
 class PatchTarget(Strict):
@@ -279,6 +402,20 @@ class StackSettings(Strict):
         default=None,
         alias="gpuTypeNodeLabel",
         description="Node label that selects a Learner's gpuType; without it gpuType is not used.",
+    )
+    pod_await: Literal["auto", "ready", "skip"] = Field(
+        default="auto",
+        alias="podAwait",
+        description="How pulumi up waits for the objects that run pods: auto waits for all but "
+        "gang-scheduled ones (which start only together), ready for all, skip for none "
+        "(pulumi.com/skipAwait). Default: auto.",
+    )
+    pod_await_timeout_seconds: int | None = Field(
+        default=None,
+        alias="podAwaitTimeoutSeconds",
+        ge=1,
+        description="Seconds pulumi up waits for an awaited object that runs pods "
+        "(pulumi.com/timeoutSeconds). Default: the provider's (10 minutes).",
     )
     credentials: dict[str, dict[str, SecureValue]] = Field(
         default_factory=dict,

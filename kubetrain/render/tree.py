@@ -32,6 +32,7 @@ __all__ = [
     "PendingTree",
     "TreeChange",
     "file_header",
+    "generated_for",
     "iter_files",
     "object_path",
     "plan_files",
@@ -159,6 +160,16 @@ def generated_from(text: str) -> str | None:
         return None
     first = text.partition("\n")[0].removeprefix(GENERATED_MARK + " from ")
     return first.rpartition(" (")[0] or None
+
+
+def generated_for(text: str) -> str | None:
+    """What a generated file says it holds (``TFJob ml/mnist``, ``shared by the stack's jobs``:
+    the ``what`` of :func:`file_header`), or ``None`` if kubetrain did not generate it."""
+    if generated_from(text) is None:
+        return None
+    first = text.partition("\n")[0]
+    what = first.rpartition(" (")[2].rpartition("). Do not edit")[0]
+    return what or None
 
 
 def foreign_files(existing: Mapping[str, str], source: str | None = None) -> dict[str, str | None]:
