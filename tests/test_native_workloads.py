@@ -38,6 +38,7 @@ from kubetrain.kube.features import (
     rule_requires_pod_conditions,
     stage,
 )
+from kubetrain.kube.immutable import update_refusals
 from kubetrain.kube.names import DNS1035_LABEL
 from kubetrain.kube.schemas import definitions, supported_versions
 from kubetrain.kube.stored import stored_form
@@ -972,3 +973,53 @@ def test_the_docs_table_of_job_features_is_generated_from_the_code() -> None:
     assert table.split("\n<!-- end job-features -->", 1)[0] == "\n".join(rows)
     assert enabled_by_default("JobPodReplacementPolicy", (1, 29))
     assert not enabled_by_default("JobManagedBy", (1, 31))
+
+
+def _edited(jobset: dict[str, Any], change: Any) -> dict[str, Any]:
+    out = copy.deepcopy(jobset)
+    change(out)
+    return out
+
+
+def _pod_of_first(jobset: dict[str, Any]) -> dict[str, Any]:
+    pod: dict[str, Any] = jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
+    return pod
+
+
+@pytest.mark.parametrize(
+    ("suspended", "change", "refused"),
+    [
+        (False, lambda j: j["metadata"].setdefault("labels", {}).update(team="a"), []),
+        (
+            False,
+            lambda j: _pod_of_first(j)["spec"].update(nodeSelector={"a": "b"}),
+            ["spec.replicatedJobs"],
+        ),
+        (True, lambda j: _pod_of_first(j)["spec"].update(nodeSelector={"a": "b"}), []),
+        (True, lambda j: _pod_of_first(j)["spec"].update(hostname="x"), ["spec.replicatedJobs"]),
+        (
+            False,
+            lambda j: j["spec"]["successPolicy"].update(operator="Any"),
+            ["spec.successPolicy"],
+        ),
+        (False, lambda j: j["spec"].update(suspend=True), []),
+    ],
+    ids=[
+        "labels",
+        "node-selector",
+        "node-selector-suspended",
+        "hostname-suspended",
+        "success",
+        "suspend",
+    ],
+)
+def test_what_a_jobset_update_may_change(
+    rendered: dict[str, list[dict[str, Any]]], suspended: bool, change: Any, refused: list[str]
+) -> None:
+    """The JobSet webhook's ValidateUpdate and the CRD's immutability rules: plan replaces a
+    JobSet whose edit they refuse (Flux, Argo CD and Pulumi then re-create it)."""
+    jobset = copy.deepcopy(pick(rendered["jobset"], "JobSet", "py-full"))
+    if suspended:
+        jobset["spec"]["suspend"] = True
+    assert [r.path for r in update_refusals(jobset, _edited(jobset, change))] == refused
+    assert "kustomize.toolkit.fluxcd.io/force" in jobset["metadata"]["annotations"]
