@@ -90,6 +90,7 @@ class ElasticPolicy(Strict):
         default=None,
         alias="minReplicas",
         ge=1,
+        json_schema_extra=upstream(minimum=None),
         description="Fewest workers the job runs with (PET_NNODES min). Default: maxReplicas, "
         "else the Worker replicas.",
     )
@@ -97,6 +98,7 @@ class ElasticPolicy(Strict):
         default=None,
         alias="maxReplicas",
         ge=1,
+        json_schema_extra=upstream(minimum=None),
         description="Most workers the job scales to (PET_NNODES max). Default: minReplicas, else "
         "the Worker replicas.",
     )
@@ -110,6 +112,7 @@ class ElasticPolicy(Strict):
         alias="rdzvPort",
         ge=1,
         le=65535,
+        json_schema_extra=upstream(minimum=None, maximum=None),
         description="Rendezvous port. Default: the Worker's pytorchjob-port.",
     )
     rdzv_host: str | None = Field(
@@ -123,6 +126,7 @@ class ElasticPolicy(Strict):
         alias="rdzvConf",
         # An empty list would make the operator's generateEnvRDZVConf slice past its start.
         min_length=1,
+        json_schema_extra=upstream(minItems=None),
         description="Extra rendezvous settings, joined as key=value,... (PET_RDZV_CONF).",
     )
     standalone: bool | None = Field(
@@ -133,12 +137,14 @@ class ElasticPolicy(Strict):
         default=None,
         alias="nProcPerNode",
         ge=1,
+        json_schema_extra=upstream(minimum=None),
         description="Deprecated: use spec.nprocPerNode. Processes per node (PET_NPROC_PER_NODE).",
     )
     max_restarts: int | None = Field(
         default=None,
         alias="maxRestarts",
         ge=0,
+        json_schema_extra=upstream(minimum=None),
         description="Worker-group restarts before the job fails (PET_MAX_RESTARTS).",
     )
     metrics: list[MetricSpec] | None = Field(
