@@ -106,9 +106,9 @@ def test_render_refuses_output_that_fails_a_check(project: Path, run) -> None:
     # FILE:LINE of the job the object came from (where the user can act), the object named;
     # never a file render did not write.
     assert (
-        "stacks/Pulumi.dev.yaml:6: spec.containers[0].env[1].name: env var "
+        "stacks/Pulumi.dev.yaml:6: spec.template.spec.containers[0].env[1].name: env var "
         "'MODE' is already set by env[0] of container 'tensorflow'; the later one silently wins "
-        "(duplicate-env) [Pod ml/mnist-worker-0]"
+        "(duplicate-env) [Job ml/mnist-worker-0]"
     ) in result.stderr
     assert "rendered/" not in result.stderr
     assert not (project / "rendered").exists()
@@ -117,7 +117,7 @@ def test_render_refuses_output_that_fails_a_check(project: Path, run) -> None:
 def test_validate_uses_the_stack_of_each_rendered_env(project: Path, run) -> None:
     (project / "stacks" / "Pulumi.dev.yaml").write_text(JOB % ("restricted", ""))
     assert run("render", cwd=project).exit_code == 0
-    pod = project / "rendered" / "dev" / "ml" / "pod-mnist-worker-0.yaml"
+    pod = project / "rendered" / "dev" / "ml" / "job-mnist-worker-0.yaml"
     assert "runAsNonRoot: true" in pod.read_text()
     assert run("validate", cwd=project).exit_code == 0
     # A hand edit that drops what restricted needs fails against dev's stack...
