@@ -30,7 +30,8 @@ class JobMetadataArgs(TypedDict):
     annotations: NotRequired[dict[str, str]]
     (
         "Annotations of the job document; kubetrain.io/mode (native or operator) overrides "
-        "settings.mode for this job."
+        "settings.mode for this job, kubetrain.io/native-workload (pod, job or jobset) "
+        "settings.native_workload."
     )
 
 
@@ -45,6 +46,12 @@ class SettingsArgs(TypedDict, total=False):
     (
         "native (the objects the operator would create) or operator (the custom resource, for a "
         "cluster running the operator). Default: native."
+    )
+    native_workload: str
+    (
+        "Native mode, TFJob and PyTorchJob: what runs each replica, pod (a bare Pod, as the "
+        "training operator creates), job (a batch/v1 Job per replica) or jobset (one JobSet per "
+        "job, for clusters running the JobSet controller). Default: job."
     )
     gpu_resource: str
     """Extended resource name written for GPUs. Default: nvidia.com/gpu."""

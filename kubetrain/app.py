@@ -762,6 +762,9 @@ kind: TFJob
 metadata:
   name: mnist
 spec:
+  runPolicy:
+    # A parameter server never exits: stop the job a day after it starts.
+    activeDeadlineSeconds: 86400
   tfReplicaSpecs:
     PS:
       replicas: 1

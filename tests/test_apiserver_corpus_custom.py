@@ -203,6 +203,7 @@ def test_models_of_third_party_kinds_follow_their_real_crds() -> None:
         if ("spec" in mine.required) != ("spec" in theirs.required):
             found.append(f"spec required: {'spec' in mine.required}")
         problems += [f"{kind} ({api_version}) {p}" for p in found if ".template." not in p]
-    # 2 PodGroups, ExternalSecret, GitRepository, Kustomization, Application, TFJob, PyTorchJob
-    assert compared == 8
+    # 2 PodGroups, ExternalSecret, GitRepository, Kustomization, Application, TFJob, PyTorchJob,
+    # JobSet
+    assert compared == 9
     assert problems == [], "\n".join(problems)

@@ -110,8 +110,11 @@ def test_render_refuses_output_that_fails_a_check(project: Path, run) -> None:
     assert result.exit_code == 1, result.stderr
     # FILE:LINE of the job the object came from (where the user can act), the object named;
     # never a file render did not write.
-    assert "stacks/Pulumi.dev.yaml:6: spec.containers[0].env[1].valueFrom" in result.stderr
-    assert "(reference) [Pod ml/mnist-worker-0]" in result.stderr
+    assert (
+        "stacks/Pulumi.dev.yaml:6: spec.template.spec.containers[0].env[1].valueFrom"
+        in result.stderr
+    )
+    assert "(reference) [Job ml/mnist-worker-0]" in result.stderr
     assert "rendered/" not in result.stderr
     assert not (project / "rendered").exists()
 
@@ -134,7 +137,7 @@ def test_render_refuses_at_load_time_what_the_api_server_would(project: Path, ru
 def test_validate_uses_the_stack_of_each_rendered_env(project: Path, run) -> None:
     (project / "stacks" / "Pulumi.dev.yaml").write_text(JOB % ("restricted", ""))
     assert run("render", cwd=project).exit_code == 0
-    pod = project / "rendered" / "dev" / "ml" / "pod-mnist-worker-0.yaml"
+    pod = project / "rendered" / "dev" / "ml" / "job-mnist-worker-0.yaml"
     assert "runAsNonRoot: true" in pod.read_text()
     assert run("validate", cwd=project).exit_code == 0
     # A hand edit that drops what restricted needs fails against dev's stack...

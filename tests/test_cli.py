@@ -108,4 +108,4 @@ def test_outside_a_project(tmp_path: Path, run, pulumi_yaml: str | None, message
     (tmp_path / "stacks").mkdir()
     (tmp_path / "stacks" / "Pulumi.dev.yaml").write_text(STACK)
     assert run("render", cwd=tmp_path).exit_code == 0
-    assert (tmp_path / "rendered" / "dev" / "default" / "pod-a-worker-2.yaml").is_file()
+    assert (tmp_path / "rendered" / "dev" / "default" / "job-a-worker-2.yaml").is_file()

@@ -166,7 +166,7 @@ def test_init_scaffolds_a_project_that_renders(tmp_path: Path, run) -> None:
     assert (folder / "stacks" / "Pulumi.dev.yaml").is_file()
     rendered = run("render", cwd=folder)
     assert rendered.exit_code == 0 and rendered.stderr == "", rendered.stderr
-    assert (folder / "rendered" / "dev" / "ml" / "pod-mnist-worker-1.yaml").is_file()
+    assert (folder / "rendered" / "dev" / "ml" / "job-mnist-worker-1.yaml").is_file()
     assert run("validate", cwd=folder).exit_code == 0
     # Never overwrites: a second init changes nothing.
     before = (folder / "stacks" / "Pulumi.dev.yaml").read_text()

@@ -15,7 +15,7 @@ from kubetrain.builders.tfjob import TFTrainingJob
 from kubetrain.models import StackSettings
 
 from conftest import UPSTREAM_SCHEMAS, needs_upstream_schemas
-from helpers import objects, pick, stack_from
+from helpers import objects, pick, pod_stack
 
 VOLCANO_SCHEMA = UPSTREAM_SCHEMAS / "scheduling.volcano.sh" / "podgroup_v1beta1.json"
 
@@ -59,7 +59,7 @@ def tfjob(name: str = "mnist", policy: dict | None = None, **replicas: int) -> d
 def build(tmp_path: Path, job: dict, gang: str = "none", **config: object) -> list[dict]:
     cfg = {"kubetrain:namespace": "ml", "kubetrain:gangScheduler": gang, "kubetrain:jobs": [job]}
     cfg.update({f"kubetrain:{k}": v for k, v in config.items()})
-    return objects(stack_from(tmp_path, cfg))
+    return objects(pod_stack(tmp_path, cfg))
 
 
 def pods(objs: list[dict]) -> list[dict]:
@@ -170,7 +170,7 @@ def test_a_template_naming_its_own_scheduler_keeps_it(tmp_path: Path) -> None:
 def test_scheduler_name_matches_what_the_pods_get(
     tmp_path: Path, gang: str, policy: dict | None, replicas: int, expected: str | None
 ) -> None:
-    stack = stack_from(
+    stack = pod_stack(
         tmp_path,
         {
             "kubetrain:gangScheduler": gang,

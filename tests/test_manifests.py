@@ -76,11 +76,11 @@ def test_manifests_are_rendered_beside_the_jobs(project: Path, run) -> None:
     assert yaml.safe_load(configmap)["metadata"] == {"name": "settings", "namespace": "ml"}
     assert (out / "_cluster" / "namespace-ml.yaml").is_file()
     assert (out / "_cluster" / "priorityclass-training-high.yaml").is_file()
-    # Install order: the Namespace first, the claim before the pods that mount it.
+    # Install order: the Namespace first, the claim before the Jobs whose pods mount it.
     resources = yaml.safe_load((out / "kustomization.yaml").read_text())["resources"]
     assert resources[0] == "_cluster/namespace-ml.yaml"
     assert resources.index("ml/persistentvolumeclaim-data.yaml") < resources.index(
-        "ml/pod-mnist-worker-0.yaml"
+        "ml/job-mnist-worker-0.yaml"
     )
     assert run("validate", cwd=project).exit_code == 0
 

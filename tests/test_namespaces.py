@@ -126,13 +126,13 @@ def test_shared_objects_belong_to_the_stack_even_with_one_job(tmp_path: Path) ->
     ("kind", "name", "annotations"),
     [
         pytest.param(
-            "Pod",
-            "resnet50-worker-0",
+            "JobSet",
+            "resnet50",
             {
                 "kustomize.toolkit.fluxcd.io/force": "enabled",
                 "argocd.argoproj.io/sync-options": "Force=true,Replace=true",
             },
-            id="pod",
+            id="jobset",
         ),
         pytest.param("Service", "resnet50-worker-0", None, id="service"),
     ],
@@ -149,6 +149,7 @@ def test_objects_edits_cannot_change_in_place_are_replaced_by_the_engines(
 AWAITED = {
     "kubetrain:namespace": "ml",
     "kubetrain:gangScheduler": "volcano",
+    "kubetrain:nativeWorkload": "pod",  # a Job or JobSet is never awaited (test below)
     "kubetrain:jobs": [tfjob("gang", replicas=3), tfjob("solo", replicas=1), trainingjob("op")],
 }
 
@@ -195,6 +196,26 @@ def test_how_pulumi_awaits_pods(tmp_path: Path, settings: dict, gang: dict, solo
     assert "pulumi.com/skipAwait" not in (
         pick(objs, "TrainingJob", "op")["metadata"].get("annotations") or {}
     )
+
+
+@pytest.mark.parametrize("workload", ["job", "jobset"])
+@pytest.mark.parametrize("await_setting", ["auto", "ready"])
+def test_a_kubeflow_job_under_a_job_or_jobset_is_never_awaited(
+    tmp_path: Path, workload: str, await_setting: str
+) -> None:
+    """Its Jobs (and JobSet) run until the training ends, as a trainer Job does."""
+    config = {
+        **AWAITED,
+        "kubetrain:nativeWorkload": workload,
+        "kubetrain:podAwait": await_setting,
+        "kubetrain:podAwaitTimeoutSeconds": 60,
+    }
+    runners = [o for o in objects(stack_from(tmp_path, config)) if o["kind"] in ("Job", "JobSet")]
+    assert len(runners) == (4 if workload == "job" else 2)
+    for obj in runners:
+        annotations = obj["metadata"]["annotations"]
+        assert annotations["pulumi.com/skipAwait"] == "true"
+        assert "pulumi.com/timeoutSeconds" not in annotations
 
 
 def test_the_trainer_job_is_never_awaited(tmp_path: Path) -> None:

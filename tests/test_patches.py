@@ -342,8 +342,8 @@ def test_a_patched_stack_renders_the_patched_job(tmp_path: Path) -> None:
         ],
     )
     objs = objects(stack)
-    assert container(pick(objs, "Pod", "mnist-worker-2"))["image"] == "tf:9"
-    assert container(pick(objs, "Pod", "mnist-ps-0"))["image"] == "tf:1"
+    assert container(pick(objs, "Job", "mnist-worker-2"))["image"] == "tf:9"
+    assert container(pick(objs, "Job", "mnist-ps-0"))["image"] == "tf:1"
 
 
 def test_the_example_prod_stack_patches_the_shared_job_file() -> None:

@@ -49,22 +49,19 @@ def test_the_committed_tree_is_the_plan_of_the_stacks(run) -> None:
     assert totals["namespaces"] == {"ml-prod": totals["all"]}
 
 
-def test_scaling_a_tfjob_replaces_every_pod_whose_tf_config_changes(repo_copy: Path, run) -> None:
-    """The issue's case: prod's resnet50 PS from 4 to 5 rewrites TF_CONFIG in all 14 pods."""
+def test_scaling_a_tfjob_replaces_its_jobset(repo_copy: Path, run) -> None:
+    """The issue's case: prod's resnet50 PS from 4 to 5 rewrites TF_CONFIG in all 14 pods. prod
+    runs each Kubeflow job as a JobSet, whose replicatedJobs cannot change in place: the JobSet
+    is replaced (its run restarts), and the new PS gets its Service."""
     edit(repo_copy, "prod", "            replicas: 4\n", "            replicas: 5\n")
     env = plan_json(run, repo_copy, "--stack", "prod")["prod"]
     by_action: dict[str, list[str]] = {}
     for change in env["changes"]:
         by_action.setdefault(change["action"], []).append(f"{change['kind']} {change['name']}")
-    assert sorted(by_action["add"]) == ["Pod resnet50-ps-4", "Service resnet50-ps-4"]
-    replaced = [c for c in env["changes"] if c["action"] == "replace"]
-    assert len(replaced) == 14
-    assert all(
-        c["kind"] == "Pod"
-        and c["fields"] == ["spec.containers[tensorflow].env[TF_CONFIG].value"]
-        and c["restarts"]
-        for c in replaced
-    )
+    assert sorted(by_action["add"]) == ["Service resnet50-ps-4"]
+    (replaced,) = [c for c in env["changes"] if c["action"] == "replace"]
+    assert (replaced["kind"], replaced["name"]) == ("JobSet", "resnet50")
+    assert replaced["fields"] == ["spec.replicatedJobs"] and replaced["restarts"]
     assert env["restartedJobs"] == ["TFJob ml-prod/resnet50"]
     before, after = (
         env["totals"][t]["jobs"]["TFJob ml-prod/resnet50"] for t in ("before", "after")
@@ -81,8 +78,8 @@ def test_scaling_a_tfjob_replaces_every_pod_whose_tf_config_changes(repo_copy: P
     text = run("plan", "--stack", "prod", cwd=repo_copy)
     assert text.exit_code == 0
     assert (
-        "  -/+ Pod ml-prod/resnet50-worker-0: spec.containers[tensorflow].env[TF_CONFIG].value "
-        "cannot change in place  [TFJob ml-prod/resnet50]"
+        "  -/+ JobSet ml-prod/resnet50: spec.replicatedJobs cannot change in place  "
+        "[TFJob ml-prod/resnet50]"
     ) in text.stdout
     assert "job TFJob ml-prod/resnet50: pods 14 -> 15; cpu 102 -> 110; memory 408Gi -> 440Gi" in (
         text.stdout
@@ -90,7 +87,72 @@ def test_scaling_a_tfjob_replaces_every_pod_whose_tf_config_changes(repo_copy: P
     assert run("diff", "--stack", "prod", cwd=repo_copy).exit_code == 1
 
 
-def test_an_image_changes_in_place(repo_copy: Path, run) -> None:
+def test_scaling_a_tfjob_of_bare_pods_replaces_every_pod_whose_tf_config_changes(
+    repo_copy: Path, run
+) -> None:
+    """The same under nativeWorkload pod: every Pod whose TF_CONFIG changes is replaced."""
+    edit(
+        repo_copy,
+        "prod",
+        "  kubetrain:nativeWorkload: jobset\n",
+        "  kubetrain:nativeWorkload: pod\n",
+    )
+    assert run("render", "--stack", "prod", cwd=repo_copy).exit_code == 0
+    edit(repo_copy, "prod", "            replicas: 4\n", "            replicas: 5\n")
+    env = plan_json(run, repo_copy, "--stack", "prod")["prod"]
+    added = sorted(f"{c['kind']} {c['name']}" for c in env["changes"] if c["action"] == "add")
+    assert added == ["Pod resnet50-ps-4", "Service resnet50-ps-4"]
+    replaced = [c for c in env["changes"] if c["action"] == "replace"]
+    assert len(replaced) == 14
+    assert all(
+        c["kind"] == "Pod"
+        and c["fields"] == ["spec.containers[tensorflow].env[TF_CONFIG].value"]
+        and c["restarts"]
+        for c in replaced
+    )
+
+
+def test_the_default_workload_replaces_bare_pods_with_jobs(repo_copy: Path, run) -> None:
+    """A tree rendered when Kubeflow jobs were bare Pods (nativeWorkload pod, the objects of
+    kubetrain before the setting): the default, a Job per replica, deletes every Pod and adds
+    a Job of the same name; every such job's run restarts, its totals are unchanged."""
+    edit(
+        repo_copy,
+        "dev",
+        "  kubetrain:namespace: ml-dev\n",
+        "  kubetrain:namespace: ml-dev\n  kubetrain:nativeWorkload: pod\n",
+    )
+    assert run("render", "--stack", "dev", cwd=repo_copy).exit_code == 0
+    edit(repo_copy, "dev", "  kubetrain:nativeWorkload: pod\n", "")
+    env = plan_json(run, repo_copy, "--stack", "dev")["dev"]
+    deleted = {c["name"] for c in env["changes"] if c["action"] == "delete"}
+    added = {c["name"] for c in env["changes"] if c["action"] == "add"}
+    assert {c["kind"] for c in env["changes"] if c["action"] == "delete"} == {"Pod"}
+    assert {c["kind"] for c in env["changes"] if c["action"] == "add"} == {"Job"}
+    assert deleted == added and len(deleted) == 17  # every replica of the 8 Kubeflow jobs
+    assert sorted(env["restartedJobs"]) == sorted(
+        {c["job"] for c in env["changes"] if c["action"] == "add"}
+    )
+    assert env["totals"]["before"] == env["totals"]["after"]
+
+
+def test_an_image_changes_a_pod_in_place_and_replaces_a_job(repo_copy: Path, run) -> None:
+    edit(repo_copy, "dev", "tf-dist-mnist-test:1.0", "tf-dist-mnist-test:1.1")
+    (change,) = plan_json(run, repo_copy, "--stack", "dev")["dev"]["changes"]
+    assert (change["action"], change["kind"], change["name"]) == (
+        "replace",
+        "Job",
+        "mnist-smoke-worker-0",
+    )
+    assert change["fields"] == ["spec.template"]  # a Job's template is immutable
+    edit(
+        repo_copy,
+        "dev",
+        "  kubetrain:namespace: ml-dev\n",
+        "  kubetrain:namespace: ml-dev\n  kubetrain:nativeWorkload: pod\n",
+    )
+    edit(repo_copy, "dev", "tf-dist-mnist-test:1.1", "tf-dist-mnist-test:1.0")
+    assert run("render", "--stack", "dev", cwd=repo_copy).exit_code == 0
     edit(repo_copy, "dev", "tf-dist-mnist-test:1.0", "tf-dist-mnist-test:1.1")
     (change,) = plan_json(run, repo_copy, "--stack", "dev")["dev"]["changes"]
     assert change["action"] == "change" and change["name"] == "mnist-smoke-worker-0"
@@ -135,7 +197,7 @@ def test_a_deleted_stack_plans_the_deletion_of_its_environment(repo_copy: Path, 
     (repo_copy / "stacks" / "Pulumi.prod.yaml").unlink()
     prod = plan_json(run, repo_copy)["prod"]
     assert prod["folders"] == ["rendered/prod", "rendered/clusters/prod"]
-    assert {c["kind"] for c in prod["changes"]} >= {"Pod", "Kustomization", "GitRepository"}
+    assert {c["kind"] for c in prod["changes"]} >= {"JobSet", "Kustomization", "GitRepository"}
 
 
 def test_a_change_of_mode_shows_what_goes_and_what_comes(repo_copy: Path, run) -> None:
@@ -150,8 +212,8 @@ def test_a_change_of_mode_shows_what_goes_and_what_comes(repo_copy: Path, run) -
     env = plan_json(run, repo_copy, "--stack", "staging")["staging"]
     added = {(c["kind"], c["name"]) for c in env["changes"] if c["action"] == "add"}
     assert ("TFJob", "dist-mnist") in added
-    deleted = {c["name"] for c in env["changes"] if c["action"] == "delete" and c["kind"] == "Pod"}
-    assert "dist-mnist-worker-0" in deleted
+    deleted = {(c["kind"], c["name"]) for c in env["changes"] if c["action"] == "delete"}
+    assert ("JobSet", "dist-mnist") in deleted  # staging runs dist-mnist as a JobSet
     assert "TFJob ml-staging/dist-mnist" in env["restartedJobs"]
     jobs = env["totals"]["after"]["jobs"]
     assert jobs["TFJob ml-staging/dist-mnist"]["pods"] == 6

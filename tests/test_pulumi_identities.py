@@ -119,8 +119,8 @@ def test_shared_objects_answer_to_the_urn_they_had_under_a_job(tmp_path: Path) -
         component_urn = f"urn:pulumi:{stack}::kubetrain::{component}"
         assert engine_urn(stack, component_urn, obj.type, obj.name) in run.alias_urns(obj)
     # A job's own object also answers to the URN it had when two jobs built it (the stack's).
-    pod = run.one("kubernetes:core/v1:Pod", "ml/e-worker-0")
-    assert engine_urn(stack, "", pod.type, pod.name) in run.alias_urns(pod)
+    job = run.one("kubernetes:batch/v1:Job", "ml/e-worker-0")
+    assert engine_urn(stack, "", job.type, job.name) in run.alias_urns(job)
 
 
 def test_crds_and_namespaces_are_retained_on_delete(tmp_path: Path) -> None:
@@ -133,10 +133,11 @@ def test_crds_and_namespaces_are_retained_on_delete(tmp_path: Path) -> None:
 
 
 def test_the_program_registers_what_the_stack_builds_with_every_new_setting(tmp_path: Path) -> None:
-    """Settings the components must see as the stack does: podAwait, its timeout, and CRDs
-    left to another environment."""
+    """Settings the components must see as the stack does: podAwait, its timeout, CRDs left to
+    another environment, and bare pods (which podAwait applies to)."""
     config = {
         "kubetrain:namespace": "ml",
+        "kubetrain:nativeWorkload": "pod",
         "kubetrain:gangScheduler": "volcano",
         "kubetrain:podAwait": "ready",
         "kubetrain:podAwaitTimeoutSeconds": 120,

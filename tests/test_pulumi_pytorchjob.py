@@ -69,7 +69,7 @@ def test_pytorchjob_registers_what_the_builder_builds(
     run = run_pulumi(lambda: PyTorchJob("ml/bert", args).mode)
     objects = run.kubernetes_objects()
     assert by_identity(objects) == expected_identity(expected(args))
-    assert {o.plain["kind"] for o in objects} >= {"Pod", "Service", "PodGroup"}
+    assert {o.plain["kind"] for o in objects} >= {"Job", "Service", "PodGroup"}  # default: job
     component = run.one("kubetrain:index:PyTorchJob", "ml/bert")
     assert all(run.parent_of(o) is component for o in objects)
     assert run.result == "native"

@@ -16,7 +16,7 @@ from kubetrain.builders import BuildContext
 from kubetrain.builders.pytorchjob import PyTorchTrainingJob
 
 from conftest import REPO
-from helpers import container, objects, pick, stack_from
+from helpers import container, objects, pick, pod_stack
 
 PT = "pytorch"
 CRD = REPO.parent / "shared" / "crds" / "kubeflow.org" / "kubeflow.org_pytorchjobs.yaml"
@@ -40,7 +40,7 @@ def replica(n: int = 1, **extra: Any) -> dict:
 def build(tmp_path: Path, job: dict, **config: Any) -> list[dict]:
     cfg = {"kubetrain:namespace": "ml", "kubetrain:jobs": [job]}
     cfg.update({f"kubetrain:{k}": v for k, v in config.items()})
-    return objects(stack_from(tmp_path, cfg))
+    return objects(pod_stack(tmp_path, cfg))
 
 
 def env_list(c: dict) -> list[tuple[str, str]]:
@@ -211,7 +211,7 @@ def test_gang_scheduling_pod_security_and_gpus_as_for_tfjob(tmp_path: Path) -> N
 
 
 def test_hooks_of_the_expansion(tmp_path: Path) -> None:
-    stack = stack_from(
+    stack = pod_stack(
         tmp_path, {"kubetrain:jobs": [pytorchjob(Master=replica(1), Worker=replica(3))]}
     )
     job = PyTorchTrainingJob(stack.jobs[0].job, BuildContext(stack.settings))  # type: ignore[arg-type]

@@ -83,17 +83,26 @@ OPERATOR = {"kubetrain.io/mode": "operator"}
             id="pod-restart-policy-rewritten",
         ),
         pytest.param(
-            {"kubetrain:jobs": [tfjob({"restartPolicy": "ExitCode"})]},
+            {
+                "kubetrain:nativeWorkload": "pod",
+                "kubetrain:jobs": [tfjob({"restartPolicy": "ExitCode"})],
+            },
             [
                 (
                     ("spec", "tfReplicaSpecs", "Worker", "restartPolicy"),
                     "ExitCode needs the training operator",
                 )
             ],
-            id="exit-code-in-native-mode",
+            id="exit-code-on-bare-pods",
+        ),
+        pytest.param(
+            {"kubetrain:jobs": [tfjob({"restartPolicy": "ExitCode"})]},
+            [],
+            id="exit-code-under-a-job",
         ),
         pytest.param(
             {
+                "kubetrain:nativeWorkload": "pod",
                 "kubetrain:jobs": [
                     tfjob(
                         {},
@@ -104,15 +113,30 @@ OPERATOR = {"kubetrain.io/mode": "operator"}
                             "activeDeadlineSeconds": 600,
                         },
                     )
+                ],
+            },
+            [
+                (("spec", "runPolicy", "cleanPodPolicy"), "has no effect on bare pods"),
+                (("spec", "runPolicy", "backoffLimit"), "has no effect on bare pods"),
+                (("spec", "runPolicy", "ttlSecondsAfterFinished"), "has no effect on bare pods"),
+                (("spec", "runPolicy", "activeDeadlineSeconds"), "applies to each bare pod"),
+            ],
+            id="run-policy-on-bare-pods",
+        ),
+        pytest.param(
+            {
+                "kubetrain:jobs": [
+                    tfjob(
+                        {"restartPolicy": "Always"},
+                        {"cleanPodPolicy": "All", "backoffLimit": 3, "activeDeadlineSeconds": 600},
+                    )
                 ]
             },
             [
-                (("spec", "runPolicy", "cleanPodPolicy"), "has no effect in native mode"),
-                (("spec", "runPolicy", "backoffLimit"), "has no effect in native mode"),
-                (("spec", "runPolicy", "ttlSecondsAfterFinished"), "has no effect in native mode"),
-                (("spec", "runPolicy", "activeDeadlineSeconds"), "applies to each pod"),
+                (("spec", "runPolicy", "cleanPodPolicy"), "no Job knows when the whole job ends"),
+                (("spec", "tfReplicaSpecs", "Worker", "restartPolicy"), "runs as OnFailure"),
             ],
-            id="run-policy-in-native-mode",
+            id="run-policy-under-a-job",
         ),
         pytest.param(
             {
@@ -122,6 +146,20 @@ OPERATOR = {"kubetrain.io/mode": "operator"}
             },
             [],
             id="operator-mode-keeps-them",
+        ),
+        pytest.param(
+            {
+                "kubetrain:jobs": [
+                    tfjob({}, annotations={**OPERATOR, "kubetrain.io/native-workload": "jobset"})
+                ]
+            },
+            [
+                (
+                    ("metadata", "annotations", "kubetrain.io/native-workload"),
+                    "has no effect in operator mode",
+                )
+            ],
+            id="native-workload-in-operator-mode",
         ),
         pytest.param(
             {**LEARNER_SETTINGS, "kubetrain:jobs": [learner()]},
@@ -214,7 +252,13 @@ def test_edl_job_1_renders_natively_with_host_port_warnings(project: Path, run) 
 
 
 def test_strict_render_fails_on_warnings_and_writes_nothing(project: Path, run) -> None:
-    stack_file(project, {"kubetrain:jobs": [tfjob({"restartPolicy": "ExitCode"})]})
+    stack_file(
+        project,
+        {
+            "kubetrain:nativeWorkload": "pod",
+            "kubetrain:jobs": [tfjob({"restartPolicy": "ExitCode"})],
+        },
+    )
     warned = run("render", "--stdout", cwd=project)
     assert warned.exit_code == 0
     assert ": warning: TFJob ml/mnist: ExitCode needs the training operator" in warned.stderr

@@ -114,7 +114,8 @@ def pod_templates(obj: dict[str, Any]) -> Iterator[tuple[dict[str, Any], int]]:
     """The pod (a Pod) or pod template (a workload) of a manifest, and how many pods it makes.
 
     Yields the mapping holding ``metadata`` and ``spec`` of the pod, so callers can change it.
-    A Job makes ``parallelism`` pods at once (default 1); replicated workloads ``replicas``.
+    A Job makes ``parallelism`` pods at once (default 1); replicated workloads ``replicas``; a
+    JobSet each replicatedJob's ``replicas`` Jobs of ``parallelism`` pods.
     """
     kind = obj.get("kind")
     spec = obj.get("spec") or {}
@@ -124,6 +125,11 @@ def pod_templates(obj: dict[str, Any]) -> Iterator[tuple[dict[str, Any], int]]:
         yield spec["template"], int(spec.get("replicas", 1))
     elif kind == "Job" and isinstance(spec.get("template"), dict):
         yield spec["template"], int(spec.get("parallelism", 1))
+    elif kind == "JobSet":
+        for rjob in spec.get("replicatedJobs") or ():
+            job = (rjob.get("template") or {}).get("spec") or {}
+            if isinstance(job.get("template"), dict):
+                yield job["template"], int(rjob.get("replicas", 1)) * int(job.get("parallelism", 1))
 
 
 def pod_count(objs: list[dict[str, Any]]) -> int:

@@ -4,16 +4,20 @@ controller, with per-kind hooks.
 Fidelity target: training-operator v1.9 ``pkg/controller.v1/common`` (``ReconcileJobs``,
 ``ReconcilePods`` / ``createNewPod``, ``ReconcileServices`` / ``CreateNewService``,
 ``SyncPodGroup``) and the labels of ``GenLabels``. For each replica type a :class:`ReplicaType`
-expansion; for each index the object wrapping that replica's pod (:func:`index_workload`, a
-Pod) and a same-named headless Service ``<job>-<type>-<index>``. A kind subclasses
-:class:`ReplicaJob` with its operator name and the hooks the operator calls per kind:
-:meth:`ReplicaJob.is_master` (``IsMasterRole``) and :meth:`ReplicaJob.set_cluster_spec`
-(``SetClusterSpec``: env vars, init containers). The default container and port are the
-replica spec's (:class:`kubetrain.models.kubeflow.ReplicaSpec`).
+expansion; for each index the object wrapping that replica's pod (:func:`index_workload`) and a
+same-named headless Service ``<job>-<type>-<index>``. A kind subclasses :class:`ReplicaJob`
+with its operator name and the hooks the operator calls per kind: :meth:`ReplicaJob.is_master`
+(``IsMasterRole``), :meth:`ReplicaJob.set_cluster_spec` (``SetClusterSpec``: env vars, init
+containers) and :meth:`ReplicaJob.success_indexes` (which pods' success is the job's, after its
+``UpdateJobStatus``). The default container and port are the replica spec's
+(:class:`kubetrain.models.kubeflow.ReplicaSpec`).
 
-Where native mode differs from the operator: the operator recreates a pod that fails or is evicted
-under restart policy OnFailure, Always or ExitCode (and counts restarts against backoffLimit);
-native mode creates each pod once and nothing recreates it. See ``docs/fidelity.md``.
+What wraps each replica's pod is the job's native workload (``kubetrain:nativeWorkload``, the
+``kubetrain.io/native-workload`` annotation; docs/native-workloads.md): ``pod``, a bare Pod as
+the operator creates, which nothing recreates; ``job``, a ``batch/v1`` Job per index that maps
+the operator's restart, backoff, deadline and suspend semantics (:mod:`.workloads`); ``jobset``,
+those Jobs in one JobSet that succeeds and fails as the operator's job does. The pod itself, its
+env (TF_CONFIG, MASTER_ADDR, RANK...), hostname and Service are the same in all three.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+from ..models.base import NATIVE_WORKLOAD_ANNOTATION
 from ..models.kubeflow import KubeflowJob, ReplicaSpec
 from .context import BuildContext
 from .gang import (
@@ -41,7 +46,9 @@ from .meta import (
     pod_gpu_alias_warnings,
     to_selector,
 )
+from .registry import BuildProblem
 from .security import apply_pod_security
+from .workloads import IndexRun, index_job, job_set, pod_restart_policy
 
 __all__ = [
     "JOB_NAME_LABEL",
@@ -66,17 +73,28 @@ JOB_ROLE_LABEL = "training.kubeflow.org/job-role"
 Manifest = dict[str, Any]
 
 
-def index_workload(name: str, namespace: str, template: dict[str, Any]) -> Manifest:
+def index_workload(
+    name: str,
+    namespace: str,
+    template: dict[str, Any],
+    workload: str,
+    run: IndexRun,
+    version: tuple[int, int],
+) -> Manifest:
     """The object that runs the pod of one replica index, from its pod ``template``
-    (``metadata`` and ``spec``): a bare Pod, as the operator creates. The one place that decides
-    what wraps a replica's pod."""
+    (``metadata`` and ``spec``): under workload ``pod`` a bare Pod, as the operator creates;
+    under ``job`` and ``jobset`` the Job that runs it as ``run`` says (a JobSet then holds the
+    job's Jobs, :meth:`ReplicaJob.build`). The one place that decides what wraps a replica's
+    pod."""
     meta = template.get("metadata") or {}
-    return manifest(
-        "v1",
-        "Pod",
-        object_meta(name, namespace, meta.get("labels"), meta.get("annotations")),
-        spec=template["spec"],
-    )
+    if workload == "pod":
+        return manifest(
+            "v1",
+            "Pod",
+            object_meta(name, namespace, meta.get("labels"), meta.get("annotations")),
+            spec=template["spec"],
+        )
+    return index_job(name, namespace, meta.get("labels") or {}, template, run, version)
 
 
 class ReplicaJob:
@@ -93,6 +111,7 @@ class ReplicaJob:
         self.name = job.name
         self.namespace = job.namespace
         self.app_name = job.KIND.lower()
+        self.workload = job.native_workload(ctx.settings)
         self.replicas = [
             self.replica_type(rtype, spec) for rtype, spec in self.job.replica_specs.items()
         ]
@@ -111,6 +130,17 @@ class ReplicaJob:
         """Configure one pod of replica type ``rtype`` (lower case) for the cluster, in place
         (the kind's ``SetClusterSpec``)."""
         raise NotImplementedError
+
+    def success_indexes(self) -> list[tuple[str, int]]:
+        """(replica type, index) of the pods whose success is the job's (the kind's
+        ``UpdateJobStatus``): by default the pods :meth:`is_master` names, else every pod."""
+        leaders = [
+            (rs.rtype, i)
+            for rs in self.replicas
+            for i in range(rs.spec.replicas)
+            if self.is_master(rs.rtype, i)
+        ]
+        return leaders or [(rs.rtype, i) for rs in self.replicas for i in range(rs.spec.replicas)]
 
     # --- shared -----------------------------------------------------------------------------
 
@@ -152,14 +182,123 @@ class ReplicaJob:
         scheduler = self.gang_scheduler()
         return SCHEDULER_NAMES[scheduler] if scheduler else None
 
+    def workload_warnings(self) -> list[tuple[tuple[str | int, ...], str]]:
+        """(field path, message) for what the job asks that its native workload cannot do, where
+        it matters (docs/native-workloads.md has the whole table)."""
+        workload, policy = self.workload, self.written.run_policy
+        if workload == "pod":
+            return []
+        out: list[tuple[tuple[str | int, ...], str]] = []
+        key = self.job.REPLICA_SPECS_KEY
+        for rs in self.replicas:
+            if rs.spec.restart_policy == "Always":
+                out.append(
+                    (
+                        ("spec", key, rs.rtype, "restartPolicy"),
+                        f"Always runs as OnFailure under a {workload} (a Job's pods may not "
+                        "restart after succeeding): a replica that exits 0 completes",
+                    )
+                )
+            for path, entry in _env_entries(rs.spec.template):
+                field_ref = (entry.get("valueFrom") or {}).get("fieldRef") or {}
+                if field_ref.get("fieldPath") == "metadata.name":
+                    out.append(
+                        (
+                            ("spec", key, rs.rtype, "template", *path),
+                            f"under a {workload} the pod is named after its Job plus a random "
+                            "suffix, not <job>-<type>-<index> as the operator names it; its "
+                            "hostname is still that name (read HOSTNAME instead)",
+                        )
+                    )
+        if workload == "job":
+            if policy.clean_pod_policy in ("Running", "All"):
+                out.append(
+                    (
+                        ("spec", "runPolicy", "cleanPodPolicy"),
+                        "has no effect under nativeWorkload job: no Job knows when the whole job "
+                        "ends; use nativeWorkload jobset, which stops the Jobs still running",
+                    )
+                )
+            if policy.active_deadline_seconds is None and any(
+                rs.type_label == "ps" for rs in self.replicas
+            ):
+                out.append(
+                    (
+                        ("spec", key, "PS"),
+                        "parameter servers never exit, and under nativeWorkload job nothing "
+                        "stops their Jobs when the training ends (the operator's cleanPodPolicy, "
+                        "a JobSet): set runPolicy.activeDeadlineSeconds, or use nativeWorkload "
+                        "jobset",
+                    )
+                )
+        elif policy.clean_pod_policy in ("None", "All"):
+            out.append(
+                (
+                    ("spec", "runPolicy", "cleanPodPolicy"),
+                    f"{policy.clean_pod_policy} is not what a JobSet does: when it finishes it "
+                    "deletes the Jobs still running and keeps finished ones (cleanPodPolicy "
+                    "Running)",
+                )
+            )
+        return out
+
+    def index_run(self, spec: ReplicaSpec) -> IndexRun:
+        """How the operator runs each index of a replica type (its run policy), for the Job
+        that runs it in job and jobset mode."""
+        policy = self.job.run_policy
+        ttl = policy.ttl_seconds_after_finished
+        if ttl is not None and self.workload != "pod" and self.ctx.target == "render":
+            raise BuildProblem(
+                ("spec", "runPolicy", "ttlSecondsAfterFinished"),
+                f"cannot be rendered for GitOps under nativeWorkload {self.workload}: Flux or "
+                f"Argo CD re-creates the {'JobSet' if self.workload == 'jobset' else 'Jobs'} "
+                "the TTL deletes, which runs the training again; leave it out (delete finished "
+                "jobs by removing them from the stack) or deploy with Pulumi",
+            )
+        return IndexRun(
+            restart_policy=spec.restart_policy,
+            container=spec.DEFAULT_CONTAINER,
+            backoff_limit=policy.backoff_limit,
+            active_deadline_seconds=policy.active_deadline_seconds,
+            suspend=bool(policy.suspend),
+            ttl_seconds_after_finished=ttl,
+        )
+
+    def job_set(self, objs: list[Manifest]) -> list[Manifest]:
+        """``objs`` with the index Jobs folded into one JobSet named after the job, one
+        replicatedJob ``<type>-<index>`` each; success when the :meth:`success_indexes` have
+        succeeded."""
+        jobs = {o["metadata"]["name"]: o for o in objs if o["kind"] == "Job"}
+        rjobs = [
+            (f"{rs.type_label}-{i}", jobs[rs.pod_name(i)])
+            for rs in self.replicas
+            for i in range(rs.spec.replicas)
+        ]
+        success = [f"{rtype.lower()}-{i}" for rtype, i in self.success_indexes()]
+        labels = merge(app_labels(self.app_name, self.name), self.job.metadata.labels)
+        policy = self.job.run_policy
+        jobset = job_set(
+            self.name,
+            self.namespace,
+            labels,
+            self.job.metadata.annotations,
+            rjobs,
+            success,
+            suspend=bool(policy.suspend),
+            ttl_seconds_after_finished=policy.ttl_seconds_after_finished,
+        )
+        return [*(o for o in objs if o["kind"] != "Job"), jobset]
+
     def warn_rewrites(self) -> None:
         """Say what native mode does not do as the document asks: a pod template's restart
-        policy replaced by the replica's (setRestartPolicy), ExitCode and the run policies only
-        the operator carries out, and GPUs renamed to the stack's gpuResource."""
+        policy replaced by the replica's (setRestartPolicy), GPUs renamed to the stack's
+        gpuResource; with bare pods ExitCode and the run policies only the operator carries out;
+        under a Job or JobSet what :meth:`workload_warnings` names."""
         ctx, base = self.ctx, ("spec", self.job.REPLICA_SPECS_KEY)
+        pods = self.workload == "pod"
         for rs in self.replicas:
             restart = rs.spec.restart_policy
-            pod = "Never" if restart == "ExitCode" else restart
+            pod = pod_restart_policy(restart, self.workload)
             written = (rs.spec.template.get("spec") or {}).get("restartPolicy")
             if written is not None and written != pod:
                 ctx.warn(
@@ -168,35 +307,43 @@ class ReplicaJob:
                     f"{pod} (as the training operator does): set "
                     f"spec.{base[1]}.{rs.rtype}.restartPolicy instead",
                 )
-            if restart == "ExitCode":
+            if restart == "ExitCode" and pods:
                 ctx.warn(
                     (*base, rs.rtype, "restartPolicy"),
                     "ExitCode needs the training operator, which recreates pods that exit with a "
-                    "retryable code (128 or more); native mode gives the pods restartPolicy Never",
+                    "retryable code (128 or more); bare pods get restartPolicy Never "
+                    "(kubetrain:nativeWorkload job or jobset retry them)",
                 )
         _warn_gpu_aliases(self.job, ctx)
         run = self.written.run_policy
-        for key, value in (
-            ("cleanPodPolicy", run.clean_pod_policy),
-            ("ttlSecondsAfterFinished", run.ttl_seconds_after_finished),
-            ("backoffLimit", run.backoff_limit),
-        ):
-            if value is not None:
+        if pods:
+            for key, value in (
+                ("cleanPodPolicy", run.clean_pod_policy),
+                ("ttlSecondsAfterFinished", run.ttl_seconds_after_finished),
+                ("backoffLimit", run.backoff_limit),
+            ):
+                if value is not None:
+                    ctx.warn(
+                        ("spec", "runPolicy", key),
+                        f"{key} has no effect on bare pods: only the training operator (or a "
+                        "Job, kubetrain:nativeWorkload job or jobset) cleans up, deletes or "
+                        "retries a job's pods",
+                    )
+            if run.active_deadline_seconds is not None:
                 ctx.warn(
-                    ("spec", "runPolicy", key),
-                    f"{key} has no effect in native mode: only the training operator cleans up, "
-                    "deletes or retries a job's pods (use operator mode for it)",
+                    ("spec", "runPolicy", "activeDeadlineSeconds"),
+                    "applies to each bare pod (activeDeadlineSeconds of the pod); only the "
+                    "training operator (or a Job) counts it from the job's start over every "
+                    "retry",
                 )
-        if run.active_deadline_seconds is not None:
-            ctx.warn(
-                ("spec", "runPolicy", "activeDeadlineSeconds"),
-                "applies to each pod in native mode (activeDeadlineSeconds of the pod); only the "
-                "training operator fails the whole job at the deadline",
-            )
+        for path, message in self.workload_warnings():
+            ctx.warn(path, message)
 
     def build(self) -> list[Manifest]:
         self.warn_rewrites()
         objs = [obj for rs in self.replicas for obj in rs.build()]
+        if self.workload == "jobset":
+            objs = self.job_set(objs)
         # The operator's SyncPodGroup gives the PodGroup the job's annotations.
         gang = GangJob(
             self.name,
@@ -243,13 +390,12 @@ class ReplicaType:
         spec = normalize_pod_gpus(plain_copy(template.get("spec") or {}), settings.gpu_resource)
         self.job.set_cluster_spec(spec, self.type_label, index)
         apply_pod_security(spec, settings.pod_security)
-        # ExitCode is the operator's own policy (retry on exit codes >= 128); the pod never
-        # restarts itself under it (setRestartPolicy).
-        restart = self.spec.restart_policy
-        spec["restartPolicy"] = "Never" if restart == "ExitCode" else restart
+        workload = self.job.workload
+        spec["restartPolicy"] = pod_restart_policy(self.spec.restart_policy, workload)
         deadline = self.job.job.run_policy.active_deadline_seconds
-        if deadline is not None:
-            # The operator fails the whole job after the deadline; without it, each pod gets it.
+        if deadline is not None and workload == "pod":
+            # The operator fails the whole job after the deadline; bare pods get it each (a
+            # Job holds it for all its pods, see .workloads).
             spec.setdefault("activeDeadlineSeconds", deadline)
         meta: dict[str, Any] = {"labels": labels}
         if template_meta.get("annotations"):
@@ -257,7 +403,14 @@ class ReplicaType:
         return {"metadata": meta, "spec": spec}
 
     def create_pod_with_index(self, index: int) -> Manifest:
-        return index_workload(self.pod_name(index), self.job.namespace, self.pod_template(index))
+        return index_workload(
+            self.pod_name(index),
+            self.job.namespace,
+            self.pod_template(index),
+            self.job.workload,
+            self.job.index_run(self.spec),
+            self.job.ctx.settings.version,
+        )
 
     def create_service_with_index(self, index: int) -> Manifest:
         labels = self.labels_by_index(index)
@@ -278,6 +431,17 @@ class ReplicaType:
             out.append(self.create_pod_with_index(index))
             out.append(self.create_service_with_index(index))
         return out
+
+
+def _env_entries(template: dict[str, Any]) -> list[tuple[tuple[str | int, ...], dict[str, Any]]]:
+    """(path in the template, entry) of every env entry of every container of a pod template."""
+    spec = template.get("spec") or {}
+    return [
+        (("spec", field, i, "env", j), entry)
+        for field in ("initContainers", "containers")
+        for i, container in enumerate(spec.get(field) or ())
+        for j, entry in enumerate(container.get("env") or ())
+    ]
 
 
 def _warn_gpu_aliases(job: KubeflowJob, ctx: BuildContext) -> None:
@@ -312,6 +476,11 @@ def replica_job_builder(
 
     def build(job: KubeflowJob, mode: str, ctx: BuildContext) -> list[Manifest]:
         if mode == "operator":
+            if NATIVE_WORKLOAD_ANNOTATION in job.metadata.annotations:
+                ctx.warn(
+                    ("metadata", "annotations", NATIVE_WORKLOAD_ANNOTATION),
+                    "has no effect in operator mode, where the training operator creates the pods",
+                )
             return [custom_resource(job, ctx)]
         return expansion(job, ctx).build()
 

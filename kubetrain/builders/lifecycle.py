@@ -11,8 +11,9 @@ pulumi-kubernetes read, written by the builders so ``rendered/`` and ``pulumi up
   Pulumi: ``retain_on_delete`` (set by the components, from this same predicate).
 * **Replaced when an edit hits an immutable field** (:data:`REPLACED_KINDS`): Pods (every field a
   stack edit changes but the image is immutable: scaling a TFJob rewrites ``TF_CONFIG`` in every
-  pod), Jobs (the template is immutable) and StatefulSets (selector, serviceName and
-  podManagementPolicy are; a Learner's trainingId and gang scheduling change them). Flux:
+  pod), Jobs (the template is immutable), JobSets (their replicatedJobs are, by the JobSet
+  webhook) and StatefulSets (selector, serviceName and podManagementPolicy are; a Learner's
+  trainingId and gang scheduling change them). Flux:
   ``kustomize.toolkit.fluxcd.io/force: enabled`` (deletes and re-creates the object only when the
   server refuses the update as immutable); Argo CD: ``Force=true,Replace=true`` (deletes and
   re-creates the object whenever it is out of sync, which is why the Application kubetrain writes
@@ -62,7 +63,9 @@ NAMESPACE = ("", "Namespace")
 #: Objects no engine deletes: see the module docstring.
 RETAINED_KINDS = frozenset({CRD, NAMESPACE})
 #: Objects an engine deletes and re-creates when an edit cannot be made in place.
-REPLACED_KINDS = frozenset({("", "Pod"), ("batch", "Job"), ("apps", "StatefulSet")})
+REPLACED_KINDS = frozenset(
+    {("", "Pod"), ("batch", "Job"), ("apps", "StatefulSet"), ("jobset.x-k8s.io", "JobSet")}
+)
 
 
 def group_kind(obj: dict[str, Any]) -> tuple[str, str]:

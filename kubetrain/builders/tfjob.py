@@ -103,6 +103,36 @@ class TFTrainingJob(ReplicaJob):
             return rtype in ("Chief", "Master")
         return rtype == "Worker" and index == 0
 
+    def success_indexes(self) -> list[tuple[str, int]]:
+        """The Chief or Master; without one, worker 0, or every worker under successPolicy
+        AllWorkers (UpdateJobStatus; a job with neither leader nor workers: every pod)."""
+        workers = self.tfjob.replica_specs.get("Worker")
+        if not self.has_leader and workers and self.tfjob.spec.success_policy == "AllWorkers":
+            return [("Worker", i) for i in range(workers.replicas)]
+        return super().success_indexes()
+
+    def workload_warnings(self) -> list[tuple[tuple[str | int, ...], str]]:
+        """The common ones, and TFJob's success and dynamic-worker policies."""
+        out = super().workload_warnings()
+        spec = self.written.spec
+        if self.workload == "job" and spec.success_policy == "AllWorkers":
+            out.append(
+                (
+                    ("spec", "successPolicy"),
+                    "has no effect under nativeWorkload job: each replica's Job succeeds on its "
+                    "own; use nativeWorkload jobset for the job to succeed with all workers",
+                )
+            )
+        if self.workload == "jobset" and spec.enable_dynamic_worker:
+            out.append(
+                (
+                    ("spec", "enableDynamicWorker"),
+                    "under nativeWorkload jobset a worker whose Job fails fails the whole "
+                    "JobSet; the operator carries on without it (nativeWorkload job does too)",
+                )
+            )
+        return out
+
     def set_cluster_spec(self, pod_spec: dict[str, Any], rtype: str, index: int) -> None:
         """``TF_CONFIG`` on the ``tensorflow`` container when the job is distributed."""
         if not self.tfjob.is_distributed():

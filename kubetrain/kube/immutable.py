@@ -31,10 +31,13 @@ Kinds and the upstream functions they follow (``k8s.io/kubernetes/pkg/apis/<grou
   requests (expansion) and volumeAttributesClassName.
 - CustomResourceDefinition, ``ValidateCustomResourceDefinitionSpecUpdate`` (apiextensions):
   group, names.plural, and once established scope and names.kind.
+- JobSet, a custom resource whose own webhook and CRD rules refuse edits: replicatedJobs (but
+  the pod templates' scheduling fields while suspended), managedBy, successPolicy,
+  failurePolicy, network and startupPolicy.
 
-Every other kind (ServiceAccount, Role, custom resources...) changes in place. ``metadata.name``
-and ``namespace`` name the object, so a change of them is another object (a delete and an add),
-not an update.
+Every other kind (ServiceAccount, Role, other custom resources...) changes in place.
+``metadata.name`` and ``namespace`` name the object, so a change of them is another object (a
+delete and an add), not an update.
 
 The comparison is semantic, as ``apiequality.Semantic.DeepEqual`` on the decoded objects: both
 sides are put in stored form first (``cpu: 1`` equals ``cpu: "1"``), and an absent field equals
@@ -333,6 +336,49 @@ def _crd(before: Obj, after: Obj) -> list[Refusal]:
     )
 
 
+# --- JobSet (kubernetes-sigs/jobset, a custom resource kubetrain emits) ------------------------
+
+#: Pod-template fields the JobSet webhook lets change while the JobSet is (or becomes)
+#: suspended, for Kueue.
+_JOBSET_SUSPENDED_MUTABLE = (
+    ("metadata", "annotations"),
+    ("metadata", "labels"),
+    ("spec", "nodeSelector"),
+    ("spec", "tolerations"),
+    ("spec", "schedulingGates"),
+)
+
+
+def _jobset(before: Obj, after: Obj) -> list[Refusal]:
+    """Not the API server's own: the JobSet webhook's ``ValidateUpdate`` (v0.9,
+    ``pkg/webhooks/jobset_webhook.go``: replicatedJobs and managedBy immutable, the pod
+    templates' scheduling fields excepted while suspended) and the CRD's ``self == oldSelf``
+    rules (successPolicy, failurePolicy, network, startupPolicy)."""
+    old_jobs = copy.deepcopy(_get(before, "spec.replicatedJobs") or [])
+    new_jobs = copy.deepcopy(_get(after, "spec.replicatedJobs") or [])
+    if _get(before, "spec.suspend") is True or _get(after, "spec.suspend") is True:
+        # The webhook copies the old values of these fields into the new object before it
+        # compares: leaving them out of both sides is the same.
+        for job in [*old_jobs, *new_jobs]:
+            pod = _get(job, "template.spec.template")
+            for part, key in _JOBSET_SUSPENDED_MUTABLE:
+                if isinstance(pod, dict) and isinstance(pod.get(part), dict):
+                    pod[part].pop(key, None)
+    out = []
+    changed = first_difference(old_jobs, new_jobs, "spec.replicatedJobs")
+    if changed is not None:
+        out.append(Refusal("spec.replicatedJobs", f"{IMMUTABLE} ({changed} changed)"))
+    return out + _immutable(
+        before,
+        after,
+        "spec.managedBy",
+        "spec.successPolicy",
+        "spec.failurePolicy",
+        "spec.network",
+        "spec.startupPolicy",
+    )
+
+
 #: (group, kind) -> the update rules of that kind.
 IMMUTABLE_KINDS: dict[tuple[str, str], Callable[[Obj, Obj], list[Refusal]]] = {
     ("", "Pod"): _pod,
@@ -347,6 +393,7 @@ IMMUTABLE_KINDS: dict[tuple[str, str], Callable[[Obj, Obj], list[Refusal]]] = {
     ("rbac.authorization.k8s.io", "RoleBinding"): _role_binding,
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"): _role_binding,
     ("apiextensions.k8s.io", "CustomResourceDefinition"): _crd,
+    ("jobset.x-k8s.io", "JobSet"): _jobset,
 }
 
 

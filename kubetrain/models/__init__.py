@@ -5,6 +5,7 @@ Importing this package registers every job kind.
 
 from . import (  # noqa: F401  (registers the job and resource kinds)
     delivery,
+    jobset,
     learner,
     pytorchjob,
     scheduling,
@@ -17,6 +18,7 @@ from .errors import CheckFailed, InputError, KubetrainError, OwnershipError, Pro
 from .kinds import KindDeclaration, declaration, declarations, declare
 from .load import (
     MODE_ANNOTATION,
+    NATIVE_WORKLOAD_ANNOTATION,
     JobSource,
     LoadedJob,
     Stack,
@@ -30,6 +32,7 @@ from .stack import StackSettings
 
 __all__ = [
     "MODE_ANNOTATION",
+    "NATIVE_WORKLOAD_ANNOTATION",
     "CheckFailed",
     "DerivedName",
     "InputError",

@@ -21,7 +21,14 @@ from pydantic import (
     field_validator,
 )
 
-from ..kube.names import DNS1123_LABEL, DNS1123_SUBDOMAIN, LABEL_VALUE, NameRule, check_label_key
+from ..kube.names import (
+    DNS1035_LABEL,
+    DNS1123_LABEL,
+    DNS1123_SUBDOMAIN,
+    LABEL_VALUE,
+    NameRule,
+    check_label_key,
+)
 
 if TYPE_CHECKING:
     from .stack import StackSettings
@@ -29,7 +36,9 @@ if TYPE_CHECKING:
 __all__ = [
     "K8S_DEFINITION_KEY",
     "MODE_ANNOTATION",
+    "NATIVE_WORKLOAD_ANNOTATION",
     "UPSTREAM_KEY",
+    "DNS1035Label",
     "DNSLabel",
     "DNSSubdomain",
     "DerivedName",
@@ -49,6 +58,9 @@ __all__ = [
 
 #: Annotation that switches one job to operator (or native) mode.
 MODE_ANNOTATION = "kubetrain.io/mode"
+#: Annotation that picks, for one Kubeflow job in native mode, what runs each replica index
+#: (pod, job or jobset), over the stack's ``kubetrain:nativeWorkload``.
+NATIVE_WORKLOAD_ANNOTATION = "kubetrain.io/native-workload"
 
 #: JSON-schema key naming the Kubernetes definition of an embedded type.
 K8S_DEFINITION_KEY = "x-kubetrain-k8s-definition"
@@ -118,6 +130,7 @@ def _by_rule(rule: NameRule, note: str = "") -> AfterValidator:
 #: Strings that must be a Kubernetes name of a given format; the error quotes the value.
 DNSLabel = Annotated[str, _by_rule(DNS1123_LABEL)]
 DNSSubdomain = Annotated[str, _by_rule(DNS1123_SUBDOMAIN)]
+DNS1035Label = Annotated[str, _by_rule(DNS1035_LABEL)]
 #: A string that becomes a label value (the error says so).
 LabelValue = Annotated[str, _by_rule(LABEL_VALUE, " (it becomes a label value)")]
 
@@ -156,7 +169,9 @@ class JobMeta(Strict):
     )
     annotations: dict[str, str] = Field(
         default_factory=dict,
-        description="Annotations; `kubetrain.io/mode: operator` puts this job in operator mode.",
+        description="Annotations; `kubetrain.io/mode: operator` puts this job in operator mode, "
+        "`kubetrain.io/native-workload` (pod, job or jobset) picks what runs a Kubeflow job's "
+        "replicas in native mode.",
     )
 
     @field_validator("labels")
@@ -184,6 +199,9 @@ class JobDocument(Strict):
 
     API_VERSION: ClassVar[str]
     KIND: ClassVar[str]
+    #: What may run the kind's replica indexes in native mode (``kubetrain:nativeWorkload``);
+    #: empty for kinds whose native objects are fixed.
+    NATIVE_WORKLOADS: ClassVar[tuple[str, ...]] = ()
 
     api_version: str = Field(alias="apiVersion")
     kind: str
@@ -208,6 +226,12 @@ class JobDocument(Strict):
         """``native`` or ``operator``: the job's ``kubetrain.io/mode`` annotation, else the
         stack's ``kubetrain:mode``."""
         return self.metadata.annotations.get(MODE_ANNOTATION, settings.mode)
+
+    def native_workload(self, settings: StackSettings) -> str:
+        """``pod``, ``job`` or ``jobset``: the job's ``kubetrain.io/native-workload``
+        annotation, else the stack's ``kubetrain:nativeWorkload`` (meaningful for kinds with
+        :attr:`NATIVE_WORKLOADS`, in native mode)."""
+        return self.metadata.annotations.get(NATIVE_WORKLOAD_ANNOTATION, settings.native_workload)
 
     def derived_names(self, settings: StackSettings) -> list[DerivedName]:
         """Every object name and label value the builders will derive from this job."""

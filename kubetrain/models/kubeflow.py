@@ -16,10 +16,12 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import ConfigDict, Field, field_validator
 
+from ..kube.features import enabled_by_default
 from ..kube.names import DNS1035_LABEL, DNS1123_SUBDOMAIN, LABEL_VALUE
 from .base import DerivedName, JobDocument, K8sType, Strict, plain_copy, upstream
 from .resources import pod_gpu_problems
 from .scheduling import check_resource_list, min_available_problems
+from .stack import NATIVE_WORKLOADS
 
 if TYPE_CHECKING:
     from .stack import StackSettings
@@ -217,6 +219,7 @@ class KubeflowJob(JobDocument):
     expands them) and the attribute and key of its replica-spec map."""
 
     REPLICA_TYPES: ClassVar[tuple[str, ...]]
+    NATIVE_WORKLOADS: ClassVar[tuple[str, ...]] = NATIVE_WORKLOADS
     #: Attribute of ``spec`` holding the replica specs, and its key in the document.
     REPLICA_SPECS_FIELD: ClassVar[str]
     REPLICA_SPECS_KEY: ClassVar[str]
@@ -283,19 +286,44 @@ class KubeflowJob(JobDocument):
                 )
         return problems
 
+    def native_workload_of(self, settings: StackSettings) -> str | None:
+        """What runs the replica indexes: ``pod``, ``job`` or ``jobset`` in native mode, ``None``
+        in operator mode (the training operator creates the pods)."""
+        if self.mode(settings) != "native":
+            return None
+        return self.native_workload(settings)
+
     def run_policy_problems(self, settings: StackSettings) -> Problems:
-        """What native mode cannot do of the run policy, and the gang's minAvailable."""
+        """What native mode (with its workload) cannot do of the run policy and the restart
+        policies, and the gang's minAvailable."""
         problems: Problems = []
         policy = self.run_policy
         native = self.mode(settings) == "native"
-        if policy.suspend and native:
+        workload = self.native_workload_of(settings)
+        if policy.suspend and workload == "pod":
             problems.append(
                 (
                     ("spec", "runPolicy", "suspend"),
-                    "a suspended job needs the training operator to resume it; native mode "
-                    "creates the pods at once: use operator mode, or leave the job out",
+                    "a suspended job needs a controller to resume it; bare pods "
+                    "(kubetrain:nativeWorkload pod) start at once: use nativeWorkload job or "
+                    "jobset (resume by setting suspend: false), operator mode, or leave the job "
+                    "out",
                 )
             )
+        if workload in ("job", "jobset") and not enabled_by_default(
+            "JobPodFailurePolicy", settings.version
+        ):
+            for rtype, spec in self.replica_specs.items():
+                if spec.restart_policy == "ExitCode":
+                    problems.append(
+                        (
+                            ("spec", self.REPLICA_SPECS_KEY, rtype, "restartPolicy"),
+                            f"ExitCode under a {workload} needs the Job API's podFailurePolicy, "
+                            f"which Kubernetes {settings.kubernetes_version} does not serve by "
+                            "default (beta from 1.26): use kubetrain:kubernetesVersion 1.26 or "
+                            "later, or kubetrain:nativeWorkload pod",
+                        )
+                    )
         if policy.managed_by == MULTIKUEUE and native:
             problems.append(
                 (
@@ -320,9 +348,14 @@ class KubeflowJob(JobDocument):
             DerivedName(self.name, "PodGroup name", DNS1123_SUBDOMAIN),
         ]
         domain = f".{settings.cluster_domain}" if settings.cluster_domain else ""
+        jobset = self.native_workload_of(settings) == "jobset"
         for rtype, spec in self.replica_specs.items():
             last = f"{self.name}-{rtype.lower()}-{spec.replicas - 1}"
             names.append(DerivedName(last, "Pod and Service name", DNS1035_LABEL))
+            if jobset:
+                # The JobSet controller names its child Jobs <jobset>-<replicatedJob>-<jobIndex>
+                # (placement.GenJobName), and its webhook wants them DNS-1035 labels.
+                names.append(DerivedName(f"{last}-0", "JobSet child Job name", DNS1035_LABEL))
             names.append(
                 DerivedName(
                     f"{last}.{self.namespace}.svc{domain}", self.HOST_NAME_USE, DNS1123_SUBDOMAIN

@@ -23,6 +23,7 @@ from ..kube import apiserver
 from ..kube import schemas as k8s
 from .base import (
     MODE_ANNOTATION,
+    NATIVE_WORKLOAD_ANNOTATION,
     DerivedName,
     JobDocument,
     K8sType,
@@ -35,10 +36,11 @@ from .patches import apply_patches, patch_sources
 from .resources import as_built
 from .secrets import credential_value_message, looks_like_credential
 from .source import Document, display_path, load_documents
-from .stack import CONFIG_NAMESPACE, StackFile, StackSettings
+from .stack import CONFIG_NAMESPACE, NATIVE_WORKLOADS, StackFile, StackSettings
 
 __all__ = [
     "MODE_ANNOTATION",
+    "NATIVE_WORKLOAD_ANNOTATION",
     "JobSource",
     "LoadedJob",
     "LoadedManifest",
@@ -558,6 +560,10 @@ def _load_job(doc: Document, settings: StackSettings, problems: list[Problem]) -
         problems.append(doc.problem(path, message))
     if len(problems) > before:
         return None
+    for path, message in _native_workload_problems(job, settings):
+        problems.append(doc.problem(path, message))
+    if len(problems) > before:
+        return None
     for path, message in job.semantic_problems(settings):
         problems.append(doc.problem(path, message))
     if len(problems) > before:
@@ -575,6 +581,30 @@ def _load_job(doc: Document, settings: StackSettings, problems: list[Problem]) -
         return None
     source = JobSource(doc)
     return LoadedJob(job, source, mode)  # type: ignore[arg-type]
+
+
+def _native_workload_problems(
+    job: JobDocument, settings: StackSettings
+) -> list[tuple[tuple[PathPart, ...], str]]:
+    """The ``kubetrain.io/native-workload`` annotation names a workload its kind has (checked
+    like ``kubetrain.io/mode``, before the kind's own rules read it; in operator mode it is
+    unused, which the builder says as a warning)."""
+    value = job.metadata.annotations.get(NATIVE_WORKLOAD_ANNOTATION)
+    if value is None:
+        return []
+    path: tuple[PathPart, ...] = ("metadata", "annotations", NATIVE_WORKLOAD_ANNOTATION)
+    if value not in NATIVE_WORKLOADS:
+        return [(path, f"must be pod, job or jobset, got {value!r}")]
+    if not job.normalized().NATIVE_WORKLOADS:
+        kinds = sorted({k for (_, k), c in job_kinds().items() if c.NATIVE_WORKLOADS})
+        return [
+            (
+                path,
+                f"only {' and '.join(kinds)} choose what runs their replicas; a {job.KIND}'s "
+                "native objects are fixed: remove the annotation",
+            )
+        ]
+    return []
 
 
 def _is_plain_object(api_version: str, kind: str, settings: StackSettings) -> bool:

@@ -19,6 +19,7 @@ from .base import DNSLabel, DNSSubdomain, Strict, reject_unquoted_number
 
 __all__ = [
     "CONFIG_NAMESPACE",
+    "NATIVE_WORKLOADS",
     "ArgoRetry",
     "ArgoSettings",
     "External",
@@ -26,6 +27,7 @@ __all__ = [
     "FluxSettings",
     "FluxSourceRef",
     "GitOps",
+    "NativeWorkload",
     "Patch",
     "PatchTarget",
     "RetryBackoff",
@@ -38,6 +40,11 @@ __all__ = [
 
 #: The Pulumi config namespace of kubetrain's keys (``kubetrain:namespace`` ...).
 CONFIG_NAMESPACE = "kubetrain"
+
+#: What runs each replica index of a Kubeflow job in native mode (docs/native-workloads.md): a
+#: bare Pod as the training operator creates, one batch/v1 Job, or one JobSet for the whole job.
+NativeWorkload = Literal["pod", "job", "jobset"]
+NATIVE_WORKLOADS: tuple[str, ...] = ("pod", "job", "jobset")
 
 
 class SecretStoreRef(Strict):
@@ -313,6 +320,16 @@ class StackSettings(Strict):
         default="native",
         description="native: the objects the operator would create; operator: the custom "
         "resources (and CRDs kubetrain owns) for a cluster running the operator. Default: native.",
+    )
+    native_workload: NativeWorkload = Field(
+        default="job",
+        alias="nativeWorkload",
+        description="Native mode, Kubeflow jobs (TFJob, PyTorchJob): what runs each replica "
+        "index. pod: a bare Pod, as the training operator creates (nothing recreates it); job: "
+        "a batch/v1 Job per index (restart policies, backoffLimit, deadline and suspend mapped "
+        "onto the Job controller); jobset: one JobSet per job (needs the JobSet controller; the "
+        "job succeeds with its chief and fails with any replica). One job can switch with the "
+        "annotation kubetrain.io/native-workload. Default: job.",
     )
     gpu_resource: str = Field(
         default="nvidia.com/gpu",

@@ -8,8 +8,8 @@ validated together: validate a whole ``rendered/<env>`` folder, not single files
 
 Pod specs are found in Pods, in the pod templates of workloads (ReplicaSet, Deployment,
 StatefulSet, DaemonSet, Job, CronJob, ReplicationController, PodTemplate) and of the custom
-resources listed in :data:`POD_TEMPLATE_FINDERS` (the replica templates of every declared kind
-that has them, such as a TFJob's); a kind listed there gets every pod rule.
+resources listed in :data:`POD_TEMPLATE_FINDERS` (a JobSet's Jobs, and the replica templates of
+every declared kind that has them, such as a TFJob's); a kind listed there gets every pod rule.
 """
 
 from __future__ import annotations
@@ -158,6 +158,18 @@ def _cronjob(obj: Mapping[str, Any]) -> Iterator[PodTemplate]:
         )
 
 
+def _jobset(obj: Mapping[str, Any]) -> Iterator[PodTemplate]:
+    """A JobSet's pod templates: each replicatedJob's ``replicas`` Jobs of ``parallelism`` pods."""
+    for i, rjob in enumerate(_list(_at(obj, ("spec", "replicatedJobs")))):
+        path: Path = ("spec", "replicatedJobs", i, "template", "spec", "template")
+        template = _at(rjob, path[3:])
+        if isinstance(template, Mapping):
+            count = _count(_at(rjob, ("replicas",))) * _count(
+                _at(rjob, ("template", "spec", "parallelism"))
+            )
+            yield PodTemplate(path, template, count)
+
+
 def _pod_template(obj: Mapping[str, Any]) -> Iterator[PodTemplate]:
     template = obj.get("template")
     if isinstance(template, Mapping):
@@ -193,6 +205,7 @@ POD_TEMPLATE_FINDERS: dict[str, Callable[[Mapping[str, Any]], Iterator[PodTempla
     "DaemonSet": _workload(None),
     "Job": _workload("parallelism"),
     "CronJob": _cronjob,
+    "JobSet": _jobset,
     **{
         d.document.KIND: _replica_specs(d.replica_specs_key)
         for d in declarations()
