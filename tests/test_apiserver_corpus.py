@@ -163,8 +163,8 @@ def outcome() -> Outcome:
 
 
 def test_every_case_was_judged(outcome: Outcome) -> None:
-    counted = sum(t.rejected + t.accepted for t in [*outcome.families.values(),
-                                                       *outcome.custom.values()])  # fmt: skip
+    tallies = [*outcome.families.values(), *outcome.custom.values()]
+    counted = sum(t.rejected + t.accepted for t in tallies)
     assert counted + outcome.out_of_scope == 2694
     # A namespace that does not exist (a valid name): eleven cases. The other "not found"
     # refusals name namespaces that cannot exist (ML_Dev, 64 characters), judged here.
@@ -183,7 +183,23 @@ def test_every_object_the_server_accepted_passes(outcome: Outcome) -> None:
 
 def test_findings_name_the_field_the_server_names(outcome: Outcome) -> None:
     # Where the server's message names a field, one of kubetrain's findings names the same one.
-    named = sum(t.path_named for t in outcome.families.values())
-    checked = sum(t.path_checked for t in outcome.families.values())
+    tallies = [*outcome.families.values(), *(outcome.custom.values() if CUSTOM_RESOURCES else ())]
+    named = sum(t.path_named for t in tallies)
+    checked = sum(t.path_checked for t in tallies)
     assert checked > 500
     assert named == checked, f"{checked - named} of {checked} refusals name another field"
+
+
+def test_every_base_object_passes() -> None:
+    # The unmutated objects the cases were made from, all of which the server took.
+    validator = Validator(VERSION)
+    refused = []
+    for line in (CORPUS.parent / "bases.jsonl").read_text(encoding="utf-8").splitlines():
+        case = json.loads(line)
+        result = validator.check(Located(case["object"], case["base"]))
+        refused += [
+            f"{case['base']}: {format_path(f.path)}: {f.message}"
+            for f in result.findings
+            if f.rule in REFUSING
+        ]
+    assert not refused, "\n".join(refused)
