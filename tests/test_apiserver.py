@@ -442,6 +442,38 @@ def test_statefulset_templates_are_validated_from_1_34() -> None:
     assert paths(object_issues(sts, (1, 34))) == []
 
 
+def test_pod_level_resources_hold_their_containers() -> None:
+    # validatePodResourceConsistency (PodLevelResources, beta in 1.34).
+    def container(name: str, cpu: str, **extra: Any) -> dict[str, Any]:
+        return {**CONTAINER, "name": name, "resources": {"limits": {"cpu": cpu}}, **extra}
+
+    spec = {
+        "resources": {"requests": {"cpu": "2"}, "limits": {"cpu": "2"}},
+        "containers": [container("a", "1"), container("b", "1500m")],
+        # A sidecar runs beside the containers; a plain init container only before them.
+        "initContainers": [
+            container("init", "2"),
+            container("side", "250m", restartPolicy="Always"),
+        ],
+    }
+    case = obj("v1", "Pod", spec=spec)
+    assert paths(object_issues(case, (1, 33))) == []
+    assert paths(object_issues(case, (1, 34))) == [
+        # a (1) + b (1.5) + side (0.25): requests default to limits
+        "spec.resources.requests.cpu: invalid value '2': must be greater than or equal to "
+        "aggregate container requests of 2750m"
+    ]
+    spec["resources"] = {"requests": {"cpu": "3"}, "limits": {"cpu": "1200m"}}
+    assert paths(object_issues(case, (1, 34))) == [
+        "spec.resources.requests: invalid value '3': must be less than or equal to cpu limit of "
+        "1200m",
+        "spec.resources.containers[1].cpu.limits: invalid value '1500m': must be less than or "
+        "equal to pod limits of 1200m",
+    ]
+    spec["resources"] = {"requests": {"cpu": "3"}, "limits": {"cpu": "3"}}
+    assert paths(object_issues(case, (1, 34))) == []
+
+
 def test_cron_schedules() -> None:
     for good in ("*/15 0-6 * jan-mar mon,fri", "@every 1h30m", "0 0 1 1 ?", "@yearly"):
         assert parse_cron(good) is None, good

@@ -33,6 +33,7 @@ from .meta import (
 )
 from .resources import (
     validate_container_resource_requirements,
+    validate_pod_resource_consistency,
     validate_pod_resource_requirements,
 )
 from .values import MAX_INT32, as_int, as_list, as_map, as_str, is_set
@@ -1027,7 +1028,9 @@ def validate_pod_spec(
     restart = spec.get("restartPolicy") or "Always"  # SetDefaults_PodSpec
     _containers(errs, spec, path, volumes, claims, as_str(restart), host_users, grace)
     if since(errs.version, "PodLevelResources") and spec.get("resources") is not None:
+        # Upstream validatePodResources.
         validate_pod_resource_requirements(errs, spec["resources"], (*path, "resources"))
+        validate_pod_resource_consistency(errs, spec, (*path, "resources"))
     if spec.get("hostNetwork") is True:
         # Upstream validatePodHostNetworkDeps; SetDefaults_PodSpec sets hostPort = containerPort.
         for ipath, container in _all_containers(spec, path)[: len(as_list(spec.get("containers")))]:

@@ -13,12 +13,15 @@ from .field import Errors, Path, memoized
 from .values import as_list, as_map, as_str
 
 __all__ = [
+    "aggregate_container_requests",
     "is_extended_resource",
     "is_hugepages",
     "is_native_resource",
     "overcommit_allowed",
     "quantity_at",
     "validate_container_resource_requirements",
+    "validate_pod_resource_consistency",
+    "validate_pod_resource_requirements",
     "validate_resource_quantity",
 ]
 
@@ -231,3 +234,88 @@ def validate_pod_resource_requirements(errs: Errors, resources: Any, path: Path)
     if resources.get("claims"):
         errs.forbidden((*path, "claims"), "claims cannot be set for Resources at pod-level")
     _validate_requirements(errs, resources, path, pod_resource_name, None)
+
+
+def _quantities(values: Any) -> dict[str, Quantity]:
+    out = {}
+    for name, raw in as_map(values).items():
+        try:
+            out[str(name)] = parse_quantity(raw)
+        except ValueError:
+            continue  # reported where the quantity is checked
+    return out
+
+
+def _container_requests(container: Any) -> dict[str, Quantity]:
+    # SetDefaults_Pod: a container's request defaults to its limit.
+    resources = as_map(as_map(container).get("resources"))
+    return {**_quantities(resources.get("limits")), **_quantities(resources.get("requests"))}
+
+
+def _add(into: dict[str, Quantity], values: dict[str, Quantity]) -> None:
+    for name, q in values.items():
+        into[name] = into[name] + q if name in into else q
+
+
+def _at_least(into: dict[str, Quantity], values: dict[str, Quantity]) -> None:
+    for name, q in values.items():
+        if name not in into or q.value > into[name].value:
+            into[name] = q
+
+
+def aggregate_container_requests(spec: dict[str, Any]) -> dict[str, Quantity]:
+    """Upstream ``resourcehelper.AggregateContainerRequests`` without overhead: the containers'
+    requests summed, sidecars (init containers with ``restartPolicy: Always``) included, and at
+    least what any init container needs beside the sidecars started before it."""
+    total: dict[str, Quantity] = {}
+    for container in as_list(spec.get("containers")):
+        _add(total, _container_requests(container))
+    sidecars: dict[str, Quantity] = {}
+    init: dict[str, Quantity] = {}
+    for container in as_list(spec.get("initContainers")):
+        requests = _container_requests(container)
+        if as_map(container).get("restartPolicy") == "Always":
+            _add(total, requests)
+            _add(sidecars, requests)
+            running = dict(sidecars)
+        else:
+            running = dict(requests)
+            _add(running, sidecars)
+        _at_least(init, running)
+    _at_least(total, init)
+    return total
+
+
+def validate_pod_resource_consistency(errs: Errors, spec: dict[str, Any], path: Path) -> None:
+    """Upstream ``validatePodResourceConsistency``: pod-level requests at least the containers'
+    aggregate requests, no container's limit above the pod-level limit.
+
+    Deviation: a resource the pod level does not request is not checked. Upstream compares it as
+    zero after defaulting, and which pod-level requests defaulting fills in (from the pod-level
+    limits or the containers' requests) changed between versions; kubetrain refuses only what
+    every version refuses."""
+    resources = as_map(spec.get("resources"))
+    pod_requests = _quantities(resources.get("requests"))
+    for name, aggregate in aggregate_container_requests(spec).items():
+        request = pod_requests.get(name)
+        if request is not None and aggregate.value > request.value:
+            errs.invalid(
+                (*path, "requests", name),
+                format_quantity(request),
+                "must be greater than or equal to aggregate container requests of "
+                f"{format_quantity(aggregate)}",
+            )
+    pod_limits = _quantities(resources.get("limits"))
+    if not pod_limits:
+        return
+    for i, container in enumerate(as_list(spec.get("containers"))):
+        limits = _quantities(as_map(as_map(container).get("resources")).get("limits"))
+        for name, limit in limits.items():
+            pod_limit = pod_limits.get(name)
+            if pod_limit is not None and limit.value > pod_limit.value:
+                # Upstream's path: <resources>.containers[i][<name>].limits.
+                errs.invalid(
+                    (*path, "containers", i, name, "limits"),
+                    format_quantity(limit),
+                    f"must be less than or equal to pod limits of {format_quantity(pod_limit)}",
+                )
