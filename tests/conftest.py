@@ -95,3 +95,20 @@ def repo_copy(tmp_path: Path) -> Path:
     shutil.copytree(REPO / "stacks", dest / "stacks", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(REPO / "rendered", dest / "rendered")
     return dest
+
+
+# --- the agreement table of tests/test_apiserver_corpus.py, printed once at the end ------------
+
+_AGREEMENT: list[str] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    # user_properties travel from xdist workers to the controller with each report.
+    if report.when == "call":
+        _AGREEMENT.extend(str(v) for k, v in report.user_properties if k == "agreement")
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    for table in _AGREEMENT:
+        terminalreporter.write_sep("-", "kubetrain validate against kube-apiserver")
+        terminalreporter.write_line(table)

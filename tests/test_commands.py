@@ -77,7 +77,8 @@ def test_validate_reads_standard_input(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(cli.main, ["validate", "-"], input=POD + "---\n" + BAD_CM)
     assert result.exit_code == 1
-    assert result.stdout.startswith("<stdin>:6: (object): ")  # the ConfigMap, after the Pod
+    # The ConfigMap's spec, after the Pod: the line of the stream, not of the document.
+    assert result.stdout.startswith("<stdin>:9: spec: unknown field 'spec' (schema)")
     assert "Summary: 2 objects: 1 valid, 1 invalid" in result.stdout
 
 

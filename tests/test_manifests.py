@@ -144,6 +144,26 @@ def test_an_identical_object_from_a_job_and_a_manifest_is_kept_once(tmp_path: Pa
             id="schema",
         ),
         pytest.param(["not", "a", "mapping"], "a manifest must be a mapping", id="not-a-mapping"),
+        pytest.param(
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": "c"},
+                "data": {"a b": ""},
+            },
+            "'a b' is not a valid ConfigMap or Secret key",
+            id="api-server",
+        ),
+        pytest.param(
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": "s"},
+                "spec": {"type": "ClusterIP", "ports": [{"port": 80, "nodePort": 30080}]},
+            },
+            r"spec\.ports\[0\]\.nodePort: forbidden: may not be used when `type` is 'ClusterIP'",
+            id="api-server-service",
+        ),
     ],
 )
 def test_bad_manifests(tmp_path: Path, manifest: Any, message: str) -> None:

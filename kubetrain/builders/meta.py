@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..models.base import plain_copy
-from ..models.resources import GPU_ALIASES, normalize_gpus
+from ..models.resources import GPU_ALIASES, normalize_pod_gpus
 
 __all__ = [
     "MANAGED_BY",
@@ -171,13 +171,3 @@ def pod_gpu_alias_warnings(
                 for path, message in gpu_alias_warnings(container.get("resources"), gpu_resource):
                     out.append(((field, i, "resources", *path), message))
     return out
-
-
-def normalize_pod_gpus(pod_spec: dict[str, Any], gpu_resource: str) -> dict[str, Any]:
-    """Rewrite, in place, every container's GPUs under ``gpu_resource`` with requests equal to
-    limits (see :mod:`kubetrain.models.resources`). Returns ``pod_spec``."""
-    for field in ("initContainers", "containers"):
-        for container in pod_spec.get(field) or ():
-            if "resources" in container:
-                container["resources"] = normalize_gpus(container["resources"], gpu_resource)
-    return pod_spec

@@ -10,12 +10,17 @@ import functools
 import re
 
 __all__ = [
+    "CONFIG_MAP_KEY",
     "DNS1035_LABEL",
     "DNS1123_LABEL",
     "DNS1123_SUBDOMAIN",
     "LABEL_VALUE",
+    "PORT_NAME",
     "NameRule",
+    "check_config_map_key",
+    "check_env_var_name",
     "check_label_key",
+    "check_path_segment",
 ]
 
 
@@ -94,4 +99,60 @@ def check_label_key(key: str) -> str | None:
         return f"prefix of key {key!r}: {problem}"
     if problem := _LABEL_NAME.check(name):
         return f"key {key!r}: {problem}"
+    return None
+
+
+#: A named port (IANA_SVC_NAME, as in upstream ``validation.IsValidPortName``).
+PORT_NAME = NameRule(
+    "port name (IANA_SVC_NAME)",
+    r"(?=.*[a-z])[a-z0-9]([a-z0-9]|-(?!-))*(?<!-)",
+    15,
+    "lower-case letters, digits and single '-', at least one letter, not starting or ending "
+    "with '-'",
+)
+#: A key of ConfigMap or Secret data (upstream ``validation.IsConfigMapKey``).
+CONFIG_MAP_KEY = NameRule(
+    "ConfigMap or Secret key",
+    r"[-._a-zA-Z0-9]+",
+    253,
+    "letters, digits, '-', '_' and '.'",
+)
+_ENV_VAR_NAME = re.compile(r"[-._a-zA-Z][-._a-zA-Z0-9]*")
+_RELAXED_ENV_VAR_NAME = re.compile(r"[ -<>-~]+")  # printable ASCII except '='
+
+
+def check_config_map_key(key: str) -> str | None:
+    """A ConfigMap or Secret data key (upstream ``validation.IsConfigMapKey``)."""
+    if problem := CONFIG_MAP_KEY.check(key):
+        return problem
+    if key in (".", "..") or key.startswith(".."):
+        return (
+            f"{key!r} is not a valid ConfigMap or Secret key: it may not be '.' or start with '..'"
+        )
+    return None
+
+
+def check_env_var_name(name: str, relaxed: bool) -> str | None:
+    """An environment variable name or ``envFrom`` prefix (upstream ``validation.IsEnvVarName``
+    and, from Kubernetes 1.32, ``validation.IsRelaxedEnvVarName``)."""
+    if relaxed:
+        if not _RELAXED_ENV_VAR_NAME.fullmatch(name):
+            return (
+                f"{name!r} is not a valid environment variable name: printable ASCII other than '='"
+            )
+    elif not _ENV_VAR_NAME.fullmatch(name):
+        return (
+            f"{name!r} is not a valid environment variable name: letters, digits, '_', '-' and "
+            "'.', not starting with a digit"
+        )
+    return None
+
+
+def check_path_segment(name: str) -> str | None:
+    """A name that is one segment of a URL path, the rule every object name meets (upstream
+    ``path.IsValidPathSegmentName``)."""
+    if name in (".", ".."):
+        return f"{name!r} may not be '.' or '..'"
+    if "/" in name or "%" in name:
+        return f"{name!r} may not contain '/' or '%'"
     return None

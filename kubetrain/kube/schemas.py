@@ -8,9 +8,10 @@ the oldest, is an input error rather than a silent fallback.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -36,6 +37,7 @@ __all__ = [
     "sensitive_path",
     "split_api_version",
     "supported_versions",
+    "unknown_field_message",
     "version_dir",
 ]
 
@@ -90,10 +92,31 @@ def definitions(version: tuple[int, int]) -> dict[str, Any]:
     return _definitions(version)
 
 
+#: The range of each integer format of Kubernetes' schemas (Go's int32 and int64).
+_INTEGER_BOUNDS = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
+
+
+def _bounded(node: Any) -> Any:
+    """``node`` with ``minimum``/``maximum`` for every ``format: int32`` or ``int64`` integer:
+    JSON Schema validators ignore formats, the API server refuses a ``replicas`` of 2**64."""
+    if isinstance(node, dict):
+        out = {key: _bounded(value) for key, value in node.items()}
+        fmt = node.get("format")
+        bounds = _INTEGER_BOUNDS.get(fmt) if isinstance(fmt, str) else None
+        if bounds is not None and node.get("type") in ("integer", ["integer", "null"]):
+            out.setdefault("minimum", bounds[0])
+            out.setdefault("maximum", bounds[1])
+        return out
+    if isinstance(node, list):
+        return [_bounded(value) for value in node]
+    return node
+
+
 @cache
 def definitions_registry(version: tuple[int, int]) -> jsonschema_rs.Registry:
-    """A registry holding the shared definitions every built-in schema refers to."""
-    return jsonschema_rs.Registry([(DEFINITIONS_URI, _definitions(version))])
+    """A registry holding the shared definitions every built-in schema refers to, with the
+    ranges of their integer formats made explicit."""
+    return jsonschema_rs.Registry([(DEFINITIONS_URI, _bounded(_definitions(version)))])
 
 
 @cache
@@ -216,16 +239,52 @@ def sensitive_path(path: tuple[str | int, ...]) -> bool:
     )
 
 
-def schema_issues(validator: jsonschema_rs.Validator, instance: Any) -> Iterator[SchemaIssue]:
+def _allowed_fields(schema_path: list[Any], defs: Mapping[str, Any] | None) -> list[str]:
+    """The properties of the Kubernetes definition an ``additionalProperties`` error came
+    from (its schema path runs through ``$defs/<name>``), or ``[]`` when unknown."""
+    if defs is None or "$defs" not in schema_path:
+        return []
+    at = len(schema_path) - 1 - schema_path[::-1].index("$defs")
+    node: Any = defs.get(schema_path[at + 1]) if at + 1 < len(schema_path) else None
+    for part in schema_path[at + 2 : -1]:
+        node = node[part] if isinstance(node, dict | list) else None
+    return sorted((node or {}).get("properties") or {}) if isinstance(node, dict) else []
+
+
+def unknown_field_message(key: str, allowed: Iterable[str]) -> str:
+    """``unknown field 'workingdir'; did you mean 'workingDir'?`` (the suggestion only when one
+    of ``allowed`` is close)."""
+    allowed = list(allowed)
+    same = [name for name in allowed if name.lower() == key.lower()]
+    close = same or difflib.get_close_matches(key, allowed, n=1, cutoff=0.75)
+    return f"unknown field {key!r}" + (f"; did you mean {close[0]!r}?" if close else "")
+
+
+def schema_issues(
+    validator: jsonschema_rs.Validator,
+    instance: Any,
+    defs: Mapping[str, Any] | None = None,
+) -> Iterator[SchemaIssue]:
     """Every violation of ``validator`` in ``instance``, most specific first, without repeats.
 
-    ``oneOf`` failures (int-or-string values and quantities) get a message that says so.
+    ``oneOf`` failures (int-or-string values and quantities) get a message that says so; an
+    unknown field is reported at its own path, with the closest known field when ``defs`` (the
+    Kubernetes definitions the validator refers to) says which fields there are.
     """
     if validator.is_valid(instance):
         return
     seen: set[tuple[tuple[str | int, ...], str]] = set()
     for error in validator.iter_errors(instance):
         path = tuple(error.instance_path)
+        unexpected = getattr(error.kind, "unexpected", None)
+        if isinstance(unexpected, list):
+            allowed = _allowed_fields(list(error.schema_path), defs)
+            for key in unexpected:
+                issue = ((*path, str(key)), unknown_field_message(str(key), allowed))
+                if issue not in seen:
+                    seen.add(issue)
+                    yield SchemaIssue(*issue)
+            continue
         message = error.message
         if "'oneOf'" in message:
             # Kubernetes uses oneOf only for int-or-string and quantities.

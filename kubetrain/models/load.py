@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
+from ..kube import apiserver
 from ..kube import schemas as k8s
 from .base import (
     MODE_ANNOTATION,
@@ -32,6 +33,7 @@ from .base import (
 )
 from .errors import InputError, PathPart, Problem
 from .patches import apply_patches, patch_sources
+from .resources import as_built
 from .secrets import credential_value_message, looks_like_credential
 from .source import Document, display_path, load_documents
 from .stack import CONFIG_NAMESPACE, NATIVE_WORKLOADS, StackFile, StackSettings
@@ -554,7 +556,7 @@ def _load_job(doc: Document, settings: StackSettings, problems: list[Problem]) -
         meta = job.metadata.model_copy(update={"namespace": settings.namespace})
         job = job.model_copy(update={"metadata": meta})
     before = len(problems)
-    for path, message in _embedded_problems(job, settings.version):
+    for path, message in _embedded_problems(job, settings):
         problems.append(doc.problem(path, message))
     if len(problems) > before:
         return None
@@ -617,8 +619,9 @@ def _load_manifest(
     doc: Document, settings: StackSettings, problems: list[Problem]
 ) -> LoadedManifest | None:
     """A plain Kubernetes object: a mapping with apiVersion, kind and metadata.name, no job
-    kind, no secret material; a built-in kind is checked against its schema here (other kinds
-    by ``validate``, which knows their schema locations), and a namespaced built-in kind
+    kind, no secret material; a built-in kind is checked against its schema and what the API
+    server checks beyond it here (other kinds by ``validate``, which knows their schema
+    locations and CRDs), and a namespaced built-in kind
     without a namespace is put in ``kubetrain:namespace``."""
     data = doc.data
     if not isinstance(data, dict):
@@ -657,7 +660,8 @@ def _load_manifest(
                 )
     validator = k8s.builtin_validator(settings.version, api_version, kind)
     if validator is not None:
-        for issue in k8s.schema_issues(validator, data):
+        defs = k8s.definitions(settings.version)["$defs"]
+        for issue in k8s.schema_issues(validator, data, defs):
             problems.append(doc.problem(issue.path, issue.message))
     if len(problems) > before:
         return None
@@ -665,6 +669,11 @@ def _load_manifest(
     builtin = k8s.builtin_definition(settings.version, api_version, kind) is not None
     if builtin and kind not in k8s.CLUSTER_SCOPED_KINDS and not meta.get("namespace"):
         obj["metadata"]["namespace"] = settings.namespace
+    # What the API server refuses beyond the schema, at the manifest's own lines.
+    for api_issue in apiserver.object_issues(obj, settings.version):
+        problems.append(doc.problem(api_issue.path, api_issue.message))
+    if len(problems) > before:
+        return None
     return LoadedManifest(obj, JobSource(doc))
 
 
@@ -898,14 +907,15 @@ def _where_defined(root: type[BaseModel], key: str) -> list[tuple[str, ...]]:
 
 
 def _embedded_problems(
-    model: BaseModel, version: tuple[int, int]
+    model: BaseModel, settings: StackSettings
 ) -> Iterator[tuple[tuple[PathPart, ...], str]]:
-    """Schema problems of every :class:`K8sType` field, against the stack's Kubernetes version."""
+    """Problems of every :class:`K8sType` field against the stack's Kubernetes version: its
+    schema, then what the API server would refuse once the field is built into an object."""
     for name, info in type(model).model_fields.items():
         path: tuple[PathPart, ...] = (info.alias or name,)
         value = getattr(model, name)
         marker = next((m for m in info.metadata if isinstance(m, K8sType)), None)
-        yield from _embedded_value(value, info.annotation, marker, path, version)
+        yield from _embedded_value(value, info.annotation, marker, path, settings)
 
 
 def _embedded_value(
@@ -913,27 +923,42 @@ def _embedded_value(
     annotation: Any,
     marker: K8sType | None,
     path: tuple[PathPart, ...],
-    version: tuple[int, int],
+    settings: StackSettings,
 ) -> Iterator[tuple[tuple[PathPart, ...], str]]:
+    version = settings.version
     if value is None:
         return
     if marker is None and typing.get_origin(annotation) is typing.Annotated:
         marker = next((m for m in typing.get_args(annotation)[1:] if isinstance(m, K8sType)), None)
     if marker is not None:
         validator = k8s.embedded_validator(version, marker.definition)
-        for issue in k8s.schema_issues(validator, value):
-            yield (*path, *issue.path), issue.message
+        defs = k8s.definitions(version)["$defs"]
+        schema = [
+            (issue.path, issue.message) for issue in k8s.schema_issues(validator, value, defs)
+        ]
+        # What the API server checks beyond the schema, of the value as it is built into an
+        # object (only of a value the schema accepts: the checks read values of their types).
+        found = schema or [
+            (issue.path, issue.message)
+            for issue in apiserver.embedded_issues(
+                marker.definition,
+                as_built(marker.definition, value, settings.gpu_resource),
+                version,
+            )
+        ]
+        for sub_path, message in found:
+            yield (*path, *sub_path), message
     elif isinstance(value, BaseModel):
-        for sub_path, message in _embedded_problems(value, version):
+        for sub_path, message in _embedded_problems(value, settings):
             yield (*path, *sub_path), message
     elif isinstance(value, dict | list):
         args = typing.get_args(annotation)
         if typing.get_origin(annotation) in (typing.Union, types.UnionType):
             args = tuple(a for a in args if a is not type(None))
             inner = args[0] if len(args) == 1 else None
-            yield from _embedded_value(value, inner, None, path, version)
+            yield from _embedded_value(value, inner, None, path, settings)
             return
         item_type = args[-1] if args else None
         items = value.items() if isinstance(value, dict) else enumerate(value)
         for key, item in items:
-            yield from _embedded_value(item, item_type, None, (*path, key), version)
+            yield from _embedded_value(item, item_type, None, (*path, key), settings)

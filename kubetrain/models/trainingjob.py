@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 from pydantic import AliasChoices, BeforeValidator, Field, field_validator, model_validator
 
 from ..kube.names import DNS1123_LABEL, DNS1123_SUBDOMAIN, LABEL_VALUE
-from ..kube.quantity import cpu_cores_ceil, quantity_problem
+from ..kube.quantity import cpu_cores_ceil
 from .base import DerivedName, JobDocument, K8sType, Strict, _check_map_keys
 from .kinds import declare
 from .resources import gpu_count, gpu_problems
@@ -379,13 +379,11 @@ class TrainingJob(JobDocument):
         for role in ROLES:
             resources = getattr(spec, role).resources
             base: tuple[str | int, ...] = ("spec", role, "resources")
+            # Quantities, resource names and requests against limits are the API server's
+            # checks of the embedded ResourceRequirements (load.py, kube/apiserver).
             for path, message in gpu_problems(resources, settings.gpu_resource):
                 problems.append(((*base, *path), message))
-            for part_name in ("limits", "requests"):
-                for name, value in (resources.get(part_name) or {}).items():
-                    if problem := quantity_problem(value):
-                        problems.append(((*base, part_name, name), problem))
-        volumes: dict[str, int] = {}
+        volumes: dict[Any, int] = {}
         for i, volume in enumerate(spec.volumes):
             name = volume.get("name")
             if name in volumes:

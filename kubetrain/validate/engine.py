@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 import yaml
 
+from ..kube import apiserver
 from ..kube import schemas as k8s
 from ..kube.apiextensions import validate_crd
 from ..kube.apiextensions.definition import is_crd
@@ -167,7 +168,15 @@ class Validator:
         return found
 
     def check(self, item: Located, version: tuple[int, int] | None = None) -> ObjectResult:
-        """Validate one object."""
+        """Validate one object: its schema, then what the API server checks beyond it."""
+        result = self._check_schema(item, version)
+        if result.status != "error":
+            for issue in apiserver.object_issues(item.obj, version or self.version):
+                result.findings.append(Finding("api", issue.path, issue.message))
+                result.status = "invalid"
+        return result
+
+    def _check_schema(self, item: Located, version: tuple[int, int] | None) -> ObjectResult:
         obj = item.obj
         result = ObjectResult(
             item.file, item.document, "", "", "", "", "valid", line=item.line, source=item.source
@@ -221,7 +230,8 @@ class Validator:
             if own is not None:
                 issues = custom_resource_issues(own, obj, version)
                 return self._custom_resource(result, issues)
-        for issue in k8s.schema_issues(validator, obj):
+        defs = k8s.definitions(version)["$defs"]
+        for issue in k8s.schema_issues(validator, obj, defs):
             result.status = "invalid"
             result.findings.append(Finding("schema", issue.path, issue.message))
         if is_crd(obj):

@@ -21,8 +21,8 @@ Mirrors what kube-apiserver does with a custom resource sent by ``kubectl apply 
 6. ``x-kubernetes-validations`` CEL rules (:mod:`.cel`), unless an earlier problem is a missing
    value or a wrong type, which the server treats as blocking (``hasBlockingErr``).
 
-The formats of ``metadata.name``, label keys and values and annotation keys of the root object are
-left to the ``name-format`` check every kind gets in ``kubetrain validate``.
+The formats of ``metadata.name``, label keys and values, annotation keys and finalizers of the
+root object are :mod:`kubetrain.kube.apiserver`'s (its ``api`` findings in ``kubetrain validate``).
 """
 
 from __future__ import annotations
