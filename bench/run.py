@@ -5,7 +5,8 @@
 
 Every TFJob has 2 parameter servers and 4 GPU workers (12 objects: 6 pods, 6 headless services).
 For each N it prints, each measured in a fresh process so that import time and peak memory are
-that run's own:
+that run's own (the fastest of 2 runs up to 1000 jobs, of 3 for validate: the machine's other
+work only slows a run down):
 
 * ``render``: ``kubetrain render`` of a stack whose job file holds the N TFJobs into an empty
   folder (load, build, validate every object, write one file per object): objects per second,
@@ -97,26 +98,29 @@ def child(kind: str, args: list[str]) -> dict[str, Any]:
     """Runs in a fresh interpreter: time one operation, including kubetrain's imports."""
     start = time.perf_counter()
     if kind == "render":
-        from kubetrain.cli import main
+        from kubetrain.cli import run
 
         try:
-            main(["render", "--config", args[0], "--out", args[1]], standalone_mode=False)
+            run(["render", "--config", args[0], "--out", args[1]])
         except SystemExit as exc:
             if exc.code:
                 raise
     elif kind == "memory":
         from kubetrain import app
+        from kubetrain.cli import tune_gc
         from kubetrain.models import load_stack
 
+        tune_gc()  # as the command does
+
         stack = load_stack(args[0])
-        planned = app.plan(stack, Path(args[1]))
+        planned = app.prepare(stack, Path(args[1]))
         assert planned.report.ok
         assert len(planned.files) > 0
     elif kind == "validate":
-        from kubetrain.cli import main
+        from kubetrain.cli import run
 
         try:
-            main(["validate", args[0]], standalone_mode=False)
+            run(["validate", args[0]])
         except SystemExit as exc:
             if exc.code:
                 raise
@@ -138,17 +142,26 @@ def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def measure(kind: str, *args: str) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, __file__, "--child", kind, *args],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"{kind} failed:\n{done.stdout}\n{done.stderr}")
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
+def measure(kind: str, *args: str, repeat: int = 1, fresh: Path | None = None) -> dict[str, Any]:
+    """The fastest of ``repeat`` fresh processes (the machine's other work only ever slows a
+    run down); ``fresh``: a folder removed before each run (render's output)."""
+    best: dict[str, Any] | None = None
+    for _ in range(repeat):
+        if fresh is not None:
+            shutil.rmtree(fresh, ignore_errors=True)
+        done = subprocess.run(
+            [sys.executable, __file__, "--child", kind, *args],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise SystemExit(f"{kind} failed:\n{done.stdout}\n{done.stderr}")
+        result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+        if best is None or result["seconds"] < best["seconds"]:
+            best = result
+    assert best is not None
+    return best
 
 
 def timed(command: list[str], **kw: Any) -> float:
@@ -223,9 +236,16 @@ def main() -> None:
             folder = Path(tmp) / f"n{n}"
             stack = write_project(folder, n)
             objects = n * OBJECTS_PER_JOB
-            memory = measure("memory", str(stack), str(folder / "plan"))
-            render = measure("render", str(stack), str(folder / "out"))
-            written = sum(1 for p in (folder / "out").rglob("*.yaml")) - 1
+            repeat = 2 if n <= 1000 else 1
+            memory = measure("memory", str(stack), str(folder / "plan"), repeat=repeat)
+            out = folder / "out"
+            render = measure("render", str(stack), str(out), repeat=repeat, fresh=out)
+            # One file per object, beside the kustomization and the stack's Namespace.
+            written = sum(
+                1
+                for p in out.rglob("*.yaml")
+                if p.name != "kustomization.yaml" and not p.name.startswith("namespace-")
+            )
             assert written == objects, (written, objects)
             if baseline_rate is None:
                 base = measure("baseline", str(folder / "out"), str(args.baseline_sample))
@@ -261,7 +281,7 @@ def main() -> None:
         folder = Path(tmp) / "validate"
         stack = write_project(folder, n)
         measure("render", str(stack), str(folder / "out"))
-        result = measure("validate", str(folder / "out"))
+        result = measure("validate", str(folder / "out"), repeat=3)
         v_objects = n * OBJECTS_PER_JOB
         print(
             f"\nkubetrain validate: {v_objects} objects in {result['seconds']:.2f} s "

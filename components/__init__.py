@@ -1,7 +1,8 @@
 """Pulumi ComponentResources deploying kubetrain jobs: the objects ``kubetrain render`` writes.
 
-One component per job kind (``TFJob`` with its ``TFReplicaSet`` children, ``TrainingJob``,
-``LearnerStatefulSet``; type token ``kubetrain:index:<ClassName>``), one per module. Each
+One component per job kind, attached to the kind's declaration (:mod:`kubetrain.models.kinds`),
+with the child components it creates (``TFJob`` with its ``TFReplicaSet`` children); type token
+``kubetrain:index:<ClassName>``, one per module. Each
 takes ``(name, args, opts)``; ``args`` is a TypedDict (the schema other Pulumi languages see
 through ``provider/``), validated into the same pydantic spec and expanded by the same builder
 as the render path. ``stacks/__main__.py`` creates one component per job of the selected stack.
@@ -9,7 +10,10 @@ as the render path. ``stacks/__main__.py`` creates one component per job of the 
 The only package importing pulumi; it uses kubetrain.models and kubetrain.builders, nothing else.
 """
 
+from kubetrain.models import declarations
+
 from ._args import JobMetadataArgs, SettingsArgs
+from ._kubeflow_args import RunPolicyArgs, SchedulingPolicyArgs
 from ._program import COMPONENTS, component_name, deploy_stack
 from .learner import (
     DataStoreArgs,
@@ -21,9 +25,15 @@ from .learner import (
     LearnerStatefulSet,
     LearnerStatefulSetArgs,
 )
+from .pytorchjob import (
+    ElasticPolicyArgs,
+    PyTorchJob,
+    PyTorchJobArgs,
+    PyTorchJobSpecArgs,
+    PyTorchReplicaSpecArgs,
+    RDZVConfArgs,
+)
 from .tfjob import (
-    RunPolicyArgs,
-    SchedulingPolicyArgs,
     TFJob,
     TFJobArgs,
     TFJobSpecArgs,
@@ -39,14 +49,18 @@ from .trainingjob import (
     TrainingJobSpecArgs,
 )
 
-#: Every component, in the order the provider hosts them.
-ALL_COMPONENTS = (TFJob, TFReplicaSet, TrainingJob, LearnerStatefulSet)
+#: Every component, in the order the provider hosts them: each declared kind's component and the
+#: components it creates as children.
+ALL_COMPONENTS: tuple[type, ...] = tuple(
+    c for d in declarations() if d.component is not None for c in (d.component, *d.child_components)
+)
 
 __all__ = [
     "ALL_COMPONENTS",
     "COMPONENTS",
     "DataStoreArgs",
     "DataStoresArgs",
+    "ElasticPolicyArgs",
     "FrameworkArgs",
     "JobMetadataArgs",
     "LearnerImageArgs",
@@ -56,6 +70,11 @@ __all__ = [
     "LearnerStatefulSetArgs",
     "MasterSpecArgs",
     "PserverSpecArgs",
+    "PyTorchJob",
+    "PyTorchJobArgs",
+    "PyTorchJobSpecArgs",
+    "PyTorchReplicaSpecArgs",
+    "RDZVConfArgs",
     "RunPolicyArgs",
     "SchedulingPolicyArgs",
     "SettingsArgs",

@@ -30,7 +30,8 @@ class JobMetadataArgs(TypedDict):
     annotations: NotRequired[dict[str, str]]
     (
         "Annotations of the job document; kubetrain.io/mode (native or operator) overrides "
-        "settings.mode for this job."
+        "settings.mode for this job, kubetrain.io/native-workload (pod, job or jobset) "
+        "settings.native_workload."
     )
 
 
@@ -46,6 +47,12 @@ class SettingsArgs(TypedDict, total=False):
         "native (the objects the operator would create) or operator (the custom resource, for a "
         "cluster running the operator). Default: native."
     )
+    native_workload: str
+    (
+        "Native mode, TFJob and PyTorchJob: what runs each replica, pod (a bare Pod, as the "
+        "training operator creates), job (a batch/v1 Job per replica) or jobset (one JobSet per "
+        "job, for clusters running the JobSet controller). Default: job."
+    )
     gpu_resource: str
     """Extended resource name written for GPUs. Default: nvidia.com/gpu."""
     cluster_domain: str
@@ -58,3 +65,10 @@ class SettingsArgs(TypedDict, total=False):
     """Registry of FfDL learner images. Default: none."""
     gpu_type_node_label: str
     """Node label that selects a Learner's gpuType (unused without it). Default: none."""
+    pod_await: str
+    (
+        "How pulumi up waits for objects that run pods: auto (all but gang-scheduled ones), "
+        "ready (all) or skip (none). Default: auto."
+    )
+    pod_await_timeout_seconds: int
+    """Seconds pulumi up waits for an awaited object that runs pods. Default: 10 minutes."""

@@ -9,19 +9,14 @@ from typing import Any, Protocol
 import pulumi
 
 from kubetrain.builders import build_stack
-from kubetrain.models import InputError, JobDocument, LoadedJob, Problem, Stack
-from kubetrain.models.learner import Learner as LearnerDocument
-from kubetrain.models.tfjob import TFJob as TFJobDocument
-from kubetrain.models.trainingjob import TrainingJob as TrainingJobDocument
+from kubetrain.models import InputError, JobDocument, LoadedJob, Problem, Stack, declarations
 
+from . import learner, pytorchjob, tfjob, trainingjob  # noqa: F401  (attach the components)
 from ._job import job_args
 from ._resources import Identity, identity, prerequisites_of, register
 from ._secrets import Credentials, find_markers
-from .learner import LearnerStatefulSet
-from .tfjob import TFJob
-from .trainingjob import TrainingJob
 
-__all__ = ["COMPONENTS", "JobComponent", "component_name", "deploy_stack"]
+__all__ = ["COMPONENTS", "JobComponent", "component_name", "component_urn", "deploy_stack"]
 
 
 class JobComponent(Protocol):
@@ -40,11 +35,10 @@ class JobComponent(Protocol):
 
 
 #: The component of each job kind, by the document class builders expand (a v1alpha1 TFJob is
-#: expanded as a v1 TFJob). A kind without a component cannot be deployed with Pulumi.
+#: expanded as a v1 TFJob), from the kinds' declarations (each component module attaches itself).
+#: A kind without a component cannot be deployed with Pulumi.
 COMPONENTS: Mapping[type[JobDocument], type[JobComponent]] = {
-    TFJobDocument: TFJob,
-    TrainingJobDocument: TrainingJob,
-    LearnerDocument: LearnerStatefulSet,
+    d.document: d.component for d in declarations() if d.component is not None
 }
 
 
@@ -53,13 +47,22 @@ def component_name(loaded: LoadedJob) -> str:
     return f"{loaded.document.namespace}/{loaded.document.name}"
 
 
+def component_urn(loaded: LoadedJob) -> pulumi.Output[str]:
+    """The URN of a job's component (a child of the stack)."""
+    cls = COMPONENTS[type(loaded.job)]
+    return pulumi.create_urn(component_name(loaded), f"kubetrain:index:{cls.__name__}")
+
+
 def deploy_stack(stack: Stack) -> dict[str, JobComponent]:
     """Create the component of every job of ``stack``, by component name.
 
-    Objects that several jobs build identically (a CRD two operator-mode jobs need) are what
-    ``kubetrain render`` writes once: they are registered once, as children of the stack, and
-    every job's objects depend on them. Nothing is registered unless every job has a component
-    and every credential the jobs need is set.
+    Objects of the stack (the Namespaces it creates, and the objects jobs may share, such as a
+    CRD or a pull Secret, however many jobs need them) are what ``kubetrain render`` writes once:
+    they are registered once, as children of the stack, and every job's objects depend on them.
+    They stay there when jobs come and go, so their URN never changes; each also answers to the
+    URN it had under the component of a job that builds it (what kubetrain did before such
+    objects always belonged to the stack). Nothing is registered unless every job has a
+    component and every credential the jobs need is set.
     """
     missing = [job for job in stack.jobs if type(job.job) not in COMPONENTS]
     if missing:
@@ -73,19 +76,36 @@ def deploy_stack(stack: Stack) -> dict[str, JobComponent]:
             )
             for job in missing
         )
-    built = build_stack(stack, "pulumi")
+    warnings: list[Problem] = []
+    built = build_stack(stack, "pulumi", warnings=warnings)
+    for warning in sorted(warnings):  # what `kubetrain render` prints on stderr
+        pulumi.log.warn(str(warning))
     # Every credential of every job first: a missing one must stop the program before any job
     # is registered, not halfway through.
     Credentials(f"stack {stack.name}").check([m for b in built for m in find_markers(b.obj)])
-    shared = {identity(b.obj): b.obj for b in built if b.job is None}
+    shared = {identity(b.obj): b for b in built if b.job is None}
     depends_on: list[pulumi.Resource] = []
     if shared:
-        registered = register(None, shared.values(), where=f"stack {stack.name}")
+        registered = register(
+            None,
+            [b.obj for b in shared.values()],
+            where=f"stack {stack.name}",
+            aliases={
+                key: [pulumi.Alias(parent=component_urn(job)) for job in b.builders]
+                for key, b in shared.items()
+            },
+        )
         depends_on = list(prerequisites_of(registered))
+    # What the jobs' components leave to the stack: its own objects, and the CRDs another
+    # environment installs (kubetrain:external.customResourceDefinitions).
+    exclude = frozenset(shared) | {
+        ("apiextensions.k8s.io/v1", "CustomResourceDefinition", "", name)
+        for name in stack.settings.external.custom_resource_definitions
+    }
     out: dict[str, JobComponent] = {}
     for loaded in stack.jobs:
         name = component_name(loaded)
         cls = COMPONENTS[type(loaded.job)]
         opts = pulumi.ResourceOptions(depends_on=depends_on) if depends_on else None
-        out[name] = cls(name, job_args(loaded, stack.settings), opts, exclude=frozenset(shared))
+        out[name] = cls(name, job_args(loaded, stack.settings), opts, exclude=exclude)
     return out

@@ -15,6 +15,12 @@ resource, a child of the component that asked for it.
   ``depends_on`` is passed to every object too, and an object depends on the prerequisites
   (ServiceAccounts, Secrets, Roles, CRDs..., see :data:`PREREQUISITE_KINDS`) registered with it.
 - Credential markers become secret outputs (:mod:`components._secrets`).
+- Objects no engine may delete (kubetrain's CRDs and Namespaces,
+  :func:`kubetrain.builders.lifecycle.is_retained`) are ``retain_on_delete``: removing them from
+  the stack, or destroying it, leaves them in the cluster.
+- Identities stay: an object under a component also answers to the URN it had under the stack
+  (an alias), for an object several jobs built identically moves between the two when one of
+  them goes; :func:`register` takes further aliases per object.
 """
 
 import inspect
@@ -25,8 +31,10 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from kubetrain.builders.lifecycle import is_retained
 from kubetrain.builders.meta import plain_copy
 from kubetrain.builders.order import KIND_ORDER, sort_key
+from kubetrain.kube.schemas import CLUSTER_SCOPED_KINDS
 
 from ._secrets import Credentials, find_markers
 
@@ -71,10 +79,6 @@ TYPED_KINDS: dict[tuple[str, str], type[pulumi.CustomResource]] = {
 #: a Pod is rejected while its ServiceAccount is missing, a custom resource while its CRD is.
 PREREQUISITE_KINDS = frozenset(KIND_ORDER[: KIND_ORDER.index("Service")])
 
-_CLUSTER_SCOPED = frozenset(
-    {"Namespace", "CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding", "PriorityClass"}
-)
-
 
 def identity(obj: Manifest) -> Identity:
     """(apiVersion, kind, namespace, name) of a manifest."""
@@ -86,14 +90,25 @@ def pulumi_name(obj: Manifest) -> str:
     """The Pulumi resource name of a manifest: ``<namespace>/<name>`` or ``<name>``."""
     meta = obj["metadata"]
     namespace = meta.get("namespace")
-    if namespace and obj["kind"] not in _CLUSTER_SCOPED:
+    if namespace and obj["kind"] not in CLUSTER_SCOPED_KINDS:
         return f"{namespace}/{meta['name']}"
     return str(meta["name"])
 
 
 def resource_class(api_version: str, kind: str) -> type[pulumi.CustomResource]:
-    """The pulumi_kubernetes class a manifest is registered as."""
-    return TYPED_KINDS.get((api_version, kind), k8s.apiextensions.CustomResource)
+    """The pulumi_kubernetes class a manifest is registered as: its typed class for a kind
+    Kubernetes serves itself (a plain manifest may be any: ``storage.k8s.io/v1 StorageClass``
+    is ``k8s.storage.v1.StorageClass``), else ``apiextensions.CustomResource``."""
+    typed = TYPED_KINDS.get((api_version, kind))
+    if typed is not None:
+        return typed
+    group, _, version = api_version.rpartition("/")
+    if group == "" or group.endswith(".k8s.io") or "." not in group:
+        module = "core" if not group else group.split(".")[0]
+        found = getattr(getattr(getattr(k8s, module, None), version, None), kind, None)
+        if isinstance(found, type) and issubclass(found, pulumi.CustomResource):
+            return found
+    return k8s.apiextensions.CustomResource
 
 
 def _snake(key: str) -> str:
@@ -142,11 +157,13 @@ def register(
     *,
     where: str,
     depends_on: Any = None,
+    aliases: Mapping[Identity, Sequence[pulumi.Alias]] | None = None,
 ) -> dict[Identity, pulumi.CustomResource]:
     """Register ``manifests`` as children of ``parent`` (``None``: the stack), in install order.
 
     ``where`` names the component in problems (a credential the stack does not set);
-    ``depends_on`` (a resource option value) is added to every object's dependencies.
+    ``depends_on`` (a resource option value) is added to every object's dependencies;
+    ``aliases`` gives former identities of objects (see the module docstring).
     """
     objs = sorted((plain_copy(m) for m in manifests), key=sort_key)
     credentials = Credentials(where)
@@ -157,7 +174,15 @@ def register(
         key = identity(obj)
         if key in registered:
             raise ValueError(f"{where}: {obj['kind']} {pulumi_name(obj)} is built twice")
-        opts = pulumi.ResourceOptions(parent=parent, depends_on=list(prerequisites))
+        former = list((aliases or {}).get(key, ()))
+        if parent is not None:
+            former.append(pulumi.Alias(parent=pulumi.ROOT_STACK_RESOURCE))
+        opts = pulumi.ResourceOptions(
+            parent=parent,
+            depends_on=list(prerequisites),
+            aliases=former or None,
+            retain_on_delete=True if is_retained(obj) else None,
+        )
         if depends_on is not None:
             opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=depends_on))
         resource = _create(credentials.resolve(obj), opts)

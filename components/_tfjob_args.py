@@ -1,6 +1,7 @@
 """Argument types of the TFJob and TFReplicaSet components: a ``kubeflow.org/v1`` TFJob.
 
-The fields mirror :mod:`kubetrain.models.tfjob` (snake_case here, camelCase in the schema and in
+The run policy is every Kubeflow job's (:mod:`components._kubeflow_args`). The fields mirror
+:mod:`kubetrain.models.tfjob` (snake_case here, camelCase in the schema and in
 job documents), so a TFJob manifest's ``metadata`` and ``spec`` can be passed as they are.
 Validation is the spec's, not these types': they only shape the schema. They live in a module
 of their own because both components need them. Docstrings reach the schema verbatim (see
@@ -10,6 +11,7 @@ of their own because both components need them. Docstrings reach the schema verb
 from typing import Any, NotRequired, TypedDict
 
 from ._args import JobMetadataArgs, SettingsArgs
+from ._kubeflow_args import RunPolicyArgs, SchedulingPolicyArgs
 
 __all__ = [
     "RunPolicyArgs",
@@ -18,43 +20,6 @@ __all__ = [
     "TFJobSpecArgs",
     "TFReplicaSpecArgs",
 ]
-
-
-class SchedulingPolicyArgs(TypedDict, total=False):
-    """Gang-scheduling settings of a TFJob (runPolicy.schedulingPolicy)."""
-
-    min_available: int
-    """Pods that must be schedulable together. Default: every pod of the job."""
-    queue: str
-    """Scheduler queue of the PodGroup. Default: the scheduler's default queue."""
-    min_resources: dict[str, str]
-    (
-        'Resources the PodGroup needs, as Kubernetes quantities ("8", "32Gi"). '
-        "Default: the sum of the pods' requests."
-    )
-    priority_class: str
-    """PriorityClass of the PodGroup. Default: none."""
-    schedule_timeout_seconds: int
-    """Seconds the scheduler waits for the gang (scheduler-plugins only). Default: its own."""
-
-
-class RunPolicyArgs(TypedDict, total=False):
-    """Run-time policies of a TFJob (spec.runPolicy)."""
-
-    clean_pod_policy: str
-    """Pods the operator deletes when the job ends: All, Running or None. Default: None."""
-    ttl_seconds_after_finished: int
-    """Seconds to keep a finished job. Default: forever."""
-    active_deadline_seconds: int
-    """Deadline of the job in seconds. Default: none."""
-    backoff_limit: int
-    """Retries before the job fails. Default: the operator's."""
-    scheduling_policy: SchedulingPolicyArgs
-    """Gang-scheduling settings. Default: none."""
-    suspend: bool
-    """Create the job suspended. Default: false."""
-    managed_by: str
-    """Controller that reconciles the job. Default: the training operator."""
 
 
 class TFReplicaSpecArgs(TypedDict):

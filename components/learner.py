@@ -19,7 +19,8 @@ from typing import Any, NotRequired, TypedDict
 import pulumi
 
 from kubetrain.builders.learner import TRAINING_ID_LABEL
-from kubetrain.builders.tfjob import to_selector
+from kubetrain.builders.meta import to_selector
+from kubetrain.models.kinds import attach_component
 from kubetrain.models.learner import Learner as LearnerDocument
 
 from ._args import JobMetadataArgs, SettingsArgs
@@ -128,8 +129,8 @@ class DataStoresArgs(TypedDict, total=False):
     )
     results: DataStoreArgs
     (
-        "Results, mounted at /mnt/results/<bucket>/<trainingId>, which RESULT_DIR points at "
-        "(checkpoints under _wml_checkpoints). Default: none."
+        "Results: the bucket is mounted at /mnt/results/<bucket> (RESULT_BUCKET_DIR, checkpoints "
+        "in its _wml_checkpoints), RESULT_DIR is its folder <trainingId>. Default: none."
     )
 
 
@@ -238,3 +239,6 @@ class LearnerStatefulSet(pulumi.ComponentResource):
             "labelSelector": self.label_selector,
             "serviceHosts": self.service_hosts,
         }
+
+
+attach_component(LearnerDocument, LearnerStatefulSet)

@@ -13,7 +13,9 @@ from typing import Any
 
 import pulumi
 
-from kubetrain.builders.tfjob import REPLICA_TYPE_LABEL, TFTrainingJob, to_selector
+from kubetrain.builders.kubeflow import REPLICA_TYPE_LABEL, to_selector
+from kubetrain.builders.tfjob import TFTrainingJob
+from kubetrain.models.kinds import attach_component
 from kubetrain.models.tfjob import TFJob as TFJobDocument
 
 from ._job import expand
@@ -130,3 +132,6 @@ class TFJob(pulumi.ComponentResource):
 def _labels(obj: dict[str, Any]) -> dict[str, str]:
     labels: dict[str, str] = obj["metadata"].get("labels") or {}
     return labels
+
+
+attach_component(TFJobDocument, TFJob, children=(TFReplicaSet,))

@@ -1,4 +1,5 @@
-"""The TFReplicaSet component: the pods and headless services of one replica type of a TFJob.
+"""The TFReplicaSet component: the pods (or the Jobs running them) and headless services of one
+replica type of a TFJob; under nativeWorkload jobset the JobSet belongs to the TFJob.
 
 A TFJob creates one per replica type. It takes the whole job, because every pod's TF_CONFIG
 names the pods of all replica types, and registers only its own type's objects.
@@ -11,7 +12,8 @@ from typing import TypedDict
 
 import pulumi
 
-from kubetrain.builders.tfjob import REPLICA_TYPE_LABEL, TFTrainingJob, to_selector
+from kubetrain.builders.kubeflow import REPLICA_TYPE_LABEL, to_selector
+from kubetrain.builders.tfjob import TFTrainingJob
 from kubetrain.models import InputError, Problem
 from kubetrain.models.tfjob import TFJob as TFJobDocument
 
@@ -42,7 +44,10 @@ class TFReplicaSet(pulumi.ComponentResource):
     replica_type: pulumi.Output[str]
     """The replica type as the training operator spells it: Chief, Master, PS, Worker..."""
     pod_names: pulumi.Output[list[str]]
-    """Names of the pods, <job>-<type>-<index>, which their services share; in index order."""
+    (
+        "Names of the replicas, <job>-<type>-<index>, in index order: their services' names and "
+        "their pods' hostnames (a bare pod's name too; a Job's pod adds a random suffix)."
+    )
     hosts: pulumi.Output[list[str]]
     """host:port of each replica, in index order, as in the cluster part of TF_CONFIG."""
     label_selector: pulumi.Output[str]

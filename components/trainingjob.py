@@ -20,7 +20,8 @@ from typing import Any, NotRequired, TypedDict
 
 import pulumi
 
-from kubetrain.builders.tfjob import to_selector
+from kubetrain.builders.meta import to_selector
+from kubetrain.models.kinds import attach_component
 from kubetrain.models.trainingjob import MASTER_LABEL, PSERVER_LABEL, TRAINER_LABEL
 from kubetrain.models.trainingjob import TrainingJob as TrainingJobDocument
 
@@ -80,8 +81,9 @@ class MasterSpecArgs(TypedDict, total=False):
 
     etcd_endpoint: str
     (
-        "Client URLs of an existing etcd, comma-separated, e.g. http://etcd.infra:2379 (env "
-        "ETCD_ENDPOINT); etcd-endpoint in a manifest. Default: an etcd sidecar in the master pod."
+        "Client URLs of an etcd, comma-separated, e.g. http://etcd.infra:2379; etcd-endpoint in "
+        "a manifest. Kept in the custom resource; EDL v0.2.0 and native mode never use it (the "
+        "pods use the master pod's etcd sidecar)."
     )
     resources: dict[str, Any]
     (
@@ -218,3 +220,6 @@ class TrainingJob(pulumi.ComponentResource):
             "labelSelector": self.label_selector,
             "labelSelectors": self.label_selectors,
         }
+
+
+attach_component(TrainingJobDocument, TrainingJob)

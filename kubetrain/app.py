@@ -6,34 +6,40 @@ The CLI is a thin shell over these; tests and other tools can call them directly
 from __future__ import annotations
 
 import contextlib
+import difflib
 import json
 import os
+import re
 import stat
 import tempfile
+import textwrap
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from .builders import Built, build_stack
 from .builders.crd import kubeconform_schema, openapi_schema, owned_crds
 from .builders.delivery import delivery_name, delivery_objects, engine_of
-from .kube.names import DNS1123_SUBDOMAIN
+from .builders.namespaces import pod_security_labels
+from .kube.names import DNS1123_LABEL, DNS1123_SUBDOMAIN
+from .kube.schemas import builtin_kinds, split_api_version
 from .models import CheckFailed, InputError, Problem, Stack, discover_stacks, load_stack
+from .models.base import job_kinds
 from .models.editor import job_schema, stack_schema
+from .models.fields import kind_node
 from .models.load import find_project_root, stack_name
 from .models.source import display_path, file_kind, load_documents
 from .models.stack import StackSettings
+from .plan import EnvironmentPlan, plan_environment, read_rendered
 from .render import (
+    KUSTOMIZATION,
     OutputLock,
     PendingTree,
     TreeChange,
     diff_tree,
-    dump,
-    file_header,
     iter_files,
-    object_path,
     plan_grouped_files,
     remove_tree,
     write_tree,
@@ -51,6 +57,7 @@ from .validate import (
     check_objects,
     format_report,
     read_objects,
+    warning_lines,
 )
 from .validate.kubeconform import find_kubeconform, merge_results, run_kubeconform
 
@@ -60,10 +67,15 @@ __all__ = [
     "STACK_SCHEMA_FILE",
     "Engine",
     "Planned",
+    "Progress",
     "Project",
     "diff",
+    "explain",
+    "init_project",
     "plan",
+    "prepare",
     "render",
+    "render_stream",
     "schema_files",
     "validate_paths",
     "write_schemas",
@@ -74,6 +86,29 @@ Engine = Literal["builtin", "kubeconform"]
 #: Folder under rendered/ that holds GitOps delivery objects, so no stack may be named so.
 CLUSTERS_DIR = "clusters"
 RESERVED_STACK_NAMES = {CLUSTERS_DIR}
+
+
+class Progress(Protocol):
+    """Where long commands report how far they are (the CLI draws it on a terminal)."""
+
+    def phase(self, what: str, total: int | None = None) -> None:
+        """A new step (``building dev``), of ``total`` items when known."""
+
+    def advance(self, n: int = 1) -> None:
+        """``n`` more items of the current step are done."""
+
+
+class _Silent:
+    """No progress shown (the default)."""
+
+    def phase(self, what: str, total: int | None = None) -> None:
+        pass
+
+    def advance(self, n: int = 1) -> None:
+        pass
+
+
+SILENT: Progress = _Silent()
 
 
 @dataclass(frozen=True)
@@ -87,16 +122,34 @@ class Project:
         return cls(find_project_root(start or Path.cwd()))
 
     @property
-    def stacks_dir(self) -> Path:
-        """``stackConfigDir`` of ``Pulumi.yaml`` (default: the project root)."""
+    def pulumi_yaml(self) -> Path | None:
+        """The project file, when there is one."""
         for name in ("Pulumi.yaml", "Pulumi.yml"):
-            path = self.root / name
-            if path.is_file():
-                # Pulumi's file: kubetrain reads stackConfigDir only, and judges nothing else.
-                docs = load_documents(path, skip=lambda p: p != ("stackConfigDir",))
-                data = docs[0].data if docs else None
-                configured = data.get("stackConfigDir") if isinstance(data, dict) else None
-                return self.root / configured if isinstance(configured, str) else self.root
+            if (self.root / name).is_file():
+                return self.root / name
+        return None
+
+    @property
+    def configured_stacks_dir(self) -> Path | None:
+        """``stackConfigDir`` of ``Pulumi.yaml``, when it sets one."""
+        path = self.pulumi_yaml
+        if path is None:
+            return None
+        # Pulumi's file: kubetrain reads stackConfigDir only, and judges nothing else.
+        docs = load_documents(path, skip=lambda p: p != ("stackConfigDir",))
+        data = docs[0].data if docs else None
+        configured = data.get("stackConfigDir") if isinstance(data, dict) else None
+        return self.root / configured if isinstance(configured, str) else None
+
+    @property
+    def stacks_dir(self) -> Path:
+        """``stackConfigDir`` of ``Pulumi.yaml``; without one, where users keep stacks: the
+        project root (Pulumi's default), else its ``stacks/`` folder when that has them."""
+        configured = self.configured_stacks_dir
+        if configured is not None:
+            return configured
+        if not _has_stack_files(self.root) and _has_stack_files(self.root / "stacks"):
+            return self.root / "stacks"
         return self.root
 
     @property
@@ -108,7 +161,25 @@ class Project:
         return self.rendered_dir / CLUSTERS_DIR / env
 
     def stack_files(self, names: Sequence[str] = ()) -> list[Path]:
-        return discover_stacks(self.stacks_dir, names)
+        folder = self.stacks_dir
+        if not names and self.configured_stacks_dir is None and not _has_stack_files(folder):
+            shown = display_path(self.root)
+            where = (
+                f"{shown} has a Pulumi.yaml without stackConfigDir"
+                if self.pulumi_yaml is not None
+                else f"{shown} is not in a kubetrain project (no Pulumi.yaml here or above)"
+            )
+            raise InputError.single(
+                shown,
+                f"no stack files (Pulumi.<env>.yaml) here or in stacks/: {where}. Run "
+                "`kubetrain init` to create a project, cd into yours, or give a stack file "
+                "with --config",
+            )
+        return discover_stacks(folder, names)
+
+
+def _has_stack_files(folder: Path) -> bool:
+    return folder.is_dir() and any(p.name.count(".") >= 2 for p in folder.glob("Pulumi.*.y*ml"))
 
 
 @dataclass
@@ -126,6 +197,8 @@ class Planned:
     delivery_files: dict[str, str] = field(default_factory=dict)
     #: The GitOps delivery objects (what ``delivery_files`` holds).
     delivery: list[dict[str, Any]] = field(default_factory=list)
+    #: What the builders rewrote or did not use, located in the job documents.
+    warnings: list[Problem] = field(default_factory=list)
 
     @property
     def trees(self) -> list[tuple[Path, dict[str, str]]]:
@@ -189,19 +262,34 @@ def _delivery(stack: Stack, built: list[Built]) -> list[dict[str, Any]]:
             f"the stack name {stack.name!r} cannot name GitOps objects: {problem}",
             path=("config", "kubetrain:gitops"),
         )
-    return delivery_objects(gitops, stack.name, any(is_crd(b.obj) for b in built))
+    return delivery_objects(
+        gitops,
+        stack.name,
+        any(is_crd(b.obj) for b in built),
+        namespace=stack.settings.namespace,
+        namespace_labels=pod_security_labels(stack.settings),
+    )
 
 
-def plan(stack: Stack, out_dir: Path, delivery_dir: Path | None = None) -> Planned:
+def prepare(
+    stack: Stack,
+    out_dir: Path,
+    delivery_dir: Path | None = None,
+    progress: Progress = SILENT,
+) -> Planned:
     """Build and validate one stack, and lay out its files (nothing is written). With
     ``delivery_dir``, also the GitOps delivery objects of ``kubetrain:gitops``."""
-    planned = _build(stack, out_dir, delivery_dir)
-    _check(planned)
+    planned = _build(stack, out_dir, delivery_dir, progress)
+    _check(planned, progress)
     return planned
 
 
-def _build(stack: Stack, out_dir: Path, delivery_dir: Path | None) -> Planned:
-    built = build_stack(stack, "render")
+def _build(
+    stack: Stack, out_dir: Path, delivery_dir: Path | None, progress: Progress = SILENT
+) -> Planned:
+    progress.phase(f"building {stack.name}", len(stack.jobs))
+    warnings: list[Problem] = []
+    built = build_stack(stack, "render", warnings=warnings, progress=progress.advance)
     delivery = _delivery(stack, built) if delivery_dir is not None else []
     what = f"GitOps delivery of rendered/{stack.name}"
     version = stack.settings.kubernetes_version
@@ -209,37 +297,32 @@ def _build(stack: Stack, out_dir: Path, delivery_dir: Path | None) -> Planned:
     for o in delivery:
         groups.setdefault(engine_of(o), []).append((o, what))
     delivery_files = plan_grouped_files(groups, stack.source_name, version) if delivery else {}
-    return Planned(stack, built, out_dir, Report(), delivery_dir, delivery_files, delivery)
+    return Planned(
+        stack, built, out_dir, Report(), delivery_dir, delivery_files, delivery, warnings
+    )
 
 
-def _check(planned: Planned) -> None:
+def _located(stack: Stack, built: Built) -> Located:
+    """An object to check, located where the user wrote what it came from: its job document or
+    manifest (file and line), else the stack file. Render's findings never name a file that
+    was not written (the object itself is named in the report)."""
+    origin = built.origin
+    if origin is not None:
+        return Located(built.obj, origin.file, line=origin.line, source=built.source)
+    return Located(built.obj, display_path(stack.file), source=built.source)
+
+
+def _check(planned: Planned, progress: Progress = SILENT) -> None:
     """Schema validation and semantic checks of every object of a plan (fills its report)."""
-    stack, out_dir = planned.stack, planned.out_dir
-    shown = display_path(out_dir)
-    items = [
-        Located(b.obj, f"{shown}/{object_path(b.obj)}", source=b.source) for b in planned.built
-    ]
+    stack = planned.stack
+    items = [_located(stack, b) for b in planned.built]
     if planned.delivery_dir is not None:
         what = f"GitOps delivery of rendered/{stack.name}"
-        shown = display_path(planned.delivery_dir)
-        items += [
-            Located(o, f"{shown}/{engine_of(o)}/{object_path(o).rpartition('/')[2]}", source=what)
-            for o in planned.delivery
-        ]
-    report = Validator(stack.settings.version).validate(items)
+        gitops = stack.problem(("config", "kubetrain:gitops"), "")
+        items += [Located(o, gitops.file, line=gitops.line, source=what) for o in planned.delivery]
+    progress.phase(f"checking {stack.name}", len(items))
+    report = Validator(stack.settings.version).validate(items, progress=progress.advance)
     check_objects(items, report.results, CheckSettings.from_stack(stack.settings))
-    if not report.ok:
-        # Lines in the files as they would be written, so every finding reads FILE:LINE.
-        failing = {r.file for r in report.results if r.findings}
-        version = stack.settings.kubernetes_version
-        add_lines(
-            report,
-            {
-                item.file: file_header(stack.source_name, item.source, version) + dump(item.obj)
-                for item in items
-                if item.file in failing
-            },
-        )
     planned.report = report
 
 
@@ -251,33 +334,72 @@ def _selected(project: Project, names: Sequence[str], config: Path | None) -> li
     return project.stack_files(names)
 
 
+def _warned(plans: Sequence[Planned], strict: bool, warnings: list[str] | None) -> None:
+    """The builders' warnings of every plan: errors under ``strict`` (exit 2, bad input),
+    else added to ``warnings``."""
+    found = sorted({w for p in plans for w in p.warnings})
+    if strict and found:
+        raise InputError(w.as_error() for w in found)
+    if warnings is not None:
+        warnings += [str(w) for w in found]
+
+
+def _checked(plans: Sequence[Planned], strict: bool, warnings: list[str] | None) -> None:
+    """Raise :class:`CheckFailed` unless every plan passed its checks (warnings count under
+    ``strict``); otherwise the checks' warnings are added to ``warnings``."""
+    for p in plans:
+        if strict:
+            p.report.make_strict()
+    failed = [p for p in plans if not p.report.ok]
+    if failed:
+        raise CheckFailed("".join(format_report(p.report) for p in failed))
+    if warnings is not None:
+        warnings += [line for p in plans for line in warning_lines(p.report)]
+
+
 def render(
     project: Project,
     names: Sequence[str] = (),
     config: Path | None = None,
     out: Path | None = None,
+    *,
+    strict: bool = False,
+    warnings: list[str] | None = None,
+    progress: Progress = SILENT,
 ) -> list[TreeChange]:
-    """Render stacks into their folders; nothing is written unless every stack is valid."""
+    """Render stacks into their folders; nothing is written unless every stack is valid.
+
+    Warnings (fields the builders rewrote or did not use, findings that are facts) are added to
+    ``warnings``; with ``strict`` they are errors: the builders' exit as bad input
+    (:class:`InputError`), the checks' as a validation failure (:class:`CheckFailed`)."""
     files = _selected(project, names, config)
     if out is not None and len(files) != 1:
         raise InputError.single(
             "--out", "--out needs exactly one stack (--config FILE or one --stack)"
         )
+    progress.phase(f"loading {len(files)} stack file{'s' if len(files) != 1 else ''}")
     stacks = load_stacks(files, project)
     plans = [
-        _build(s, out, None)
+        _build(s, out, None, progress)
         if out is not None
-        else _build(s, project.rendered_dir / s.name, project.delivery_dir(s.name))
+        else _build(s, project.rendered_dir / s.name, project.delivery_dir(s.name), progress)
         for s in stacks
     ]
+    _warned(plans, strict, warnings)
     # Environments whose stack file is gone: their output goes too (when all of it is ours).
     stale = _stale_folders(project, stacks) if not names and config is None else []
     trees = [f for p in plans for f in (p.out_dir, p.delivery_dir) if f is not None]
     with OutputLock([*trees, *stale]):
-        return _write(plans, stale)
+        return _write(plans, stale, strict, warnings, progress)
 
 
-def _write(plans: Sequence[Planned], stale: Sequence[Path]) -> list[TreeChange]:
+def _write(
+    plans: Sequence[Planned],
+    stale: Sequence[Path],
+    strict: bool,
+    warnings: list[str] | None,
+    progress: Progress,
+) -> list[TreeChange]:
     """Write the plans' trees and remove ``stale`` folders (the output folders locked), once
     every plan's objects pass validation; nothing is written otherwise."""
     for p in plans:  # refuse before anything is written
@@ -294,10 +416,9 @@ def _write(plans: Sequence[Planned], stale: Sequence[Path]) -> list[TreeChange]:
             pending.append(PendingTree(p.out_dir, p.iter_files(), p.stack.source_name))
             pending[-1].start()
         for p in plans:
-            _check(p)
-        failed = [p for p in plans if not p.report.ok]
-        if failed:
-            raise CheckFailed("".join(format_report(p.report) for p in failed))
+            _check(p, progress)
+        _checked(plans, strict, warnings)
+        progress.phase("writing")
         changes = []
         for p, tree in zip(plans, pending, strict=True):
             changes.append(tree.commit())
@@ -314,23 +435,127 @@ def _write(plans: Sequence[Planned], stale: Sequence[Path]) -> list[TreeChange]:
     return changes
 
 
-def diff(project: Project, names: Sequence[str] = ()) -> str:
+def render_stream(
+    project: Project,
+    names: Sequence[str] = (),
+    config: Path | None = None,
+    *,
+    strict: bool = False,
+    warnings: list[str] | None = None,
+    progress: Progress = SILENT,
+) -> str:
+    """``render --stdout``: every object of the stacks as one multi-document YAML stream, each
+    document headed by its file's comment, in the order of the rendered files (nothing is
+    written; GitOps delivery objects and kustomizations are left out)."""
+    files = _selected(project, names, config)
+    progress.phase(f"loading {len(files)} stack file{'s' if len(files) != 1 else ''}")
+    stacks = load_stacks(files, project)
+    plans = [_build(s, project.rendered_dir / s.name, None, progress) for s in stacks]
+    _warned(plans, strict, warnings)
+    for p in plans:
+        _check(p, progress)
+    _checked(plans, strict, warnings)
+    return "".join(
+        f"---\n{text}"
+        for p in plans
+        for path, text in p.iter_files()
+        if path.rpartition("/")[2] != KUSTOMIZATION
+    )
+
+
+@dataclass(frozen=True)
+class Drift:
+    """What ``diff`` found: the unified diff, and per changed file (label, lines added, lines
+    removed) for ``--stat`` and the summary line."""
+
+    text: str
+    files: list[tuple[str, int, int]] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.files)
+
+    @property
+    def summary(self) -> str:
+        """``git diff --stat``'s last line: ``N files changed, X insertions(+), Y deletions(-)``."""
+        n = len(self.files)
+        added = sum(f[1] for f in self.files)
+        removed = sum(f[2] for f in self.files)
+        return (
+            f"{n} file{'s' if n != 1 else ''} changed, {added} insertion{'s' if added != 1 else ''}"
+            f"(+), {removed} deletion{'s' if removed != 1 else ''}(-)"
+        )
+
+    def stat(self) -> str:
+        """``git diff --stat``: one line per file with its count of changed lines, then the
+        summary line."""
+        width = max((len(f[0]) for f in self.files), default=0)
+        lines = [
+            f" {label:<{width}} | {a + r:>5} {'+' * min(a, 30)}{'-' * min(r, 30)}"
+            for label, a, r in self.files
+        ]
+        return "\n".join([*lines, f" {self.summary}"]) + "\n"
+
+
+def diff(
+    project: Project,
+    names: Sequence[str] = (),
+    *,
+    full: bool = False,
+    progress: Progress = SILENT,
+    warnings: list[str] | None = None,
+) -> Drift:
     """Unified diff of ``rendered/`` against what the stacks produce now (empty: no drift).
-    Without ``names``, the output of environments whose stack file is gone counts as drift."""
+    Without ``names``, the output of environments whose stack file is gone counts as drift:
+    such a folder is summarised in one line per file unless ``full``."""
+    stacks = load_stacks(project.stack_files(names), project)
+    out = []
+    changed: list[tuple[str, int, int]] = []
+    for stack in stacks:
+        planned = prepare(
+            stack, project.rendered_dir / stack.name, project.delivery_dir(stack.name), progress
+        )
+        _warned([planned], False, warnings)
+        _checked([planned], False, warnings)
+        for folder, files in planned.trees:
+            part = diff_tree(folder, files, display_path(folder))
+            out.append(part.text)
+            changed += part.files
+    if not names:
+        for folder in _stale_folders(project, stacks):
+            part = diff_tree(folder, {}, display_path(folder), summarise_deleted=not full)
+            out.append(part.text)
+            changed += part.files
+    return Drift("".join(out), changed)
+
+
+def plan(project: Project, names: Sequence[str] = ()) -> list[EnvironmentPlan]:
+    """What rendering and applying the stacks now would change, per environment, against what
+    ``rendered/`` holds (see :mod:`kubetrain.plan`). Nothing is written or validated. Without
+    ``names``, environments whose stack file is gone are planned for deletion."""
     stacks = load_stacks(project.stack_files(names), project)
     out = []
     for stack in stacks:
-        planned = plan(stack, project.rendered_dir / stack.name, project.delivery_dir(stack.name))
-        if not planned.report.ok:
-            raise CheckFailed(format_report(planned.report))
-        for folder, files in planned.trees:
-            out.append(diff_tree(folder, files, display_path(folder)))
+        env_dir, delivery_dir = project.rendered_dir / stack.name, project.delivery_dir(stack.name)
+        built = _build(stack, env_dir, delivery_dir)
+        what = f"GitOps delivery of rendered/{stack.name}"
+        after = [(b.obj, b.source) for b in built.built] + [(o, what) for o in built.delivery]
+        folders = [env_dir]
+        if built.delivery or delivery_dir.is_dir():
+            folders.append(delivery_dir)
+        out.append(_plan_folders(stack.name, folders, after))
     if not names:
-        out += [
-            diff_tree(folder, {}, display_path(folder))
-            for folder in _stale_folders(project, stacks)
-        ]
-    return "".join(out)
+        stale: dict[str, list[Path]] = {}
+        for folder in _stale_folders(project, stacks):
+            stale.setdefault(folder.name, []).append(folder)
+        out += [_plan_folders(env, folders, []) for env, folders in sorted(stale.items())]
+    return out
+
+
+def _plan_folders(
+    name: str, folders: list[Path], after: list[tuple[dict[str, Any], str]]
+) -> EnvironmentPlan:
+    before = [item for folder in folders for item in read_rendered(folder)]
+    return plan_environment(name, [display_path(f) for f in folders], before, after)
 
 
 def _stale_folders(project: Project, stacks: Sequence[Stack]) -> list[Path]:
@@ -423,11 +648,19 @@ def validate_paths(
     stack: str | None = None,
     skip_checks: Sequence[str] = (),
     engine: Engine = "builtin",
+    crds: Sequence[str] = (),
+    skip_kinds: Sequence[str] = (),
+    reject_kinds: Sequence[str] = (),
+    strict: bool = False,
+    progress: Progress = SILENT,
 ) -> Report:
-    """Validate YAML files and folders: schemas (kubetrain's own engine, or kubeconform), then
-    the semantic checks with the settings of the stack each file was rendered from. Files
-    rendered by kubetrain name their Kubernetes version in their header; ``version`` overrides
-    it."""
+    """Validate YAML files and folders (``-``: standard input): schemas (kubetrain's own engine,
+    or kubeconform), then the semantic checks with the settings of the stack each file was
+    rendered from. Files rendered by kubetrain name their Kubernetes version in their header;
+    ``version`` overrides it. ``crds`` are CRD files or folders whose definitions custom
+    resources are checked against first (see :mod:`kubetrain.validate.customresources`).
+    ``skip_kinds`` and ``reject_kinds`` follow kubeconform's ``-skip`` and ``-reject``;
+    ``strict`` makes warnings errors."""
     unknown = [rule for rule in skip_checks if rule not in RULES]
     if unknown:
         raise InputError.single(
@@ -440,9 +673,12 @@ def validate_paths(
         schema_locations,
         ignore_missing_schemas=ignore_missing_schemas,
         schemas=engine == "builtin",
+        crds=crds,
     )
+    progress.phase("reading")
     items, early, versions, texts = read_objects(paths, fast=read_generated)
-    report = validator.validate(items, {} if version else versions)
+    progress.phase("validating", len(items))
+    report = validator.validate(items, {} if version else versions, progress.advance)
     for settings, indexes in _check_groups(project, items, stack).values():
         check_objects(
             [items[i] for i in indexes],
@@ -468,6 +704,9 @@ def validate_paths(
                 ),
             )
     report.results = sorted(early + report.results, key=lambda r: (r.file, r.document))
+    report.filter_kinds(skip_kinds, reject_kinds)
+    if strict:
+        report.make_strict()
     add_lines(report, texts)
     return report
 
@@ -578,3 +817,220 @@ def _replace_file(path: Path, data: bytes) -> None:
         if isinstance(exc, OSError):
             exc.filename = exc.filename or str(path)
         raise
+
+
+# --- kubetrain init ---------------------------------------------------------------------------
+
+_PULUMI_PROJECT = """\
+# A kubetrain project (created by `kubetrain init`): the stacks in stacks/ are Pulumi stack
+# settings files, read by `kubetrain render` and by `pulumi up -s <stack>`.
+name: {name}
+description: Distributed training jobs rendered by kubetrain
+runtime: python
+stackConfigDir: stacks
+"""
+
+_STACK = """\
+# Stack "{stack}": `kubetrain render --stack {stack}` writes rendered/{stack}/.
+config:
+  kubetrain:namespace: {namespace}
+  kubetrain:kubernetesVersion: "{version}"
+  # Job documents (TFJob, PaddlePaddle TrainingJob, FfDL Learner), one or more per file.
+  kubetrain:jobFiles:
+    - stacks/jobs/*.yaml
+  # Per-environment changes to those jobs, as Kustomize patches (docs/stack-file.md):
+  # kubetrain:patches:
+  #   - target: {{kind: TFJob, name: mnist}}
+  #     patch:
+  #       spec: {{tfReplicaSpecs: {{Worker: {{replicas: 4}}}}}}
+  # Plain Kubernetes objects rendered beside the jobs (ConfigMaps, PersistentVolumeClaims...):
+  # kubetrain:manifests:
+  #   - apiVersion: v1
+  #     kind: ConfigMap
+  #     metadata: {{name: mnist-settings}}
+  #     data: {{steps: "1000"}}
+"""
+
+_JOB = """\
+# A distributed TFJob: one parameter server and two workers (Kubeflow's dist-mnist example).
+apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata:
+  name: mnist
+spec:
+  runPolicy:
+    # A parameter server never exits: stop the job a day after it starts.
+    activeDeadlineSeconds: 86400
+  tfReplicaSpecs:
+    PS:
+      replicas: 1
+      restartPolicy: Never
+      template:
+        spec:
+          containers:
+            - name: tensorflow
+              image: kubeflow/tf-dist-mnist-test:1.0
+    Worker:
+      replicas: 2
+      restartPolicy: Never
+      template:
+        spec:
+          containers:
+            - name: tensorflow
+              image: kubeflow/tf-dist-mnist-test:1.0
+              resources:
+                requests: {cpu: "1", memory: 2Gi}
+                limits: {cpu: "1", memory: 2Gi}
+"""
+
+
+def init_project(folder: Path, stack: str = "dev", namespace: str = "ml") -> list[Path]:
+    """Create a project in ``folder``: ``Pulumi.yaml``, ``stacks/Pulumi.<stack>.yaml`` and a
+    TFJob in ``stacks/jobs/``. Nothing is written when any of them exists."""
+    problems = []
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+", stack):
+        problems.append(f"--stack: {stack!r} cannot name a stack file (letters, digits, . _ -)")
+    if problem := DNS1123_LABEL.check(namespace):
+        problems.append(f"--namespace: {problem}")
+    if problems:
+        raise InputError.single("kubetrain init", "; ".join(problems))
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", folder.resolve().name).strip("-.") or "kubetrain"
+    files = {
+        folder / "Pulumi.yaml": _PULUMI_PROJECT.format(name=name),
+        folder / "stacks" / f"Pulumi.{stack}.yaml": _STACK.format(
+            stack=stack,
+            namespace=namespace,
+            version=f"{DEFAULT_VERSION[0]}.{DEFAULT_VERSION[1]}",
+        ),
+        folder / "stacks" / "jobs" / "mnist.yaml": _JOB,
+    }
+    existing = [p for p in files if p.exists()]
+    if (folder / "Pulumi.yml").exists():
+        existing.append(folder / "Pulumi.yml")
+    if existing:
+        raise InputError(
+            Problem(display_path(p), None, (), "exists; kubetrain init never overwrites a file")
+            for p in existing
+        )
+    for path, text in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return list(files)
+
+
+# --- kubetrain explain ------------------------------------------------------------------------
+
+_WRAP = 76
+
+
+def _version_rank(api_version: str) -> tuple[int, int, int]:
+    """kubectl's preference among versions of one kind: GA before beta before alpha, higher
+    numbers first (``k8s.io/apimachinery/pkg/version.CompareKubeAwareVersionStrings``)."""
+    m = re.search(r"v(\d+)(?:(alpha|beta)(\d+))?$", api_version)
+    if not m:
+        return (0, 0, 0)
+    stage = {"alpha": 0, "beta": 1, None: 2}[m[2]]
+    return (stage, int(m[1]), int(m[3] or 0))
+
+
+def _explained_kinds(version: tuple[int, int]) -> dict[str, dict[str, str]]:
+    """Lower-case kind -> {apiVersion: kind} of every job kind and built-in kind."""
+    out: dict[str, dict[str, str]] = {}
+    for kind, api_versions in builtin_kinds(version).items():
+        for api in api_versions:
+            out.setdefault(kind.lower(), {})[api] = kind
+    for api, kind in job_kinds():
+        out.setdefault(kind.lower(), {})[api] = kind
+    return out
+
+
+def explain(
+    target: str, api_version: str | None = None, version: tuple[int, int] = DEFAULT_VERSION
+) -> str:
+    """``kubetrain explain KIND[.field.path]``: the documentation of a kind or field, in
+    ``kubectl explain``'s layout (list items and map values are stepped through)."""
+    name, *path = target.split(".")
+    kinds = _explained_kinds(version)
+    found = kinds.get(name.lower())
+    if not found:
+        close = difflib.get_close_matches(name.lower(), list(kinds), n=1)
+        hint = f"; did you mean {found_kind(kinds, close[0])!r}?" if close else ""
+        jobs = ", ".join(sorted({k for _, k in job_kinds()}))
+        raise InputError.single(
+            target, f"unknown kind {name!r}{hint} (job kinds: {jobs}, or any Kubernetes kind)"
+        )
+    if api_version is not None and api_version not in found:
+        raise InputError.single(
+            "--api-version",
+            f"{found_kind(kinds, name.lower())} is served as {', '.join(sorted(found))}, "
+            f"not {api_version}",
+        )
+    chosen = api_version or max(found, key=_version_rank)
+    kind = found[chosen]
+    node = kind_node(chosen, kind, version)
+    assert node is not None
+    field_name = ""
+    walked: list[str] = []
+    for part in path:
+        element = _element(node)
+        child = element.child(part) if element is not None else None
+        if child is None and element is not node:
+            child = node.child(part)  # a map key given by name (tfReplicaSpecs.Worker)
+        if child is None:
+            fields = [k for k, _, _ in (element or node).fields()]
+            close = difflib.get_close_matches(part, fields, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            where = ".".join([kind, *walked])
+            raise InputError.single(
+                target,
+                f"{where} has no field {part!r}{hint} (fields: {', '.join(fields) or 'none'})",
+            )
+        node, field_name = child, part
+        walked.append(part)
+    return _explanation(chosen, kind, field_name, node)
+
+
+def _element(node: Any) -> Any:
+    """What ``explain`` lists the fields of: a list's items, a map's values, else the node."""
+    schema = node.schema
+    if "items" in schema:
+        return node.child(0)
+    extra = schema.get("additionalProperties")
+    if isinstance(extra, dict) and extra and not schema.get("properties"):
+        return node.child("*")
+    return node
+
+
+def found_kind(kinds: dict[str, dict[str, str]], lower: str) -> str:
+    return next(iter(kinds[lower].values()))
+
+
+def _wrapped(text: str, indent: str) -> list[str]:
+    out: list[str] = []
+    for paragraph in text.strip().split("\n"):
+        width = _WRAP - len(indent)
+        out += textwrap.wrap(paragraph, width, break_on_hyphens=False, break_long_words=False)
+        out += [] if paragraph.strip() else [""]
+    return [f"{indent}{line}".rstrip() for line in out]
+
+
+def _explanation(api_version: str, kind: str, field_name: str, node: Any) -> str:
+    group, ver = split_api_version(api_version)
+    lines = [f"GROUP:      {group}"] if group else []
+    lines += [f"KIND:       {kind}", f"VERSION:    {ver}", ""]
+    if field_name:
+        lines += [f"FIELD: {field_name} <{node.type_name}>", ""]
+    lines += ["DESCRIPTION:", *_wrapped(node.description or "(no description)", "    ")]
+    if node.enum:
+        lines += ["", "ENUM:", *(f"    {value}" for value in node.enum)]
+    body = _element(node)
+    fields = list(body.fields()) if body is not None else []
+    if fields:
+        lines += ["", "FIELDS:"]
+        for key, child, required in fields:
+            marker = " -required-" if required else ""
+            lines.append(f"  {key}\t<{child.type_name}>{marker}")
+            lines += _wrapped(child.description, "    ") if child.description else []
+            lines.append("")
+        lines.pop()
+    return "\n".join(lines) + "\n"

@@ -13,11 +13,33 @@ from click.testing import CliRunner
 from kubetrain.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
-_SHARED = REPO.parent / "shared" / "schemas"
-UPSTREAM_SCHEMAS = _SHARED if _SHARED.is_dir() else REPO / "tests" / "upstream-schemas"
-#: kubeconform-style location of the upstream CRD schemas kept for the tests.
+#: Upstream files the project is given beside the repository (never copied into it): JSON
+#: schemas of third-party kinds, real CRDs and the API-server corpus. Always there in CI.
+SHARED = REPO.parent / "shared"
+UPSTREAM_SCHEMAS = SHARED / "schemas"
+UPSTREAM_CRDS = SHARED / "crds"
+#: Objects labelled by a real kube-apiserver (README inside): the oracle of the API's rules.
+APISERVER_CORPUS = SHARED / "apiserver-corpus"
+#: kubeconform-style location of the upstream CRD schemas.
 UPSTREAM_LOCATION = (
     str(UPSTREAM_SCHEMAS) + "/{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json"
+)
+#: Marks a test that reads ../shared/schemas (skipped, saying why, when it is absent).
+needs_upstream_schemas = pytest.mark.skipif(
+    not UPSTREAM_SCHEMAS.is_dir(),
+    reason="../shared/schemas (upstream JSON schemas of third-party kinds) is absent; it sits "
+    "beside the repository in CI",
+)
+#: Marks a test that reads ../shared/crds.
+needs_upstream_crds = pytest.mark.skipif(
+    not UPSTREAM_CRDS.is_dir(),
+    reason="../shared/crds (real upstream CRDs) is absent; it sits beside the repository in CI",
+)
+#: Marks a test that reads ../shared/apiserver-corpus.
+needs_apiserver_corpus = pytest.mark.skipif(
+    not APISERVER_CORPUS.is_dir(),
+    reason="../shared/apiserver-corpus (objects labelled by a real kube-apiserver) is absent; it "
+    "sits beside the repository in CI",
 )
 
 
@@ -43,11 +65,12 @@ class Result:
 
 @pytest.fixture
 def run(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
-    """Run ``kubetrain ARGS`` in-process from a folder (default: the repository)."""
+    """Run ``kubetrain ARGS`` in-process from a folder (default: the repository), with ``input``
+    on standard input."""
 
-    def invoke(*args: str, cwd: Path = REPO) -> Result:
+    def invoke(*args: str, cwd: Path = REPO, input: str | None = None) -> Result:
         monkeypatch.chdir(cwd)
-        result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+        result = CliRunner().invoke(main, list(args), input=input, catch_exceptions=False)
         return Result(result.exit_code, result.stdout, result.stderr)
 
     return invoke
@@ -72,3 +95,20 @@ def repo_copy(tmp_path: Path) -> Path:
     shutil.copytree(REPO / "stacks", dest / "stacks", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(REPO / "rendered", dest / "rendered")
     return dest
+
+
+# --- the agreement table of tests/test_apiserver_corpus.py, printed once at the end ------------
+
+_AGREEMENT: list[str] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    # user_properties travel from xdist workers to the controller with each report.
+    if report.when == "call":
+        _AGREEMENT.extend(str(v) for k, v in report.user_properties if k == "agreement")
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    for table in _AGREEMENT:
+        terminalreporter.write_sep("-", "kubetrain validate against kube-apiserver")
+        terminalreporter.write_line(table)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +11,8 @@ import yaml
 
 from kubetrain.builders import build_stack
 from kubetrain.models import Stack, load_stack
+
+from conftest import APISERVER_CORPUS
 
 
 def stack_from(tmp_path: Path, config: dict[str, Any], name: str = "test") -> Stack:
@@ -23,8 +27,14 @@ def stack_from(tmp_path: Path, config: dict[str, Any], name: str = "test") -> St
     return load_stack(path)
 
 
-def objects(stack: Stack, target: str = "render") -> list[dict[str, Any]]:
-    return [b.obj for b in build_stack(stack, target)]  # type: ignore[arg-type]
+def objects(stack: Stack, target: str = "render", namespaces: bool = False) -> list[dict[str, Any]]:
+    """The objects of the stack's jobs; with ``namespaces``, the Namespaces the stack creates
+    too (tests/test_namespaces.py)."""
+    return [
+        b.obj
+        for b in build_stack(stack, target)  # type: ignore[arg-type]
+        if namespaces or b.obj["kind"] != "Namespace"
+    ]
 
 
 def pick(objs: list[dict[str, Any]], kind: str, name: str) -> dict[str, Any]:
@@ -40,3 +50,36 @@ def container(pod: dict[str, Any], name: str = "tensorflow") -> dict[str, Any]:
 
 def env(c: dict[str, Any]) -> dict[str, Any]:
     return {e["name"]: e.get("value", e.get("valueFrom")) for e in c.get("env", [])}
+
+
+def pod_stack(tmp_path: Path, config: dict[str, Any], name: str = "test") -> Stack:
+    """:func:`stack_from` with ``kubetrain:nativeWorkload: pod``: Kubeflow jobs expand to the
+    training operator's own objects (a bare Pod per replica), which the fidelity tests compare."""
+    return stack_from(tmp_path, {"kubetrain:nativeWorkload": "pod", **config}, name)
+
+
+def replica_pods(objs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The pod of every replica index of Kubeflow jobs, by the operator's pod name, under any
+    native workload: a Pod, a Job's pod template (named as its Job), or the pod template of a
+    JobSet's replicatedJob (named by the hostname kubetrain gives it). Each value holds
+    ``metadata`` and ``spec``."""
+    found: dict[str, dict[str, Any]] = {}
+    for obj in objs:
+        if obj["kind"] == "Pod":
+            found[obj["metadata"]["name"]] = obj
+        elif obj["kind"] == "Job" and "training.kubeflow.org/job-name" in obj["metadata"].get(
+            "labels", {}
+        ):
+            found[obj["metadata"]["name"]] = obj["spec"]["template"]
+        elif obj["kind"] == "JobSet":
+            for rjob in obj["spec"]["replicatedJobs"]:
+                template = rjob["template"]["spec"]["template"]
+                found[template["spec"]["hostname"]] = template
+    return found
+
+
+@cache
+def corpus_records(name: str) -> tuple[dict[str, Any], ...]:
+    """The records of ``apiserver-corpus/<name>.jsonl`` (``update``, ``roundtrip``...)."""
+    with (APISERVER_CORPUS / f"{name}.jsonl").open(encoding="utf-8") as f:
+        return tuple(json.loads(line) for line in f if line.strip())

@@ -49,6 +49,9 @@ class Registration:
     transforms: tuple[Callable[..., Any], ...]
     #: Inputs as the engine receives them; secret values stay wrapped (see :func:`is_secret`).
     inputs: dict[str, Any]
+    retain_on_delete: bool = False
+    #: Former identities: ``("urn", URN)`` or ``("spec", name, type, parent URN, no parent)``.
+    aliases: tuple[tuple[Any, ...], ...] = ()
 
     @property
     def plain(self) -> dict[str, Any]:
@@ -98,6 +101,13 @@ class _Mocks(pulumi.runtime.Mocks):
         raise AssertionError(f"unexpected provider function call {args.token}")
 
 
+def _alias(alias: Any) -> tuple[Any, ...]:
+    if alias.WhichOneof("alias") == "urn":
+        return ("urn", alias.urn)
+    spec = alias.spec
+    return ("spec", spec.name, spec.type, spec.parentUrn, spec.noParent)
+
+
 class _Monitor(mocks.MockMonitor):
     def __init__(self, mocks_: pulumi.runtime.Mocks) -> None:
         super().__init__(mocks_)
@@ -118,6 +128,8 @@ class _Monitor(mocks.MockMonitor):
                 dependencies=tuple(request.dependencies),
                 transforms=tuple(mocks._resolve_callbacks(request.transforms)),
                 inputs=rpc.deserialize_properties(request.object),
+                retain_on_delete=bool(request.retainOnDelete),
+                aliases=tuple(_alias(a) for a in request.aliases),
             )
         )
         return response
@@ -153,6 +165,36 @@ class Run:
     def parent_of(self, registration: Registration) -> Registration | None:
         return self.by_urn.get(registration.parent)
 
+    def engine_urn(self, registration: Registration) -> str:
+        """The URN the Pulumi engine gives ``registration``. (The mock monitor's differ: they
+        name the root stack's type in its children's, which the engine leaves out.)"""
+        parent = self.parent_of(registration)
+        parent_urn = self.engine_urn(parent) if parent is not None else ""
+        return engine_urn(
+            _stack_of(registration.urn), parent_urn, registration.type, registration.name
+        )
+
+    def alias_urns(self, registration: Registration) -> list[str]:
+        """The former URNs ``registration`` answers to, as the engine computes them."""
+        out = []
+        for alias in registration.aliases:
+            if alias[0] == "urn":
+                out.append(alias[1])
+                continue
+            _, name, type_, parent_urn, no_parent = alias
+            if not parent_urn and not no_parent:
+                parent = self.parent_of(registration)
+                parent_urn = self.engine_urn(parent) if parent is not None else ""
+            out.append(
+                engine_urn(
+                    _stack_of(registration.urn),
+                    parent_urn,
+                    type_ or registration.type,
+                    name or registration.name,
+                )
+            )
+        return out
+
     def ancestors(self, registration: Registration) -> list[Registration]:
         out = []
         current = self.parent_of(registration)
@@ -160,6 +202,20 @@ class Run:
             out.append(current)
             current = self.parent_of(current)
         return out
+
+
+def engine_urn(stack: str, parent_urn: str, type_: str, name: str) -> str:
+    """A URN by the engine's rule (``resource.NewURN``): the parent's qualified type, unless the
+    parent is the root stack, joined to the type with ``$``."""
+    if parent_urn:
+        parent_type = parent_urn.split("::")[2]
+        if parent_type != "pulumi:pulumi:Stack":
+            type_ = f"{parent_type}${type_}"
+    return f"urn:pulumi:{stack}::{PROJECT}::{type_}::{name}"
+
+
+def _stack_of(urn: str) -> str:
+    return urn.split("::")[0].removeprefix("urn:pulumi:")
 
 
 def run_pulumi(

@@ -18,7 +18,7 @@ from kubetrain.models import StackSettings
 from kubetrain.models.errors import format_path
 from kubetrain.validate import RULES, CheckSettings, Located, Validator, check_objects, read_objects
 
-from conftest import REPO, UPSTREAM_LOCATION
+from conftest import REPO, UPSTREAM_LOCATION, needs_upstream_schemas
 from helpers import objects, stack_from
 
 FIXTURES = sorted((REPO / "tests" / "checks").glob("*.yaml"))
@@ -47,6 +47,7 @@ def findings(path: Path) -> list[str]:
     ]
 
 
+@needs_upstream_schemas
 @pytest.mark.parametrize("fixture", FIXTURES, ids=[f.name.removesuffix(".yaml") for f in FIXTURES])
 def test_fixture(fixture: Path) -> None:
     got = findings(fixture)
@@ -70,7 +71,9 @@ def test_every_rule_has_a_passing_and_a_failing_fixture(rule: str) -> None:
 
 def test_skipped_rules_report_nothing(tmp_path: Path) -> None:
     items, _, _, _ = read_objects([str(REPO / "tests" / "checks" / "duplicate-env.fail.yaml")])
-    report = Validator((1, 33)).validate(items)
+    # The rule alone (kubetrain's TFJob CRD makes env a keyed list: its schema finding would
+    # remain).
+    report = Validator((1, 33), schemas=False).validate(items)
     check_objects(items, report.results, CheckSettings(skip=frozenset({"duplicate-env"})))
     assert report.ok and not report.results[0].findings
 
@@ -97,24 +100,44 @@ config:
 
 
 def test_render_refuses_output_that_fails_a_check(project: Path, run) -> None:
+    # A Secret the pods read that is neither rendered nor declared external: no single object
+    # is wrong (the API server takes each), the rule sees the whole output.
+    (project / "stacks" / "Pulumi.dev.yaml").write_text(
+        JOB
+        % ("baseline", ", {name: TOKEN, valueFrom: {secretKeyRef: {name: missing, key: token}}}")
+    )
+    result = run("render", cwd=project)
+    assert result.exit_code == 1, result.stderr
+    # FILE:LINE of the job the object came from (where the user can act), the object named;
+    # never a file render did not write.
+    assert (
+        "stacks/Pulumi.dev.yaml:6: spec.template.spec.containers[0].env[1].valueFrom"
+        in result.stderr
+    )
+    assert "(reference) [Job ml/mnist-worker-0]" in result.stderr
+    assert "rendered/" not in result.stderr
+    assert not (project / "rendered").exists()
+
+
+def test_render_refuses_at_load_time_what_the_api_server_would(project: Path, run) -> None:
+    # A duplicate env var in a TFJob's template: refused with the stack file's line before
+    # anything is built, as the API server would refuse the pods.
     (project / "stacks" / "Pulumi.dev.yaml").write_text(
         JOB % ("baseline", ", {name: MODE, value: b}")
     )
     result = run("render", cwd=project)
-    assert result.exit_code == 1
-    # FILE:LINE of the file as it would have been written (the line of env[1].name there).
-    assert (
-        "rendered/dev/ml/pod-mnist-worker-0.yaml:23: spec.containers[0].env[1].name: env var "
-        "'MODE' is already set by env[0] of container 'tensorflow'; the later one silently wins "
-        "(duplicate-env) [Pod ml/mnist-worker-0]"
-    ) in result.stderr
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "stacks/Pulumi.dev.yaml:18: config.kubetrain:jobs[0].spec.tfReplicaSpecs.Worker.template"
+        ".spec.containers[0].env: duplicate entries for key name='MODE': items 0 and 1\n"
+    )
     assert not (project / "rendered").exists()
 
 
 def test_validate_uses_the_stack_of_each_rendered_env(project: Path, run) -> None:
     (project / "stacks" / "Pulumi.dev.yaml").write_text(JOB % ("restricted", ""))
     assert run("render", cwd=project).exit_code == 0
-    pod = project / "rendered" / "dev" / "ml" / "pod-mnist-worker-0.yaml"
+    pod = project / "rendered" / "dev" / "ml" / "job-mnist-worker-0.yaml"
     assert "runAsNonRoot: true" in pod.read_text()
     assert run("validate", cwd=project).exit_code == 0
     # A hand edit that drops what restricted needs fails against dev's stack...
@@ -135,6 +158,7 @@ def test_validate_uses_the_stack_of_each_rendered_env(project: Path, run) -> Non
     assert unknown.exit_code == 2 and "unknown rule 'pod-securty'" in unknown.stderr
 
 
+@needs_upstream_schemas
 def test_restricted_reaches_the_templates_of_an_operator_mode_tfjob(tmp_path: Path) -> None:
     job = yaml.safe_load((JOB % ("restricted", "")).split("kubetrain:jobs:\n", 1)[1])[0]
     job["metadata"]["annotations"] = {"kubetrain.io/mode": "operator"}

@@ -279,7 +279,7 @@ def root(**properties: Any) -> dict[str, Any]:
         ),
         pytest.param(
             root(a={"type": "integer", "default": "x"}),
-            '(root).a: default "x" does not match the schema',
+            '(root).a: default "x" does not match the schema (value: Invalid value: "string": must be of type integer)',
             id="bad-default",
         ),
         pytest.param(

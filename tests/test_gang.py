@@ -14,8 +14,8 @@ from kubetrain.builders.gang import GangJob, GangPolicy, with_gang_scheduling
 from kubetrain.builders.tfjob import TFTrainingJob
 from kubetrain.models import StackSettings
 
-from conftest import UPSTREAM_SCHEMAS
-from helpers import objects, pick, stack_from
+from conftest import UPSTREAM_SCHEMAS, needs_upstream_schemas
+from helpers import objects, pick, pod_stack
 
 VOLCANO_SCHEMA = UPSTREAM_SCHEMAS / "scheduling.volcano.sh" / "podgroup_v1beta1.json"
 
@@ -59,13 +59,14 @@ def tfjob(name: str = "mnist", policy: dict | None = None, **replicas: int) -> d
 def build(tmp_path: Path, job: dict, gang: str = "none", **config: object) -> list[dict]:
     cfg = {"kubetrain:namespace": "ml", "kubetrain:gangScheduler": gang, "kubetrain:jobs": [job]}
     cfg.update({f"kubetrain:{k}": v for k, v in config.items()})
-    return objects(stack_from(tmp_path, cfg))
+    return objects(pod_stack(tmp_path, cfg))
 
 
 def pods(objs: list[dict]) -> list[dict]:
     return [o for o in objs if o["kind"] == "Pod"]
 
 
+@needs_upstream_schemas
 def test_volcano_for_a_multi_pod_job_when_the_stack_turns_it_on(tmp_path: Path) -> None:
     objs = build(tmp_path, tfjob(PS=1, Worker=2), gang="volcano")
     group = pick(objs, "PodGroup", "mnist")
@@ -78,10 +79,13 @@ def test_volcano_for_a_multi_pod_job_when_the_stack_turns_it_on(tmp_path: Path) 
     }
     worker = pick(objs, "Pod", "mnist-worker-1")
     assert worker["spec"]["schedulerName"] == "volcano"
-    assert worker["metadata"]["annotations"] == {
+    annotations = worker["metadata"]["annotations"]
+    assert {k: v for k, v in annotations.items() if "volcano" in k or "scheduling" in k} == {
         "scheduling.k8s.io/group-name": "mnist",
         "volcano.sh/task-spec": "worker",
     }
+    # Pulumi does not wait for a gang's pods one by one (they only start together).
+    assert annotations["pulumi.com/skipAwait"] == "true"
     assert (
         pick(objs, "Pod", "mnist-ps-0")["metadata"]["annotations"]["volcano.sh/task-spec"] == "ps"
     )
@@ -96,6 +100,7 @@ def test_a_single_pod_job_is_not_gang_scheduled_by_the_stack_alone(tmp_path: Pat
     assert "schedulerName" not in pick(objs, "Pod", "mnist-worker-0")["spec"]
 
 
+@needs_upstream_schemas
 def test_scheduling_policy_alone_means_volcano(tmp_path: Path) -> None:
     policy = {"minAvailable": 2, "queue": "vision", "priorityClass": "high"}
     objs = build(tmp_path, tfjob(policy=policy, PS=1, Worker=2))
@@ -124,7 +129,8 @@ def test_scheduler_plugins_podgroup_and_label(tmp_path: Path) -> None:
     for pod in pods(objs):
         assert pod["spec"]["schedulerName"] == "scheduler-plugins-scheduler"
         assert pod["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"] == "mnist"
-        assert "annotations" not in pod["metadata"]
+        assert not any("volcano" in k for k in pod["metadata"]["annotations"])
+        assert pod["metadata"]["annotations"]["pulumi.com/skipAwait"] == "true"
 
 
 def test_limits_stand_in_for_missing_requests_and_given_min_resources_win(tmp_path: Path) -> None:
@@ -164,7 +170,7 @@ def test_a_template_naming_its_own_scheduler_keeps_it(tmp_path: Path) -> None:
 def test_scheduler_name_matches_what_the_pods_get(
     tmp_path: Path, gang: str, policy: dict | None, replicas: int, expected: str | None
 ) -> None:
-    stack = stack_from(
+    stack = pod_stack(
         tmp_path,
         {
             "kubetrain:gangScheduler": gang,
@@ -233,3 +239,15 @@ def test_generic_workloads_count_replicas_and_parallelism() -> None:
     out = with_gang_scheduling([rs, job], GangJob("j", "ml"), settings, policy)
     assert out[-1]["spec"]["minMember"] == 3
     assert out[-1]["spec"]["minResources"] == {"cpu": "4"}  # two pservers, one trainer
+
+
+@pytest.mark.parametrize("gang", ["volcano", "scheduler-plugins"])
+def test_the_pod_group_carries_the_jobs_annotations(tmp_path: Path, gang: str) -> None:
+    """The operator's SyncPodGroup sets the job's annotations on the PodGroup it creates."""
+    job = tfjob(PS=1, Worker=2)
+    job["metadata"]["annotations"] = {"team": "vision", "cost-center": "42"}
+    objs = build(tmp_path, job, gang=gang)
+    assert pick(objs, "PodGroup", "mnist")["metadata"]["annotations"] == {
+        "team": "vision",
+        "cost-center": "42",
+    }

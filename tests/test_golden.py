@@ -1,5 +1,6 @@
 """Golden files: each tests/cases/<case>/ holds a stack (Pulumi.<case>.yaml, job files beside it)
-and the tree kubetrain must render for it under expected/, compared byte for byte.
+and the tree kubetrain must render for it under expected/, compared byte for byte. A case may
+also read the repository's example job files, as ``stacks/<source>-examples/*.yaml``.
 
 Run ``pytest tests/test_golden.py --update-golden`` after an intended change, and review the diff.
 """
@@ -28,6 +29,8 @@ def tree(folder: Path) -> dict[str, bytes]:
 def test_golden(case: Path, tmp_path: Path, run, update_golden: bool) -> None:
     work = tmp_path / case.name
     shutil.copytree(case, work, ignore=shutil.ignore_patterns("expected"))
+    for examples in sorted((REPO / "stacks").glob("*-examples")):
+        shutil.copytree(examples, work / "stacks" / examples.name)
     (work / "Pulumi.yaml").write_text("name: kubetrain\nruntime: python\n")
     result = run("render", "--config", f"Pulumi.{case.name}.yaml", "--out", "out", cwd=work)
     assert result.exit_code == 0, result.stderr

@@ -185,7 +185,7 @@ def test_anything_in_a_rendered_tree_render_did_not_make_is_foreign(
     assert "rendered/dev/ml/odd.yaml: is a" in done.stderr
     assert "render will not replace rendered/dev while it holds this" in done.stderr
     after = sorted(p.relative_to(out).as_posix() for p in out.rglob("*"))
-    assert set(before) <= set(after) and "ml/pod-job-1-worker-0.yaml" not in after
+    assert set(before) <= set(after) and not [p for p in after if "job-1-worker-0" in p]
     assert leftovers(out.parent) == []
     if kind == "symlink-to-folder":
         assert (project / "elsewhere" / "keep.txt").read_text() == "mine"
@@ -241,7 +241,7 @@ def test_the_ownership_check_reads_headers_only(project: Path, tmp_path: Path) -
     out = tmp_path / "out"
     config = ("--config", "stacks/Pulumi.dev.yaml", "--out", str(out))
     assert kubetrain("render", *config, cwd=project).returncode == 0
-    big = out / "ml" / "pod-job-0-worker-0.yaml"
+    big = next(p for p in (out / "ml").iterdir() if p.name.endswith("-job-0-worker-0.yaml"))
     with big.open("r+b") as f:
         f.truncate(3 * 2**30)
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
@@ -298,7 +298,7 @@ def test_a_failed_multi_stack_render_leaves_no_rendered_folder(project: Path) ->
     (project / "stacks" / "Pulumi.b.yaml").write_text(yaml.safe_dump({"config": config}))
     done = kubetrain("render", cwd=project)
     assert done.returncode == 1, done.stderr
-    assert "(pod-security)" in done.stderr
+    assert "privileged" in done.stderr
     assert not (project / "rendered").exists()
 
 

@@ -1,4 +1,4 @@
-"""The layering of DESIGN.md, enforced: kube <- models <- builders <- render | validate <- app <- cli, the
+"""The layering of DESIGN.md, enforced: kube <- models <- builders <- render | validate <- plan <- app <- cli, the
 core never imports pulumi, and components use only kube, models and builders (.importlinter)."""
 
 from __future__ import annotations

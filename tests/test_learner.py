@@ -171,7 +171,8 @@ def test_container_image_resources_and_command(example_objects) -> None:
     c = learner_container(pick(example_objects, "StatefulSet", "mnist-learner"))
     # Private image: <registry>/<namespace>/<framework>:<version> (imageTag is not used).
     assert c["image"] == "us.icr.io/ml-images/tensorflow:1.15"
-    limits = {"cpu": "2", "memory": "4Gi", "nvidia.com/gpu": 1}
+    # Quantities as the API server stores them: canonical strings (GPUs included).
+    limits = {"cpu": "2", "memory": "4Gi", "nvidia.com/gpu": "1"}
     assert c["resources"] == {"limits": limits, "requests": limits}
     assert c["command"] == [
         "bash",
@@ -188,13 +189,19 @@ def test_env_follows_populate_learner_env_variables(example_objects) -> None:
         ("DATA_DIR", "/mnt/data/mnist-data/mnist"),
         ("MODEL_DIR", "/job/model"),
         ("RESULT_DIR", "/mnt/results/mnist-results/training-3fy2bq"),
-        ("DOWNWARD_API_POD_NAME", {"fieldRef": {"fieldPath": "metadata.name"}}),
-        ("DOWNWARD_API_POD_NAMESPACE", {"fieldRef": {"fieldPath": "metadata.namespace"}}),
+        # apiVersion v1, as the server stores the (atomic) fieldRef.
+        ("DOWNWARD_API_POD_NAME", {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.name"}}),
+        (
+            "DOWNWARD_API_POD_NAMESPACE",
+            {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}},
+        ),
         ("LEARNER_NAME_PREFIX", "mnist-learner"),
         ("TRAINING_ID", "training-3fy2bq"),
         ("NUM_LEARNERS", "2"),
         ("JOB_STATE_DIR", "/job"),
-        ("CHECKPOINT_DIR", "/mnt/results/mnist-results/training-3fy2bq/_wml_checkpoints"),
+        # FfDL: checkpoints at the bucket's root, RESULT_BUCKET_DIR the bucket's mount.
+        ("CHECKPOINT_DIR", "/mnt/results/mnist-results/_wml_checkpoints"),
+        ("RESULT_BUCKET_DIR", "/mnt/results/mnist-results"),
     ]
 
 
@@ -225,15 +232,17 @@ def test_cos_volumes_mounts_and_flex_options(example_objects) -> None:
             "kernel-cache": "true",
             "debug-level": "warn",
             "curl-debug": "false",
+            "s3fs-fuse-retry-count": "30",
         },
     }
     results = volumes["cosoutputmount-mnist-learner"]["flexVolume"]
-    assert results["readOnly"] is False
+    # Writable: readOnly false is not written (the server drops it: omitempty).
+    assert "readOnly" not in results
     assert results["secretRef"] == {"name": "cossecretresults-mnist-learner"}
     assert {k: results["options"][k] for k in ("bucket", "cache-size-gb", "parallel-count",
-            "ensure-disk-free", "kernel-cache")} == {
+            "ensure-disk-free", "kernel-cache", "s3fs-fuse-retry-count")} == {
         "bucket": "mnist-results", "cache-size-gb": "0", "parallel-count": "2",
-        "ensure-disk-free": "2048", "kernel-cache": "false",
+        "ensure-disk-free": "2048", "kernel-cache": "false", "s3fs-fuse-retry-count": "30",
     }  # fmt: skip
     assert all(isinstance(v, str) for v in {**data["options"], **results["options"]}.values())
     assert volumes["jobdata"] == {"name": "jobdata", "emptyDir": {}}
@@ -243,10 +252,8 @@ def test_cos_volumes_mounts_and_flex_options(example_objects) -> None:
             "mountPath": "/mnt/data/mnist-data",
             "readOnly": True,
         },
-        {
-            "name": "cosoutputmount-mnist-learner",
-            "mountPath": "/mnt/results/mnist-results/training-3fy2bq",
-        },
+        # The whole bucket (FfDL's RESULT_BUCKET_DIR); the run writes into <trainingId>.
+        {"name": "cosoutputmount-mnist-learner", "mountPath": "/mnt/results/mnist-results"},
         {"name": "jobdata", "mountPath": "/job"},
     ]
 
@@ -334,8 +341,8 @@ def test_host_mount_stores_are_host_paths_with_ffdl_sub_paths_and_no_secrets(
         },
         {
             "name": "outputmount-mnist-learner",
-            "mountPath": "/mnt/results/mnist-results/training-3fy2bq",
-            "subPath": "mnist-results/training-3fy2bq",
+            "mountPath": "/mnt/results/mnist-results",
+            "subPath": "mnist-results",
         },
     ]
     env = dict(env_of(sts))
@@ -377,7 +384,7 @@ def test_gpu_type_needs_the_stack_node_label(tmp_path: Path) -> None:
 def test_gpus_go_under_the_stack_gpu_resource(tmp_path: Path) -> None:
     objs = build(tmp_path, example(), **{"kubetrain:gpuResource": "amd.com/gpu"})
     resources = learner_container(pick(objs, "StatefulSet", "mnist-learner"))["resources"]
-    assert resources["limits"]["amd.com/gpu"] == 1 == resources["requests"]["amd.com/gpu"]
+    assert resources["limits"]["amd.com/gpu"] == "1" == resources["requests"]["amd.com/gpu"]
     assert "nvidia.com/gpu" not in resources["limits"]
 
 
@@ -550,14 +557,15 @@ def test_training_data_cache_grows_with_gpus(gpus: int, cache: str, disk_free: s
                 "DATA_DIR": "/mnt/data/d",
                 "RESULT_DIR": "/mnt/results/r/t",
                 "MODEL_DIR": "/job/m",
-                "CHECKPOINT_DIR": "/mnt/results/r/t/_wml_checkpoints",
+                "CHECKPOINT_DIR": "/mnt/results/r/_wml_checkpoints",
+                "RESULT_BUCKET_DIR": "/mnt/results/r",
             },
         ),
-        (False, False, {"DATA_DIR": "/job/d", "RESULT_DIR": "/job/r/t", "MODEL_DIR": "/job/m"}),
+        (False, False, {"DATA_DIR": "/job/d", "RESULT_DIR": "/job/r", "MODEL_DIR": "/job/m"}),
         (
             True,
             False,
-            {"DATA_DIR": "/mnt/data/d", "RESULT_DIR": "/job/r/t", "MODEL_DIR": "/job/m"},
+            {"DATA_DIR": "/mnt/data/d", "RESULT_DIR": "/job/r", "MODEL_DIR": "/job/m"},
         ),
     ],
     ids=["both-mounted", "none-mounted", "data-only"],
@@ -567,7 +575,7 @@ def test_populate_env_rewrites_dirs_and_drops_what_is_not_whitelisted(
 ) -> None:
     existing = [
         {"name": "DATA_DIR", "value": "d"},
-        {"name": "RESULT_DIR", "value": "r/t"},
+        {"name": "RESULT_DIR", "value": "r"},
         {"name": "MODEL_DIR", "value": "m"},
         {"name": "DATA_STORE_APIKEY", "value": "never passed"},
         {"name": "DLAAS_JOB_ID", "value": "t"},
@@ -577,7 +585,7 @@ def test_populate_env_rewrites_dirs_and_drops_what_is_not_whitelisted(
     assert "DATA_STORE_APIKEY" not in got and "DLAAS_JOB_ID" not in got
     for name, value in expected.items():
         assert got[name] == value
-    assert ("CHECKPOINT_DIR" in got) == results
+    assert ("CHECKPOINT_DIR" in got) == ("RESULT_BUCKET_DIR" in got) == results
     assert got["JOB_STATE_DIR"] == "/job"
     assert (got["NUM_LEARNERS"], got["TRAINING_ID"], got["LEARNER_NAME_PREFIX"]) == (
         "3",

@@ -1,5 +1,5 @@
-"""Property tests: every valid TFJob renders to schema-valid, self-consistent output, and no
-input, however mangled, makes a traceback (only InputError)."""
+"""Property tests: every valid TFJob renders to schema-valid, self-consistent output under every
+native workload, and no input, however mangled, makes a traceback (only InputError)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from kubetrain.models import InputError, load_stack
 from kubetrain.models.source import UNREADABLE
 from kubetrain.validate import Located, Validator
 
-from helpers import env, objects
+from helpers import env, objects, replica_pods
 
 NAME = st.from_regex(r"[a-z][a-z0-9]{0,10}", fullmatch=True)
 #: Any text kustomize can read back (the characters kubetrain refuses are left out).
@@ -83,12 +83,16 @@ def load(config: dict[str, Any]):
     job=tfjobs(),
     domain=st.sampled_from([None, "cluster.local"]),
     mode=st.sampled_from(["native", "operator"]),
+    workload=st.sampled_from(["pod", "job", "jobset"]),
 )
-def test_every_valid_tfjob_renders_to_schema_valid_consistent_output(job, domain, mode) -> None:
+def test_every_valid_tfjob_renders_to_schema_valid_consistent_output(
+    job, domain, mode, workload
+) -> None:
     config: dict[str, Any] = {
         "kubetrain:namespace": "ns",
         "kubetrain:jobs": [job],
         "kubetrain:mode": mode,
+        "kubetrain:nativeWorkload": workload,
     }
     if domain:
         config["kubetrain:clusterDomain"] = domain
@@ -99,7 +103,9 @@ def test_every_valid_tfjob_renders_to_schema_valid_consistent_output(job, domain
     if mode == "operator":
         assert [o["kind"] for o in objs] == ["TFJob"]
         return
-    pods = {o["metadata"]["name"]: o for o in objs if o["kind"] == "Pod"}
+    pods = replica_pods(objs)
+    wrappers = {"pod": "Pod", "job": "Job", "jobset": "JobSet"}
+    assert {o["kind"] for o in objs} - {"Service"} == {wrappers[workload]}
     services = {o["metadata"]["name"]: o for o in objs if o["kind"] == "Service"}
     assert pods.keys() == services.keys()
     total = sum(s["replicas"] for s in job["spec"]["tfReplicaSpecs"].values())

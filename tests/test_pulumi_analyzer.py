@@ -119,6 +119,12 @@ def test_type_descriptions_come_from_docstrings(schema: dict[str, Any]) -> None:
         "LearnerResourcesArgs",
         "DataStoresArgs",
         "DataStoreArgs",
+        "PyTorchJobSpecArgs",
+        "PyTorchReplicaSpecArgs",
+        "ElasticPolicyArgs",
+        "RDZVConfArgs",
+        "RunPolicyArgs",
+        "SchedulingPolicyArgs",
     } <= set(types)
     assert sorted(schema["types"]) == sorted(f"{PACKAGE}:index:{n}" for n in types)
     for name, cls in types.items():

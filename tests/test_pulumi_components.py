@@ -18,8 +18,7 @@ from components import TFJob, TFReplicaSet, deploy_stack
 from components._job import _CACHE, job_args
 from components._resources import TYPED_KINDS, register
 from kubetrain.builders import BuildContext, build_job
-from kubetrain.builders import registry as build_registry
-from kubetrain.models import InputError, StackSettings, load_job
+from kubetrain.models import InputError, StackSettings, declaration, load_job
 from kubetrain.models.tfjob import TFJob as TFJobDocument
 
 from conftest import REPO
@@ -451,31 +450,35 @@ def test_objects_shared_by_jobs_are_registered_once(
 ) -> None:
     """An object two jobs build identically is rendered once; the program registers it once,
     under the stack, and every job's objects wait for it."""
-    plain = build_registry._BUILDERS[TFJobDocument]
+    plain = declaration(TFJobDocument).builder
+    assert plain is not None
 
     def with_crd(job: Any, mode: str, ctx: Any) -> list[dict[str, Any]]:
         return [*plain(job, mode, ctx), copy.deepcopy(SHARED_CRD)]
 
-    monkeypatch.setitem(build_registry._BUILDERS, TFJobDocument, with_crd)
+    monkeypatch.setattr(declaration(TFJobDocument), "builder", with_crd)
     monkeypatch.setattr("components._job._CACHE", {})
     stack = two_tfjobs_stack(tmp_path)
     run = run_pulumi(lambda: deploy_stack(stack) and None)
     (crd,) = run.of_type("kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition")
-    assert run.parent_of(crd).type == "pulumi:pulumi:Stack"  # type: ignore[union-attr]
-    objects = [r for r in run.kubernetes_objects() if r is not crd]
+    (namespace,) = run.of_type("kubernetes:core/v1:Namespace")
+    for shared in (crd, namespace):
+        assert run.parent_of(shared).type == "pulumi:pulumi:Stack"  # type: ignore[union-attr]
+    objects = [r for r in run.kubernetes_objects() if r not in (crd, namespace)]
     assert sorted(r.name for r in objects) == [
         "ml/a-worker-0",
         "ml/a-worker-0",
         "ml/b-worker-0",
         "ml/b-worker-0",
     ]
-    assert all(crd.urn in r.dependencies for r in objects)
+    assert all({crd.urn, namespace.urn} <= set(r.dependencies) for r in objects)
 
 
 def test_missing_credentials_stop_the_stack_before_any_job(
     tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    plain = build_registry._BUILDERS[TFJobDocument]
+    plain = declaration(TFJobDocument).builder
+    assert plain is not None
 
     def with_secret(job: Any, mode: str, ctx: Any) -> list[dict[str, Any]]:
         secret = {
@@ -486,7 +489,7 @@ def test_missing_credentials_stop_the_stack_before_any_job(
         }
         return [*plain(job, mode, ctx), secret]
 
-    monkeypatch.setitem(build_registry._BUILDERS, TFJobDocument, with_secret)
+    monkeypatch.setattr(declaration(TFJobDocument), "builder", with_secret)
     monkeypatch.setattr("components._job._CACHE", {})
     stack = two_tfjobs_stack(tmp_path)
     config = {"kubetrain:credentials": json.dumps({"a": {"key": "x"}})}

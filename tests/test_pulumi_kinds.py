@@ -18,7 +18,10 @@ import components
 from components import LearnerStatefulSet, TrainingJob, deploy_stack
 from kubetrain.builders import BuildContext, build_job
 from kubetrain.models import InputError, load_job
+from kubetrain.models import kubeflow as kubeflow_spec
 from kubetrain.models import learner as learner_spec
+from kubetrain.models import pytorchjob as pytorchjob_spec
+from kubetrain.models import tfjob as tfjob_spec
 from kubetrain.models import trainingjob as trainingjob_spec
 from kubetrain.models.learner import Learner as LearnerDocument
 from kubetrain.models.trainingjob import TrainingJob as TrainingJobDocument
@@ -66,6 +69,28 @@ from pulumi_harness import (
             [learner_spec.CosStore, learner_spec.HostMountStore],
             id="DataStoreArgs",
         ),
+        pytest.param(components.RunPolicyArgs, [kubeflow_spec.RunPolicy], id="RunPolicyArgs"),
+        pytest.param(
+            components.SchedulingPolicyArgs,
+            [kubeflow_spec.SchedulingPolicy],
+            id="SchedulingPolicyArgs",
+        ),
+        pytest.param(components.TFJobSpecArgs, [tfjob_spec.TFJobSpec], id="TFJobSpecArgs"),
+        pytest.param(
+            components.TFReplicaSpecArgs, [tfjob_spec.TFReplicaSpec], id="TFReplicaSpecArgs"
+        ),
+        pytest.param(
+            components.PyTorchJobSpecArgs, [pytorchjob_spec.PyTorchJobSpec], id="PyTorchJobSpecArgs"
+        ),
+        pytest.param(
+            components.PyTorchReplicaSpecArgs,
+            [pytorchjob_spec.PyTorchReplicaSpec],
+            id="PyTorchReplicaSpecArgs",
+        ),
+        pytest.param(
+            components.ElasticPolicyArgs, [pytorchjob_spec.ElasticPolicy], id="ElasticPolicyArgs"
+        ),
+        pytest.param(components.RDZVConfArgs, [pytorchjob_spec.RDZVConf], id="RDZVConfArgs"),
     ],
 )
 def test_arguments_mirror_the_spec_field_by_field(args: type, models: list[Any]) -> None:
@@ -220,7 +245,7 @@ def test_trainingjob_registers_what_the_builder_builds(
     assert container["volumeMounts"] == [{"mountPath": "/data", "name": "data", "readOnly": True}]
     assert len(container["ports"]) == 3
     env = {e["name"]: e.get("value") for e in container["env"]}
-    assert env["ETCD_ENDPOINT"] == "http://etcd.infra:2379" and env["TRAINERS"] == "2"
+    assert "ETCD_ENDPOINT" not in env and env["TRAINERS"] == "2"
 
 
 def parents(run: Run, component: str) -> set[str]:
@@ -363,7 +388,7 @@ def test_trainingjob_operator_mode_registers_the_crd_and_the_custom_resource(how
         pytest.param(
             lambda s: s["trainer"].update(passes=50),
             "TrainingJob ml/ctr: spec.trainer.passes: unknown field 'passes'; it belongs at "
-            "spec.passes",
+            "spec.passes, not under spec.trainer: check its indentation",
             id="misplaced-field",
         ),
         pytest.param(
@@ -768,12 +793,13 @@ def test_objects_several_jobs_share_are_registered_once(tmp_path: Any) -> None:
         "trainingjobs.paddlepaddle.org",
     )
     pull = run.one("kubernetes:core/v1:Secret", "ml/regcred")
-    for shared in (crd, pull):
+    namespace = run.one("kubernetes:core/v1:Namespace", "ml")
+    for shared in (crd, pull, namespace):
         assert run.parent_of(shared).type == "pulumi:pulumi:Stack"  # type: ignore[union-attr]
     by_parent: dict[str, list[str]] = {}
     for reg in run.kubernetes_objects():
-        if reg not in (crd, pull):
-            assert {crd.urn, pull.urn} <= set(reg.dependencies), reg.name
+        if reg not in (crd, pull, namespace):
+            assert {crd.urn, pull.urn, namespace.urn} <= set(reg.dependencies), reg.name
             by_parent.setdefault(run.parent_of(reg).name, []).append(reg.name)  # type: ignore[union-attr]
     assert by_parent == {
         "ml/a": ["ml/a"],

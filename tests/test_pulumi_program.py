@@ -258,3 +258,15 @@ def test_program_needs_a_component_for_every_kind(monkeypatch: pytest.MonkeyPatc
         pulumi.RunError, match=r"TFJob ml-prod/resnet50: kind TFJob has no Pulumi component yet"
     ):
         run_program("prod", config_of("prod"))
+
+
+def test_program_logs_the_builders_warnings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`pulumi up` shows what `kubetrain render` prints on stderr: fields rewritten or not used."""
+    logged: list[str] = []
+    monkeypatch.setattr(pulumi.log, "warn", lambda message, *a, **k: logged.append(message))
+    path = STACKS / "Pulumi.staging.yaml"
+    run_stack("staging", path, monkeypatch)
+    expected: list[Any] = []
+    build_stack(load_stack(path), "pulumi", warnings=expected)
+    assert expected and logged == [str(w) for w in sorted(expected)]
+    assert all(": warning: " in line for line in logged)

@@ -25,7 +25,7 @@ from kubetrain.models.secrets import ExternalSecret, looks_like_credential
 from kubetrain.models.stack import StackSettings
 from kubetrain.validate import Located, Validator
 
-from conftest import REPO, UPSTREAM_LOCATION
+from conftest import REPO, UPSTREAM_LOCATION, needs_upstream_schemas
 
 STORE = StackSettings.model_validate({"secretStore": {"kind": "SecretStore", "name": "vault"}})
 DATA = {
@@ -170,6 +170,7 @@ def rendered_external_secrets() -> list[dict]:
     return out
 
 
+@needs_upstream_schemas
 def test_rendered_external_secrets_validate_against_the_upstream_schema(run) -> None:
     assert rendered_external_secrets(), "the repository stacks render no ExternalSecret"
     files = [
@@ -184,6 +185,7 @@ def test_rendered_external_secrets_validate_against_the_upstream_schema(run) -> 
     assert origin.endswith("external-secrets.io/externalsecret_v1.json")
 
 
+@needs_upstream_schemas
 def test_kubetrain_validates_external_secrets_without_extra_locations(tmp_path: Path, run) -> None:
     good = rendered_external_secrets()[0]
     bad = yaml.safe_load(yaml.safe_dump(good))
@@ -205,6 +207,7 @@ def test_external_secret_model_round_trips_rendered_objects() -> None:
         assert model.model_dump(by_alias=True, exclude_none=True) == obj
 
 
+@needs_upstream_schemas
 def test_generated_external_secrets_validate_upstream_for_each_secret_type() -> None:
     upstream = Validator((1, 33), [UPSTREAM_LOCATION])
     ctx = BuildContext(STORE, "render")

@@ -12,7 +12,8 @@ from kubetrain.builders import BuildContext
 from kubetrain.builders.tfjob import TFTrainingJob, to_selector
 from kubetrain.validate import Located, Validator
 
-from helpers import container, env, objects, pick, stack_from
+from conftest import needs_upstream_schemas
+from helpers import container, env, objects, pick, pod_stack
 
 TF = "tensorflow"
 
@@ -40,7 +41,7 @@ def full_job(tmp_path: Path) -> list[dict]:
         {"name": "tfjob-port", "containerPort": 2223}
     ]
     job = tfjob(Chief=replica(1), PS=ps, Worker=replica(3), Evaluator=replica(1))
-    return objects(stack_from(tmp_path, {"kubetrain:namespace": "ml", "kubetrain:jobs": [job]}))
+    return objects(pod_stack(tmp_path, {"kubetrain:namespace": "ml", "kubetrain:jobs": [job]}))
 
 
 def test_tf_config_of_a_full_job_is_exactly_the_operators(full_job: list[dict]) -> None:
@@ -119,7 +120,7 @@ def test_job_role_master_goes_to_the_chief_only(full_job: list[dict]) -> None:
 
 def test_without_chief_or_master_worker_0_is_master(tmp_path: Path) -> None:
     objs = objects(
-        stack_from(tmp_path, {"kubetrain:jobs": [tfjob(PS=replica(1), Worker=replica(2))]})
+        pod_stack(tmp_path, {"kubetrain:jobs": [tfjob(PS=replica(1), Worker=replica(2))]})
     )
     masters = [
         o["metadata"]["name"]
@@ -138,7 +139,7 @@ def test_default_port_is_added_and_services_expose_named_ports(tmp_path: Path) -
     worker["template"]["spec"]["containers"].append(
         {"name": "sidecar", "image": "s", "ports": [{"name": "side", "containerPort": 1}]}
     )
-    objs = objects(stack_from(tmp_path, {"kubetrain:jobs": [tfjob(Worker=worker)]}))
+    objs = objects(pod_stack(tmp_path, {"kubetrain:jobs": [tfjob(Worker=worker)]}))
     ports = container(pick(objs, "Pod", "mnist-worker-0"))["ports"]
     assert {"name": "tfjob-port", "containerPort": 2222} in ports
     assert pick(objs, "Service", "mnist-worker-0")["spec"]["ports"] == [
@@ -151,7 +152,7 @@ def test_tf_config_only_on_tensorflow_and_only_when_distributed(tmp_path: Path) 
     single = replica(1)
     single["template"]["spec"]["containers"].append({"name": "sidecar", "image": "s"})
     objs = objects(
-        stack_from(
+        pod_stack(
             tmp_path,
             {"kubetrain:jobs": [tfjob("solo", Worker=single), tfjob("duo", Worker=replica(2))]},
         )
@@ -165,7 +166,7 @@ def test_tf_config_only_on_tensorflow_and_only_when_distributed(tmp_path: Path) 
 def test_existing_env_is_kept_and_tf_config_appended(tmp_path: Path) -> None:
     worker = replica(2)
     worker["template"]["spec"]["containers"][0]["env"] = [{"name": "A", "value": "1"}]
-    objs = objects(stack_from(tmp_path, {"kubetrain:jobs": [tfjob(Worker=worker)]}))
+    objs = objects(pod_stack(tmp_path, {"kubetrain:jobs": [tfjob(Worker=worker)]}))
     assert [e["name"] for e in container(pick(objs, "Pod", "mnist-worker-1"))["env"]] == [
         "A",
         "TF_CONFIG",
@@ -181,7 +182,7 @@ def test_restart_policy_comes_from_the_replica_spec(
 ) -> None:
     worker = replica(1, restartPolicy=policy)
     worker["template"]["spec"]["restartPolicy"] = "Always"  # overwritten, as by the operator
-    objs = objects(stack_from(tmp_path, {"kubetrain:jobs": [tfjob(Worker=worker)]}))
+    objs = objects(pod_stack(tmp_path, {"kubetrain:jobs": [tfjob(Worker=worker)]}))
     assert pick(objs, "Pod", "mnist-worker-0")["spec"]["restartPolicy"] == pod_policy
 
 
@@ -192,17 +193,17 @@ def test_template_labels_and_annotations_are_kept_operator_labels_win(tmp_path: 
         "annotations": {"note": "x"},
     }
     pod = pick(
-        objects(stack_from(tmp_path, {"kubetrain:jobs": [tfjob(Worker=worker)]})),
+        objects(pod_stack(tmp_path, {"kubetrain:jobs": [tfjob(Worker=worker)]})),
         "Pod",
         "mnist-worker-0",
     )
     assert pod["metadata"]["labels"]["team"] == "a"
     assert pod["metadata"]["labels"]["training.kubeflow.org/job-name"] == "mnist"
-    assert pod["metadata"]["annotations"] == {"note": "x"}
+    assert pod["metadata"]["annotations"]["note"] == "x"
 
 
 def test_cluster_domain_is_appended_to_hosts(tmp_path: Path) -> None:
-    stack = stack_from(
+    stack = pod_stack(
         tmp_path,
         {
             "kubetrain:clusterDomain": "cluster.local",
@@ -221,7 +222,7 @@ def test_cluster_domain_is_appended_to_hosts(tmp_path: Path) -> None:
 
 def test_replica_type_keys_are_case_insensitive(tmp_path: Path) -> None:
     objs = objects(
-        stack_from(
+        pod_stack(
             tmp_path,
             {
                 "kubetrain:jobs": [
@@ -241,9 +242,9 @@ def test_replica_type_keys_are_case_insensitive(tmp_path: Path) -> None:
 def test_dynamic_worker_gets_the_sparse_cluster(tmp_path: Path) -> None:
     job = tfjob(PS=replica(1), Worker=replica(2))
     job["spec"]["enableDynamicWorker"] = True
-    objs = objects(stack_from(tmp_path, {"kubetrain:namespace": "ns", "kubetrain:jobs": [job]}))
+    objs = objects(pod_stack(tmp_path, {"kubetrain:namespace": "ns", "kubetrain:jobs": [job]}))
     assert env(container(pick(objs, "Pod", "mnist-worker-1")))["TF_CONFIG"] == (
-        '{"sparseCluster":{"worker":{"1":"mnist-worker-1.ns.svc:2222"},"ps":["mnist-ps-0.ns.svc:2222"]},'
+        '{"cluster":{"worker":{"1":"mnist-worker-1.ns.svc:2222"},"ps":["mnist-ps-0.ns.svc:2222"]},'
         '"task":{"type":"worker","index":1}}'
     )
 
@@ -253,7 +254,7 @@ def test_to_selector() -> None:
 
 
 def test_labels_and_labels_by_index(tmp_path: Path) -> None:
-    stack = stack_from(tmp_path, {"kubetrain:jobs": [tfjob(Worker=replica(2))]})
+    stack = pod_stack(tmp_path, {"kubetrain:jobs": [tfjob(Worker=replica(2))]})
     (rs,) = TFTrainingJob(stack.jobs[0].job, BuildContext(stack.settings)).replicas  # type: ignore[arg-type]
     assert rs.labels() == {
         "training.kubeflow.org/operator-name": "tfjob-controller",
@@ -302,7 +303,7 @@ def test_v1alpha1_is_converted_to_v1_and_expanded_with_v1_naming(tmp_path: Path)
             ]
         },
     }
-    objs = objects(stack_from(tmp_path, {"kubetrain:namespace": "ns", "kubetrain:jobs": [job]}))
+    objs = objects(pod_stack(tmp_path, {"kubetrain:namespace": "ns", "kubetrain:jobs": [job]}))
     master = pick(objs, "Pod", "example-job-master-0")
     assert master["metadata"]["labels"]["training.kubeflow.org/job-role"] == "master"
     assert master["spec"]["restartPolicy"] == "OnFailure"
@@ -318,12 +319,13 @@ def test_v1alpha1_is_converted_to_v1_and_expanded_with_v1_naming(tmp_path: Path)
 # --- operator mode -------------------------------------------------------------------------
 
 
+@needs_upstream_schemas
 def test_operator_mode_emits_the_defaulted_custom_resource_valid_upstream(tmp_path: Path) -> None:
     from conftest import UPSTREAM_LOCATION
 
     job = tfjob(worker=replica(2))
     job["metadata"]["annotations"] = {"kubetrain.io/mode": "operator"}
-    (cr,) = objects(stack_from(tmp_path, {"kubetrain:namespace": "ns", "kubetrain:jobs": [job]}))
+    (cr,) = objects(pod_stack(tmp_path, {"kubetrain:namespace": "ns", "kubetrain:jobs": [job]}))
     assert cr["apiVersion"] == "kubeflow.org/v1" and cr["kind"] == "TFJob"
     assert cr["spec"]["tfReplicaSpecs"]["Worker"]["restartPolicy"] == "Never"
     assert cr["spec"]["runPolicy"] == {"cleanPodPolicy": "None"}
@@ -343,7 +345,7 @@ def test_published_examples_render_like_the_operator(tmp_path: Path) -> None:
 
     example = yaml.safe_load((REPO / "stacks/kubeflow-examples/dist-mnist.yaml").read_text())
     objs = objects(
-        stack_from(tmp_path, {"kubetrain:namespace": "kubeflow", "kubetrain:jobs": [example]})
+        pod_stack(tmp_path, {"kubetrain:namespace": "kubeflow", "kubetrain:jobs": [example]})
     )
     name = "dist-mnist-for-e2e-test"
     pods = sorted(o["metadata"]["name"] for o in objs if o["kind"] == "Pod")
@@ -363,7 +365,7 @@ def test_active_deadline_reaches_every_pod_in_native_mode(tmp_path: Path) -> Non
     job = tfjob(Worker=replica(2), PS=replica(1))
     job["spec"]["runPolicy"] = {"activeDeadlineSeconds": 3600}
     job["spec"]["tfReplicaSpecs"]["PS"]["template"]["spec"]["activeDeadlineSeconds"] = 60
-    objs = objects(stack_from(tmp_path, {"kubetrain:jobs": [job]}))
+    objs = objects(pod_stack(tmp_path, {"kubetrain:jobs": [job]}))
     deadlines = {
         o["metadata"]["name"]: o["spec"].get("activeDeadlineSeconds")
         for o in objs
@@ -377,5 +379,5 @@ def test_suspend_is_kept_in_operator_mode(tmp_path: Path) -> None:
     job = tfjob(Worker=replica(1))
     job["spec"]["runPolicy"] = {"suspend": True}
     job["metadata"]["annotations"] = {"kubetrain.io/mode": "operator"}
-    (cr,) = objects(stack_from(tmp_path, {"kubetrain:jobs": [job]}))
+    (cr,) = objects(pod_stack(tmp_path, {"kubetrain:jobs": [job]}))
     assert cr["spec"]["runPolicy"]["suspend"] is True

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kubetrain.builders.crd import kubeconform_schema
+from kubetrain.kube.quantity import parse_quantity
 from kubetrain.models import InputError
 from kubetrain.validate import Located, Validator
 
@@ -31,6 +32,10 @@ def resources(draw: st.DrawFn, gpus: bool = False) -> dict[str, Any]:
         out["requests"] = {"cpu": draw(CPU), "memory": draw(MEMORY)}
     if draw(st.booleans()):
         out["limits"] = {"cpu": draw(CPU), "memory": draw(MEMORY)}
+        # A valid spec requests no more than it limits (the API server refuses that).
+        for name, request in out.get("requests", {}).items():
+            if parse_quantity(request).value > parse_quantity(out["limits"][name]).value:
+                out["requests"][name] = out["limits"][name]
     if gpus and draw(st.booleans()):
         out.setdefault("limits", {})[draw(GPU_NAME)] = draw(st.integers(0, 8))
     return out

@@ -71,10 +71,10 @@ def test_pre_commit_hooks(repo_copy: Path) -> None:
     assert shell(hooks["kubetrain-diff"]["entry"], repo_copy).returncode == 0
 
 
-def test_readme_snippet_names_real_hooks() -> None:
-    readme = (REPO / "README.md").read_text()
-    snippet = re.search(r"```yaml\n(repos:\n.*?)```", readme, re.S)
-    assert snippet, "the README shows a .pre-commit-config.yaml"
+def test_docs_snippet_names_real_hooks() -> None:
+    page = (REPO / "docs" / "gitops.md").read_text()
+    snippet = re.search(r"```yaml\n(repos:\n.*?)```", page, re.S)
+    assert snippet, "docs/gitops.md shows a .pre-commit-config.yaml"
     config = yaml.safe_load(snippet[1])
     ids = {h["id"] for repo in config["repos"] for h in repo["hooks"]}
     known = {h["id"] for h in yaml.safe_load(HOOKS.read_text())}

@@ -3,7 +3,7 @@
 Importing this package registers the builder of every job kind.
 """
 
-from . import learner, tfjob, trainingjob  # noqa: F401  (registers the builders)
+from . import learner, pytorchjob, tfjob, trainingjob  # noqa: F401  (registers the builders)
 from .context import BuildContext, Target
 from .registry import Built, build_job, build_stack
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from ..models.stack import StackSettings
@@ -18,3 +18,14 @@ Target = Literal["render", "pulumi"]
 class BuildContext:
     settings: StackSettings
     target: Target = "render"
+    #: Rewrites and dropped fields the builders report while expanding the current job, as
+    #: (field path in the job document, message); :func:`.registry.build_job` collects them.
+    warnings: list[tuple[tuple[str | int, ...], str]] = field(
+        default_factory=list, compare=False, repr=False
+    )
+
+    def warn(self, path: tuple[str | int, ...], message: str) -> None:
+        """Report that the output differs from what the job document says (a field rewritten
+        or not used): printed as a warning at the field's line, an error under --strict."""
+        if (path, message) not in self.warnings:
+            self.warnings.append((path, message))

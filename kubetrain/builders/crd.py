@@ -24,16 +24,16 @@ printer columns). :func:`openapi_schema` turns its pydantic model into a *struct
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import jsonschema_rs
 from pydantic import BaseModel
 
 from ..kube import schemas as k8s
+from ..kube.apiextensions.structural import structural_problems
 from ..kube.quantity import QUANTITY_PATTERN
-from ..models.base import K8S_DEFINITION_KEY, JobDocument
+from ..models.base import K8S_DEFINITION_KEY, UPSTREAM_KEY, JobDocument
 from .meta import MANAGED_BY, manifest, object_meta
 
 __all__ = [
@@ -66,48 +66,6 @@ DESCRIBED_K8S_TYPES = frozenset(
     }
 )
 
-#: Keys a structural schema node may carry (``JSONSchemaProps`` minus what v1 CRDs forbid).
-_ALLOWED_KEYS = frozenset(
-    {
-        "type",
-        "format",
-        "title",
-        "description",
-        "default",
-        "enum",
-        "example",
-        "pattern",
-        "minimum",
-        "maximum",
-        "exclusiveMinimum",
-        "exclusiveMaximum",
-        "multipleOf",
-        "minLength",
-        "maxLength",
-        "minItems",
-        "maxItems",
-        "minProperties",
-        "maxProperties",
-        "required",
-        "properties",
-        "additionalProperties",
-        "items",
-        "allOf",
-        "anyOf",
-        "oneOf",
-        "not",
-        "nullable",
-        "externalDocs",
-        "uniqueItems",
-        "x-kubernetes-preserve-unknown-fields",
-        "x-kubernetes-embedded-resource",
-        "x-kubernetes-int-or-string",
-        "x-kubernetes-list-map-keys",
-        "x-kubernetes-list-type",
-        "x-kubernetes-map-type",
-        "x-kubernetes-validations",
-    }
-)
 #: Keys copied unchanged from a source schema node.
 _COPIED = (
     "description",
@@ -239,6 +197,8 @@ class _Converter:
         self.described = described
 
     def convert(self, node: Mapping[str, Any], path: str, seen: tuple[str, ...] = ()) -> Any:
+        if UPSTREAM_KEY in node:
+            node = _as_upstream(node)
         if "$ref" in node:
             name = str(node["$ref"]).rsplit("/", 1)[-1]
             outer = {k: v for k, v in node.items() if k != "$ref"}
@@ -341,6 +301,10 @@ class _Converter:
         kinds = {c.get("type") for c in converted}
         if kinds in ({"integer", "string"}, {"number", "string"}):
             out = {"anyOf": list(_INT_OR_STRING_ANYOF), "x-kubernetes-int-or-string": True}
+            # A pattern of the string member (a quantity) holds for the strings of the union.
+            patterns = [c["pattern"] for c in converted if "pattern" in c]
+            if patterns:
+                out["pattern"] = patterns[0]
             return self._overlay(out, outer)
         if kinds == {"object"} and all("properties" in c for c in converted):
             return self._overlay(_merged_objects(converted, path), outer)
@@ -355,6 +319,32 @@ class _Converter:
         if outer.get("default") is not None:
             out["default"] = outer["default"]
         return out
+
+
+def _as_upstream(node: Mapping[str, Any]) -> dict[str, Any]:
+    """A node as its upstream CRD has it (see ``models.base.upstream``): the keywords given
+    replace pydantic's, on the node and on the members of an optional field's union."""
+    overrides = node[UPSTREAM_KEY]
+
+    def apply(target: Mapping[str, Any]) -> dict[str, Any]:
+        out = {k: v for k, v in target.items() if k not in overrides and k != UPSTREAM_KEY}
+        if overrides.get("minimum", 0) is None:
+            out.pop("exclusiveMinimum", None)
+        if overrides.get("maximum", 0) is None:
+            out.pop("exclusiveMaximum", None)
+        if overrides.get("enum", 0) is None:
+            out.pop("const", None)
+        out.update({k: v for k, v in overrides.items() if v is not None})
+        return out
+
+    result = apply(node)
+    for junctor in ("anyOf", "oneOf"):
+        if isinstance(result.get(junctor), list):
+            result[junctor] = [
+                apply(m) if isinstance(m, Mapping) and not _is_null(m) else m
+                for m in result[junctor]
+            ]
+    return result
 
 
 def _merged_objects(variants: list[dict[str, Any]], path: str) -> dict[str, Any]:
@@ -469,108 +459,6 @@ def custom_resource_definition(
         meta,
         spec={"group": info.group, "names": names, "scope": info.scope, "versions": [served]},
     )
-
-
-# --- checks ----------------------------------------------------------------------------------
-
-_FORBIDDEN = (
-    "$ref",
-    "$schema",
-    "definitions",
-    "dependencies",
-    "id",
-    "additionalItems",
-    "patternProperties",
-)
-_JUNCTORS = ("allOf", "anyOf", "oneOf", "not")
-_NOT_IN_JUNCTORS = ("type", "description", "default", "additionalProperties", "nullable")
-
-
-def structural_problems(schema: Mapping[str, Any]) -> list[str]:
-    """Ways ``schema`` breaks the rules of a structural CRD schema (empty when it is one)."""
-    problems: list[str] = []
-    if schema.get("type") != "object":
-        problems.append("(root): must be of type object")
-    metadata = (schema.get("properties") or {}).get("metadata")
-    if isinstance(metadata, Mapping):
-        extra = set(metadata.get("properties") or {}) - {"name", "generateName"}
-        if extra or set(metadata) - {"type", "description", "properties"}:
-            problems.append("metadata: only restrictions of name and generateName are allowed")
-    for path, node, in_junctor in _walk(schema, "(root)", False):
-        problems.extend(_node_problems(path, node, in_junctor))
-    return problems
-
-
-def _walk(
-    node: Mapping[str, Any], path: str, in_junctor: bool
-) -> Iterator[tuple[str, Mapping[str, Any], bool]]:
-    yield path, node, in_junctor
-    for key, child in (node.get("properties") or {}).items():
-        yield from _walk(child, f"{path}.{key}", in_junctor)
-    if isinstance(node.get("additionalProperties"), Mapping):
-        yield from _walk(node["additionalProperties"], f"{path}.*", in_junctor)
-    if isinstance(node.get("items"), Mapping):
-        yield from _walk(node["items"], f"{path}[]", in_junctor)
-    for junctor in _JUNCTORS:
-        branches = node.get(junctor)
-        for i, branch in enumerate(branches if isinstance(branches, list) else [branches]):
-            if isinstance(branch, Mapping):
-                yield from _walk(branch, f"{path}.{junctor}[{i}]", True)
-
-
-def _node_problems(path: str, node: Mapping[str, Any], in_junctor: bool) -> Iterator[str]:
-    unknown = sorted(set(node) - _ALLOWED_KEYS - set(_FORBIDDEN))
-    for key in unknown:
-        yield f"{path}: {key!r} is not allowed in a CRD schema"
-    for key in _FORBIDDEN:
-        if key in node:
-            yield f"{path}: {key!r} is not allowed in a structural schema"
-    int_or_string = node.get("x-kubernetes-int-or-string") is True
-    if in_junctor:
-        for key in _NOT_IN_JUNCTORS:
-            if key in node and not (key == "type" and node == {"type": node["type"]}):
-                yield f"{path}: {key!r} must not be set inside allOf/anyOf/oneOf/not"
-    elif not (
-        node.get("type") or int_or_string or node.get("x-kubernetes-preserve-unknown-fields")
-    ):
-        yield f"{path}: has no type"
-    if int_or_string:
-        if "type" in node:
-            yield f"{path}: an int-or-string node must not have a type"
-        if "anyOf" in node and node["anyOf"] != _INT_OR_STRING_ANYOF:
-            yield f"{path}: an int-or-string node's anyOf must be [integer, string]"
-    elif any(j in node for j in _JUNCTORS) and not in_junctor:
-        branches = [b for j in ("allOf", "anyOf", "oneOf") for b in node.get(j) or ()]
-        for branch in branches:
-            if isinstance(branch, Mapping) and set(branch) & {"properties", "items"}:
-                yield f"{path}: fields inside a junctor must also be specified outside it"
-    if "properties" in node and node.get("additionalProperties") not in (None, False):
-        yield f"{path}: properties and additionalProperties are mutually exclusive"
-    if node.get("additionalProperties") is False:
-        yield f"{path}: additionalProperties must not be false (unknown fields are pruned)"
-    if node.get("x-kubernetes-preserve-unknown-fields") is False:
-        yield f"{path}: x-kubernetes-preserve-unknown-fields must be true or absent"
-    if node.get("uniqueItems") is True:
-        yield f"{path}: uniqueItems must not be true"
-    if "enum" in node and node.get("type") and node["enum"]:
-        try:
-            expected = _json_type(list(node["enum"]))
-        except CRDError:
-            expected = "mixed"
-        if expected not in (node["type"], "integer" if node["type"] == "number" else None):
-            yield f"{path}: enum values are not of type {node['type']}"
-    if node.get("x-kubernetes-list-type") == "map":
-        item = node.get("items") or {}
-        item_props = item.get("properties") or {}
-        for key in node.get("x-kubernetes-list-map-keys") or ():
-            if key not in item_props:
-                yield f"{path}: list map key {key!r} is not a property of the items"
-            elif key not in (item.get("required") or ()) and "default" not in item_props[key]:
-                yield f"{path}: list map key {key!r} must be required or have a default"
-    if "default" in node:
-        validator = jsonschema_rs.validator_for(kubeconform_schema(node, strict=False))
-        if not validator.is_valid(node["default"]):
-            yield f"{path}: default {json.dumps(node['default'])} does not match the schema"
 
 
 # --- CRD schema -> kubeconform JSON schema ---------------------------------------------------

@@ -17,17 +17,33 @@ before the custom resources that need them, so ``rendered/<env>`` keeps them apa
   CRDs from its own build, so each object has exactly one owner (Flux does not support objects
   shared by two Kustomizations).
 * Argo CD: one Application for ``rendered/<env>``; every CRD carries the sync-wave annotation
-  ``-1`` (written by the builders, see :func:`crd_sync_wave`), so Argo CD applies the CRDs and
+  ``-1`` (written by the builders, see :mod:`.lifecycle`), so Argo CD applies the CRDs and
   waits for them before the rest (wave 0).
 
-Both engines prune what leaves the folder; Argo CD also undoes changes made in the cluster.
+Both engines prune what leaves the folder, but CRDs and Namespaces (see :mod:`.lifecycle`);
+Argo CD also undoes changes made in the cluster, and syncs only what is out of sync
+(``ApplyOutOfSyncOnly=true``: the objects it replaces on an edit, Pods and Jobs, would otherwise
+be re-created, and their runs restarted, by every sync of the Application).
+
+Settings a platform team needs (``kubetrain:gitops``):
+
+* ``flux.secretRef``: credentials of a private repository (GitRepository ``spec.secretRef``);
+  ``flux.sourceRef``: an existing Flux source to read instead (no GitRepository is written);
+  ``flux.dependsOn``: Kustomizations to wait for (External Secrets, Volcano, the operators).
+* ``argocd.project``, ``argocd.retry`` (``syncPolicy.retry``), ``argocd.finalizer`` (the
+  ``resources-finalizer.argocd.argoproj.io`` finalizer: deleting the Application deletes what it
+  deployed) and ``argocd.createNamespace`` (``CreateNamespace=true`` for the stack's namespace,
+  with its Pod Security labels). Argo CD reads a private repository's credentials from its own
+  repository Secrets, not from the Application.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ..models.stack import GitOps
+from .lifecycle import CRD
 from .meta import app_labels, canonical, manifest, object_meta
 
 #: Folder of a rendered tree that holds its CustomResourceDefinitions, with a kustomization of
@@ -35,12 +51,11 @@ from .meta import app_labels, canonical, manifest, object_meta
 CRDS_DIR = "_crds"
 
 __all__ = [
+    "ARGOCD_FINALIZER",
     "ARGOCD_NAMESPACE",
     "CRDS_DIR",
     "FLUX_NAMESPACE",
     "IN_CLUSTER",
-    "SYNC_WAVE_ANNOTATION",
-    "crd_sync_wave",
     "delivery_name",
     "delivery_objects",
     "engine_of",
@@ -51,10 +66,22 @@ FLUX_NAMESPACE = "flux-system"
 ARGOCD_NAMESPACE = "argocd"
 #: Argo CD's name for the cluster it runs in.
 IN_CLUSTER = "https://kubernetes.default.svc"
-SYNC_WAVE_ANNOTATION = "argocd.argoproj.io/sync-wave"
-#: Sync wave of CRDs: before everything else (wave 0).
-CRD_WAVE = "-1"
-CRD = ("apiextensions.k8s.io", "CustomResourceDefinition")
+#: Deleting an Application with this finalizer deletes the objects it deployed first.
+ARGOCD_FINALIZER = "resources-finalizer.argocd.argoproj.io"
+#: What Argo CD's comparison must leave out of Pods: the tolerations the DefaultTolerationSeconds
+#: admission plugin appends to a pod that lists tolerations of its own. The list is atomic, so
+#: Argo CD's client-side diff would see every such pod out of sync, and Force=true,Replace=true
+#: would re-create it (and restart its run) on every sync.
+ARGOCD_IGNORED = (
+    {
+        "group": "",
+        "kind": "Pod",
+        "jqPathExpressions": [
+            '.spec.tolerations[] | select(.key == "node.kubernetes.io/not-ready" '
+            'or .key == "node.kubernetes.io/unreachable")'
+        ],
+    },
+)
 
 _DROP_CRDS = (
     "$patch: delete\n"
@@ -63,15 +90,6 @@ _DROP_CRDS = (
     "metadata:\n"
     "  name: applied-by-the-crds-kustomization\n"
 )
-
-
-def crd_sync_wave(obj: dict[str, Any]) -> dict[str, Any]:
-    """Give a CustomResourceDefinition the sync wave that makes Argo CD apply it first (in
-    place); other objects are returned unchanged."""
-    if (obj.get("apiVersion", "").rpartition("/")[0], obj.get("kind")) == CRD:
-        annotations = obj.setdefault("metadata", {}).setdefault("annotations", {})
-        annotations.setdefault(SYNC_WAVE_ANNOTATION, CRD_WAVE)
-    return obj
 
 
 def engine_of(obj: dict[str, Any]) -> str:
@@ -90,29 +108,40 @@ def rendered_path(gitops: GitOps, env: str, folder: str = "") -> str:
     return "/".join(parts)
 
 
+def _flux_source(
+    gitops: GitOps, name: str, ns: str, labels: Mapping[str, str]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The ``sourceRef`` of the Kustomizations, and the GitRepository to write (none when an
+    existing source is reused)."""
+    existing = gitops.flux.source_ref
+    if existing is not None:
+        ref = {"kind": existing.kind, "name": existing.name, "namespace": existing.namespace}
+        return ref, []
+    spec: dict[str, Any] = {
+        "interval": gitops.interval,
+        "url": gitops.repo_url,
+        "ref": {"branch": gitops.branch},
+    }
+    if gitops.flux.secret_ref:
+        spec["secretRef"] = {"name": gitops.flux.secret_ref}
+    source = manifest(
+        "source.toolkit.fluxcd.io/v1", "GitRepository", object_meta(name, ns, labels), spec=spec
+    )
+    return {"kind": "GitRepository", "name": name}, [source]
+
+
 def _flux(gitops: GitOps, env: str, has_crds: bool) -> list[dict[str, Any]]:
     name = delivery_name(env)
     ns = gitops.namespace or FLUX_NAMESPACE
     labels = app_labels("gitops", name, "flux")
-    source = {"kind": "GitRepository", "name": name}
-    out = [
-        manifest(
-            "source.toolkit.fluxcd.io/v1",
-            "GitRepository",
-            object_meta(name, ns, labels),
-            spec={
-                "interval": gitops.interval,
-                "url": gitops.repo_url,
-                "ref": {"branch": gitops.branch},
-            },
-        )
-    ]
+    source, out = _flux_source(gitops, name, ns, labels)
     main: dict[str, Any] = {
         "interval": gitops.interval,
         "path": "./" + rendered_path(gitops, env),
         "prune": True,
         "sourceRef": source,
     }
+    depends_on = [{"name": d.name, "namespace": d.namespace} for d in gitops.flux.depends_on]
     if has_crds:
         out.append(
             manifest(
@@ -128,13 +157,15 @@ def _flux(gitops: GitOps, env: str, has_crds: bool) -> list[dict[str, Any]]:
                 },
             )
         )
-        main["dependsOn"] = [{"name": f"{name}-crds"}]
+        depends_on.insert(0, {"name": f"{name}-crds"})
         main["patches"] = [
             {
                 "patch": _DROP_CRDS,
                 "target": {"group": CRD[0], "kind": CRD[1]},
             }
         ]
+    if depends_on:
+        main["dependsOn"] = depends_on
     out.append(
         manifest(
             "kustomize.toolkit.fluxcd.io/v1",
@@ -146,32 +177,67 @@ def _flux(gitops: GitOps, env: str, has_crds: bool) -> list[dict[str, Any]]:
     return out
 
 
-def _argocd(gitops: GitOps, env: str) -> dict[str, Any]:
+def _argocd(
+    gitops: GitOps, env: str, namespace: str, namespace_labels: Mapping[str, str]
+) -> dict[str, Any]:
     name = delivery_name(env)
+    settings = gitops.argocd
+    options = ["ApplyOutOfSyncOnly=true"]
+    policy: dict[str, Any] = {"automated": {"prune": True, "selfHeal": True}}
+    destination = {"server": IN_CLUSTER}
+    if settings.create_namespace:
+        options.append("CreateNamespace=true")
+        destination["namespace"] = namespace
+        if namespace_labels:
+            policy["managedNamespaceMetadata"] = {"labels": dict(namespace_labels)}
+    policy["syncOptions"] = options
+    if settings.retry is not None:
+        backoff = settings.retry.backoff
+        policy["retry"] = {
+            "limit": settings.retry.limit,
+            "backoff": {
+                "duration": backoff.duration,
+                "factor": backoff.factor,
+                "maxDuration": backoff.max_duration,
+            },
+        }
+    meta = object_meta(
+        name, gitops.namespace or ARGOCD_NAMESPACE, app_labels("gitops", name, "argocd")
+    )
+    if settings.finalizer:
+        meta["finalizers"] = [ARGOCD_FINALIZER]
     return manifest(
         "argoproj.io/v1alpha1",
         "Application",
-        object_meta(
-            name, gitops.namespace or ARGOCD_NAMESPACE, app_labels("gitops", name, "argocd")
-        ),
+        meta,
         spec={
-            "project": "default",
+            "project": settings.project,
+            "ignoreDifferences": [dict(rule) for rule in ARGOCD_IGNORED],
             "source": {
                 "repoURL": gitops.repo_url,
                 "targetRevision": gitops.branch,
                 "path": rendered_path(gitops, env),
             },
-            "destination": {"server": IN_CLUSTER},
-            "syncPolicy": {"automated": {"prune": True, "selfHeal": True}},
+            "destination": destination,
+            "syncPolicy": policy,
         },
     )
 
 
-def delivery_objects(gitops: GitOps, env: str, has_crds: bool) -> list[dict[str, Any]]:
-    """The delivery objects of environment ``env`` (see the module docstring)."""
+def delivery_objects(
+    gitops: GitOps,
+    env: str,
+    has_crds: bool,
+    *,
+    namespace: str = "default",
+    namespace_labels: Mapping[str, str] | None = None,
+) -> list[dict[str, Any]]:
+    """The delivery objects of environment ``env`` (see the module docstring). ``namespace``
+    and ``namespace_labels``: the stack's namespace and its labels, for Argo CD's
+    ``CreateNamespace``."""
     out: list[dict[str, Any]] = []
     if "flux" in gitops.engines:
         out += _flux(gitops, env, has_crds)
     if "argocd" in gitops.engines:
-        out.append(_argocd(gitops, env))
+        out.append(_argocd(gitops, env, namespace, namespace_labels or {}))
     return [canonical(obj) for obj in out]

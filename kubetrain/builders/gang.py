@@ -49,8 +49,10 @@ __all__ = [
     "GangPolicy",
     "GangScheduler",
     "gang_scheduler",
+    "is_gang_member",
     "pod_count",
     "pod_group",
+    "pod_requests",
     "pod_templates",
     "with_gang_scheduling",
 ]
@@ -112,7 +114,8 @@ def pod_templates(obj: dict[str, Any]) -> Iterator[tuple[dict[str, Any], int]]:
     """The pod (a Pod) or pod template (a workload) of a manifest, and how many pods it makes.
 
     Yields the mapping holding ``metadata`` and ``spec`` of the pod, so callers can change it.
-    A Job makes ``parallelism`` pods at once (default 1); replicated workloads ``replicas``.
+    A Job makes ``parallelism`` pods at once (default 1); replicated workloads ``replicas``; a
+    JobSet each replicatedJob's ``replicas`` Jobs of ``parallelism`` pods.
     """
     kind = obj.get("kind")
     spec = obj.get("spec") or {}
@@ -122,6 +125,11 @@ def pod_templates(obj: dict[str, Any]) -> Iterator[tuple[dict[str, Any], int]]:
         yield spec["template"], int(spec.get("replicas", 1))
     elif kind == "Job" and isinstance(spec.get("template"), dict):
         yield spec["template"], int(spec.get("parallelism", 1))
+    elif kind == "JobSet":
+        for rjob in spec.get("replicatedJobs") or ():
+            job = (rjob.get("template") or {}).get("spec") or {}
+            if isinstance(job.get("template"), dict):
+                yield job["template"], int(rjob.get("replicas", 1)) * int(job.get("parallelism", 1))
 
 
 def pod_count(objs: list[dict[str, Any]]) -> int:
@@ -129,8 +137,9 @@ def pod_count(objs: list[dict[str, Any]]) -> int:
     return sum(count for obj in objs for _, count in pod_templates(obj))
 
 
-def _pod_requests(pod_spec: Mapping[str, Any]) -> dict[str, Quantity]:
-    """Requests of one pod's containers, per resource; a limit stands in for a missing request."""
+def pod_requests(pod_spec: Mapping[str, Any]) -> dict[str, Quantity]:
+    """Requests of one pod's containers, per resource; a limit stands in for a missing request
+    (as the API server defaults requests from limits)."""
     total: dict[str, Quantity] = {}
     for container in pod_spec.get("containers") or ():
         resources = container.get("resources") or {}
@@ -152,7 +161,7 @@ def min_resources(objs: list[dict[str, Any]], members: int) -> dict[str, str]:
             if take <= 0:
                 continue
             left -= take
-            for name, q in _pod_requests(template.get("spec") or {}).items():
+            for name, q in pod_requests(template.get("spec") or {}).items():
                 scaled = Quantity(q.value * take, q.format)
                 total[name] = total[name] + scaled if name in total else scaled
     return {name: format_quantity(q) for name, q in sorted(total.items())}
@@ -185,6 +194,14 @@ def pod_group(
 def _task(obj: dict[str, Any], template: dict[str, Any]) -> str:
     labels = (template.get("metadata") or {}).get("labels") or {}
     return str(labels.get(TASK_LABEL) or obj["metadata"]["name"])
+
+
+def is_gang_member(template: dict[str, Any]) -> bool:
+    """Whether a pod (or pod template) belongs to a PodGroup (see :func:`join_gang`)."""
+    meta = template.get("metadata") or {}
+    return GROUP_NAME_ANNOTATION in (meta.get("annotations") or {}) or POD_GROUP_LABEL in (
+        meta.get("labels") or {}
+    )
 
 
 def join_gang(template: dict[str, Any], scheduler: GangScheduler, group: str, task: str) -> None:

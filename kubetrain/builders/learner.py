@@ -202,6 +202,8 @@ def cos_options(
         "kernel-cache": kernel_cache,
         "debug-level": "warn",
         "curl-debug": "false",
+        # FfDL: 30 retries 4 s apart, so a mount outlives two minutes of object-store trouble.
+        "s3fs-fuse-retry-count": "30",
     }
     return tuple(options.items())
 
@@ -230,16 +232,17 @@ def learner_volumes(job: Learner) -> Volumes:
 
     Training data: mounted at ``/mnt/data/<bucket>`` (FfDL mounted at the rewritten raw
     ``DATA_DIR``, which was the bucket); ``host_mount`` mounts the folder ``<bucket>`` of
-    ``hostPath`` there as subPath. Results: mounted at ``/mnt/results/<bucket>/<trainingId>``,
-    the bucket of a ``mount_cos`` store at that path and, for ``host_mount``, the folder
-    ``<bucket>/<trainingId>`` of ``hostPath``.
+    ``hostPath`` there as subPath. Results: the bucket mounted at ``/mnt/results/<bucket>``
+    (FfDL's ``RESULT_BUCKET_DIR``), each run writing into its folder ``<trainingId>``
+    (``RESULT_DIR``), so runs sharing a bucket do not overwrite each other; ``host_mount``
+    mounts the folder ``<bucket>`` of ``hostPath`` there.
     """
     spec = job.spec
     data_vol = results_vol = None
     if (store := spec.data_stores.training_data) is not None:
         mount_path = go_path_join(DATA_ROOT, store.bucket)
-        # FfDL: only the flex volume was read-only; the mount is too, so a host_mount learner
-        # cannot write into the node's folder either.
+        # Deviation: FfDL mounted the training data read-write (flex volume and mount); kubetrain
+        # mounts it read-only, so a learner cannot damage the data other runs read.
         if isinstance(store, CosStore):
             options = cos_options(
                 store.bucket, store.endpoint, store.region, results=False, gpus=spec.resources.gpus
@@ -266,7 +269,7 @@ def learner_volumes(job: Learner) -> Volumes:
                 host_path=store.host_path,
             )
     if (store := spec.data_stores.results) is not None:
-        raw = f"{store.bucket}/{spec.training_id}"
+        raw = store.bucket
         mount_path = go_path_join(RESULTS_ROOT, raw)
         name = job.results_volume()
         if isinstance(store, CosStore):
@@ -321,8 +324,9 @@ def generate_image_pull_secret(job: Learner) -> tuple[str, SecretSpec | None]:
 
     Without a private image the pods use ``imagePullSecret`` as it exists in the namespace (FfDL's
     configured default). With one, kubetrain creates that Secret from the credential of the same
-    name. FfDL: created ``customimage-<name>`` of the legacy type ``kubernetes.io/dockercfg`` from
-    a token in the request, and then still gave the pods the default name.
+    name. FfDL: created ``customimage-<name>`` of the legacy type ``kubernetes.io/dockercfg`` from a
+    token in the training request and gave the pods that Secret; kubetrain takes no token in the
+    job (credentials live in the stack) and names the Secret after the credential.
     """
     name = job.spec.image_pull_secret
     if job.spec.image is None:
@@ -343,12 +347,14 @@ def populate_learner_env_variables(
 ) -> list[EnvVar]:
     """The seed's ``PopulateLearnerEnvVariablesAndLabels``: the request's vars plus the learner's
     own, filtered by FfDL's whitelist, ``*_DIR`` values rewritten to where they are mounted, and
-    ``JOB_STATE_DIR`` / ``CHECKPOINT_DIR`` appended.
+    ``JOB_STATE_DIR``, ``CHECKPOINT_DIR`` and ``RESULT_BUCKET_DIR`` appended.
 
-    ``DATA_DIR`` goes under ``/mnt/data`` and ``RESULT_DIR`` under ``/mnt/results`` when their
-    store is mounted; every other ``*_DIR`` goes under ``/job``. ``CHECKPOINT_DIR`` is
-    ``<RESULT_DIR>/_wml_checkpoints``. FfDL: appended an empty ``CHECKPOINT_DIR`` without a
-    results store, and ``DLAAS_JOB_ID`` only for its own whitelist to drop it.
+    ``DATA_DIR`` goes under ``/mnt/data`` when its store is mounted. The request's ``RESULT_DIR``
+    is the results bucket: with the store mounted, ``RESULT_BUCKET_DIR`` is
+    ``/mnt/results/<bucket>``, ``RESULT_DIR`` its folder ``<trainingId>`` and ``CHECKPOINT_DIR``
+    ``<RESULT_BUCKET_DIR>/_wml_checkpoints``. Every other ``*_DIR`` goes under ``/job``. FfDL:
+    appended an empty ``CHECKPOINT_DIR`` and ``RESULT_BUCKET_DIR`` without a results store, and
+    ``DLAAS_JOB_ID`` only for its own whitelist to drop it.
     """
     env: list[EnvVar] = [
         *existing,
@@ -364,7 +370,7 @@ def populate_learner_env_variables(
         {"name": "TRAINING_ID", "value": training_id},
         {"name": "NUM_LEARNERS", "value": str(num_learners)},
     ]
-    checkpoint_dir = ""
+    checkpoint_dir = bucket_dir = ""
     out: list[EnvVar] = []
     for var in env:
         name = var["name"]
@@ -375,8 +381,9 @@ def populate_learner_env_variables(
             if name == "DATA_DIR" and mount_training_data:
                 value = go_path_join(DATA_ROOT, value)
             elif name == "RESULT_DIR" and mount_results:
-                value = go_path_join(RESULTS_ROOT, value)
-                checkpoint_dir = go_path_join(value, CHECKPOINTS)
+                bucket_dir = go_path_join(RESULTS_ROOT, value)
+                value = go_path_join(bucket_dir, training_id)
+                checkpoint_dir = go_path_join(bucket_dir, CHECKPOINTS)
             else:
                 value = go_path_join(JOB_DIR, value)
             var = {"name": name, "value": value}
@@ -384,6 +391,7 @@ def populate_learner_env_variables(
     out.append({"name": "JOB_STATE_DIR", "value": JOB_DIR})
     if checkpoint_dir:
         out.append({"name": "CHECKPOINT_DIR", "value": checkpoint_dir})
+        out.append({"name": "RESULT_BUCKET_DIR", "value": bucket_dir})
     return out
 
 
@@ -534,9 +542,12 @@ def _request_env(job: Learner) -> list[EnvVar]:
     values = dict(job.spec.env)
     stores = job.spec.data_stores
     if (data := stores.training_data) is not None:
+        # Deviation: FfDL's DATA_DIR was the bucket (/mnt/data/<bucket>); kubetrain appends the
+        # store's path, so DATA_DIR points at the folder the job reads inside the bucket.
         values["DATA_DIR"] = f"{data.bucket}/{data.path}" if data.path else data.bucket
     if (results := stores.results) is not None:
-        values["RESULT_DIR"] = f"{results.bucket}/{job.spec.training_id}"
+        # The bucket, as FfDL's request carried it; the rewrite adds <trainingId>.
+        values["RESULT_DIR"] = results.bucket
     return [{"name": k, "value": values[k]} for k in sorted(values)]
 
 
@@ -598,9 +609,17 @@ def build_learner(job: Learner, mode: str, ctx: BuildContext) -> list[dict[str, 
     )
     node_selector: dict[str, str] = {}
     gpu_type = spec.resources.gpu_type
-    # FfDL: always selected ibm-cloud.kubernetes.io/gpu-type; the label is the stack's choice.
+    # Deviation: FfDL accepted a GPU type but never put a node selector on the learner pods, so
+    # they could land on any GPU node; kubetrain selects gpuType on the stack's node label (none
+    # without kubetrain:gpuTypeNodeLabel, as FfDL).
     if gpu_type and spec.resources.gpus > 0 and settings.gpu_type_node_label:
         node_selector[settings.gpu_type_node_label] = gpu_type
+    elif gpu_type:
+        ctx.warn(
+            ("spec", "resources", "gpuType"),
+            f"gpuType {gpu_type!r} is not used: the stack sets no kubetrain:gpuTypeNodeLabel, "
+            "so no node selector picks the GPU model",
+        )
     pull_secret, pull_secret_spec = generate_image_pull_secret(job)
     pod_volumes = [*volumes.create_volume_for_learner(), {"name": JOB_VOLUME, "emptyDir": {}}]
     template = create_pod_spec(

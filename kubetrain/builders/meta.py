@@ -11,21 +11,44 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..models.base import plain_copy
-from ..models.resources import normalize_gpus
+from ..models.resources import GPU_ALIASES, normalize_pod_gpus
 
 __all__ = [
     "MANAGED_BY",
+    "PULL_SECRET_COMPONENT",
+    "SHARED_KINDS",
     "app_labels",
     "canonical",
+    "gpu_alias_warnings",
+    "is_shared",
     "manifest",
     "merge",
     "normalize_pod_gpus",
     "object_meta",
     "plain_copy",
+    "pod_gpu_alias_warnings",
+    "to_selector",
 ]
 
 #: Value of ``app.kubernetes.io/managed-by`` on everything kubetrain creates.
 MANAGED_BY = "kubetrain"
+#: ``app.kubernetes.io/component`` of image pull secrets, which several jobs may share.
+PULL_SECRET_COMPONENT = "image-pull-secret"
+#: Kinds that belong to the stack rather than to a job: one per cluster or namespace, whichever
+#: jobs need them.
+SHARED_KINDS = frozenset({"CustomResourceDefinition", "Namespace"})
+#: ``app.kubernetes.io/component`` values of objects that jobs may share.
+SHARED_COMPONENTS = frozenset({PULL_SECRET_COMPONENT})
+
+
+def is_shared(obj: Mapping[str, Any]) -> bool:
+    """Whether ``obj`` is an object that jobs may share (a CRD, a Namespace, a pull Secret), so
+    it belongs to the stack however many of its jobs need it: its identity (its Pulumi URN, the
+    job a rendered file names) does not move when a job that shares it comes or goes."""
+    if obj.get("kind") in SHARED_KINDS:
+        return True
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    return labels.get("app.kubernetes.io/component") in SHARED_COMPONENTS
 
 
 def app_labels(name: str, instance: str, component: str | None = None) -> dict[str, str]:
@@ -42,6 +65,11 @@ def app_labels(name: str, instance: str, component: str | None = None) -> dict[s
     if component:
         labels["app.kubernetes.io/component"] = component
     return labels
+
+
+def to_selector(labels: Mapping[str, str]) -> str:
+    """A label selector string matching exactly ``labels`` (the seed's ``ToSelector``)."""
+    return ",".join(f"{k}={labels[k]}" for k in sorted(labels))
 
 
 def merge(*maps: Mapping[str, str] | None) -> dict[str, str]:
@@ -108,11 +136,38 @@ def _canonical_list(value: list[Any]) -> list[Any]:
     return out
 
 
-def normalize_pod_gpus(pod_spec: dict[str, Any], gpu_resource: str) -> dict[str, Any]:
-    """Rewrite, in place, every container's GPUs under ``gpu_resource`` with requests equal to
-    limits (see :mod:`kubetrain.models.resources`). Returns ``pod_spec``."""
+def gpu_alias_warnings(
+    resources: Any, gpu_resource: str
+) -> list[tuple[tuple[str | int, ...], str]]:
+    """(path relative to ``resources``, message) for every GPU count written under another name
+    than ``gpu_resource``: the builders write it under ``gpu_resource`` instead."""
+    out: list[tuple[tuple[str | int, ...], str]] = []
+    if not isinstance(resources, dict):
+        return out
+    for part in ("limits", "requests"):
+        values = resources.get(part)
+        for name in GPU_ALIASES:
+            if name != gpu_resource and isinstance(values, dict) and name in values:
+                out.append(
+                    (
+                        (part, name),
+                        f"GPUs given as {name} are written as {gpu_resource} "
+                        "(kubetrain:gpuResource)",
+                    )
+                )
+    return out
+
+
+def pod_gpu_alias_warnings(
+    pod_spec: Any, gpu_resource: str
+) -> list[tuple[tuple[str | int, ...], str]]:
+    """:func:`gpu_alias_warnings` of every container of a pod spec (paths relative to it)."""
+    out: list[tuple[tuple[str | int, ...], str]] = []
+    if not isinstance(pod_spec, dict):
+        return out
     for field in ("initContainers", "containers"):
-        for container in pod_spec.get(field) or ():
-            if "resources" in container:
-                container["resources"] = normalize_gpus(container["resources"], gpu_resource)
-    return pod_spec
+        for i, container in enumerate(pod_spec.get(field) or ()):
+            if isinstance(container, dict):
+                for path, message in gpu_alias_warnings(container.get("resources"), gpu_resource):
+                    out.append(((field, i, "resources", *path), message))
+    return out

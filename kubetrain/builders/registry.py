@@ -2,24 +2,35 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from ..kube.stored import stored_form
 from ..models.base import JobDocument
 from ..models.errors import InputError, Problem
-from ..models.load import LoadedJob, Stack
+from ..models.kinds import attach_builder, declaration
+from ..models.load import JobSource, LoadedJob, LoadedManifest, Stack
 from .context import BuildContext, Target
-from .delivery import crd_sync_wave
-from .meta import canonical
+from .lifecycle import await_annotations, lifecycle_annotations
+from .meta import canonical, is_shared, plain_copy
+from .namespaces import namespace_manifest, namespaces_created
 from .order import sort_key
 
-__all__ = ["BuildProblem", "Builder", "Built", "build_job", "build_stack", "builder"]
+__all__ = [
+    "MANIFEST_SOURCE",
+    "BuildProblem",
+    "Builder",
+    "Built",
+    "build_job",
+    "build_stack",
+    "builder",
+]
 
 Manifest = dict[str, Any]
 #: A builder: (normalised job document, mode, context) -> manifests.
 Builder = Callable[[Any, str, BuildContext], list[Manifest]]
-_BUILDERS: dict[type[JobDocument], Builder] = {}
 F = TypeVar("F", bound=Builder)
 
 
@@ -35,41 +46,77 @@ class BuildProblem(InputError):
 
 
 def builder(kind: type[JobDocument]) -> Callable[[F], F]:
-    """Register the builder of a (normalised) job kind."""
+    """Attach the builder of a (normalised) job kind to its declaration
+    (:mod:`kubetrain.models.kinds`); a kind has one builder."""
 
     def register(fn: F) -> F:
-        _BUILDERS[kind] = fn
+        attach_builder(kind, fn)
         return fn
 
     return register
 
 
+#: What the header of a file rendered from ``kubetrain:manifests`` says it came from.
+MANIFEST_SOURCE = "manifest"
+
+
 @dataclass(frozen=True)
 class Built:
-    """One manifest and the job it came from (``None`` for objects shared by several jobs)."""
+    """One manifest and the job it came from (``None`` for an object of the stack: one that jobs
+    may share, see :func:`kubetrain.builders.meta.is_shared`, or the stack makes itself), or the
+    plain manifest of the stack it is. ``builders`` are the jobs that built it (for a shared
+    object, all of them)."""
 
     obj: Manifest
     job: LoadedJob | None
+    manifest: LoadedManifest | None = None
+    builders: tuple[LoadedJob, ...] = ()
 
     @property
     def source(self) -> str:
+        if self.manifest is not None:
+            return MANIFEST_SOURCE
         return self.job.title if self.job else "shared by the stack's jobs"
 
+    @property
+    def origin(self) -> JobSource | None:
+        """Where the object was written: its job document, or the manifest itself."""
+        if self.manifest is not None:
+            return self.manifest.source
+        return self.job.source if self.job is not None else None
 
-def build_job(loaded: LoadedJob, ctx: BuildContext) -> list[Manifest]:
-    """Canonical manifests of one loaded job."""
+
+def finish(obj: Manifest, ctx: BuildContext) -> Manifest:
+    """The last steps every manifest goes through: the delivery engines' annotations (see
+    :mod:`.lifecycle`), canonical key order, and the form the API server stores (see
+    :mod:`kubetrain.kube.stored`)."""
+    return stored_form(canonical(await_annotations(lifecycle_annotations(obj), ctx.settings)))
+
+
+def build_job(
+    loaded: LoadedJob, ctx: BuildContext, warnings: list[Problem] | None = None
+) -> list[Manifest]:
+    """Canonical manifests of one loaded job. What the builder rewrote or did not use is added
+    to ``warnings``, located at the job document's field."""
     job = loaded.job
-    fn = _BUILDERS.get(type(job))
+    fn = declaration(type(job)).builder
     if fn is None:
         raise RuntimeError(f"no builder registered for {type(job).__name__}")
+    start = len(ctx.warnings)
     try:
         built = fn(job, loaded.mode, ctx)
     except BuildProblem as exc:
         raise InputError(
             [loaded.source.problem(exc.path, f"{loaded.title} {exc.message}")]
         ) from None
-    # CRDs get the Argo CD sync wave that applies them first (see .delivery).
-    return [canonical(crd_sync_wave(obj)) for obj in built]
+    finally:
+        reported = ctx.warnings[start:]
+        del ctx.warnings[start:]
+    if warnings is not None:
+        for path, message in reported:
+            problem = loaded.source.problem(path, f"{loaded.title}: {message}")
+            warnings.append(dataclasses.replace(problem, severity="warning"))
+    return [finish(obj, ctx) for obj in built]
 
 
 def identity(obj: Manifest) -> tuple[str, str, str, str]:
@@ -82,39 +129,68 @@ def identity(obj: Manifest) -> tuple[str, str, str, str]:
     )
 
 
-def build_stack(stack: Stack, target: Target = "render") -> list[Built]:
-    """Every manifest of ``stack``, in install order.
+def build_stack(
+    stack: Stack,
+    target: Target = "render",
+    *,
+    warnings: list[Problem] | None = None,
+    progress: Callable[[], None] | None = None,
+) -> list[Built]:
+    """Every manifest of ``stack`` (its jobs' and its plain manifests), in install order.
 
-    An object built identically by several jobs (a CRD) is kept once; two different objects
-    with one identity are an input error naming both jobs.
+    An object jobs may share (:func:`~kubetrain.builders.meta.is_shared`), or that several jobs
+    build identically, is kept once, as the stack's; two different objects with one identity
+    are an input error naming both jobs (or the job and the manifest). CRDs the stack declares
+    external are left out, and the Namespaces it creates are added (:mod:`.namespaces`; a
+    Namespace among its manifests wins). ``warnings`` receives the builders' warnings;
+    ``progress`` is called once per job.
     """
     ctx = BuildContext(stack.settings, target)
+    external_crds = set(stack.settings.external.custom_resource_definitions)
     seen: dict[tuple[str, str, str, str], Built] = {}
     problems: list[Problem] = []
+    for manifest in stack.manifests:
+        obj = finish(plain_copy(manifest.obj), ctx)
+        seen[identity(obj)] = Built(obj, None, manifest)
     for loaded in stack.jobs:
+        if progress is not None:
+            progress()
         try:
-            objs = build_job(loaded, ctx)
+            objs = build_job(loaded, ctx, warnings)
         except InputError as exc:
             problems += exc.problems
             continue
         for obj in objs:
             key = identity(obj)
+            if key[1] == "CustomResourceDefinition" and key[3] in external_crds:
+                continue
             first = seen.get(key)
             if first is None:
-                seen[key] = Built(obj, loaded)
+                shared = is_shared(obj)
+                seen[key] = Built(obj, None if shared else loaded, builders=(loaded,))
             elif first.obj == obj:
-                seen[key] = Built(obj, None)
+                if first.manifest is None:  # identical to a declared manifest: that one stays
+                    seen[key] = Built(obj, None, builders=(*first.builders, loaded))
             else:
                 where = f"{key[2]}/{key[3]}" if key[2] else key[3]
+                first_job = first.job or (first.builders[0] if first.builders else None)
+                other = (
+                    f"kubetrain:manifests also declares at {first.manifest.source}"
+                    if first.manifest is not None
+                    else f"{first_job.title if first_job else first.source} also creates "
+                    "differently"
+                )
                 problems.append(
                     Problem(
                         loaded.source.file,
                         loaded.source.line,
                         (*loaded.source.path, "metadata", "name"),
-                        f"{loaded.title} creates {key[1]} {where}, "
-                        f"which {first.source} also creates differently",
+                        f"{loaded.title} creates {key[1]} {where}, which {other}",
                     )
                 )
     if problems:
         raise InputError(problems)
+    for name in namespaces_created((b.obj for b in seen.values()), stack.settings):
+        obj = finish(namespace_manifest(name, stack.settings), ctx)
+        seen[identity(obj)] = Built(obj, None)
     return sorted(seen.values(), key=lambda b: sort_key(b.obj))

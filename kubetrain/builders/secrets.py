@@ -23,7 +23,7 @@ and, for every key of the Secret, the credential and key it comes from (:class:`
     config and never see a value. A marker left in a manifest is never a valid Secret value, so
     a back end that forgets to resolve it fails loudly instead of writing a placeholder.
 
-Credential naming (documented in the README, "Secrets"): a ``mount_cos`` store's credential
+Credential naming (documented in docs/secrets.md): a ``mount_cos`` store's credential
 holds the keys ``access-key`` and ``secret-key``; an image pull credential holds the
 key ``dockerconfigjson`` (a docker config JSON), written to the Secret key ``.dockerconfigjson``.
 """
@@ -36,7 +36,7 @@ from typing import Any
 
 from ..models.secrets import PULL_CREDENTIAL_KEY, ExternalSecret
 from .context import BuildContext
-from .meta import MANAGED_BY, manifest, object_meta
+from .meta import MANAGED_BY, PULL_SECRET_COMPONENT, manifest, object_meta
 from .registry import BuildProblem
 
 __all__ = [
@@ -56,8 +56,6 @@ CREDENTIAL_MARKER = "$kubetrainCredential"
 #: Secret type and key of an image pull secret.
 PULL_SECRET_TYPE = "kubernetes.io/dockerconfigjson"
 DOCKER_CONFIG_JSON_KEY = ".dockerconfigjson"
-#: ``app.kubernetes.io/component`` of pull secrets, which several jobs may share.
-PULL_SECRET_COMPONENT = "image-pull-secret"
 
 
 @dataclass(frozen=True, order=True)

@@ -1,7 +1,10 @@
 """TrainingJob expansion: the objects the PaddlePaddle EDL controller created, or the CRD and the
 custom resource for a cluster that runs it.
 
-Fidelity target: the EDL v0.2.0 controller (``pkg/updater/jobparser.go``). Native mode gives, per
+Fidelity target: the EDL v0.2.0 controller, ``pkg/controller.go`` (``onAdd``) with the parser it
+calls, ``pkg/jobparser.go`` (``DefaultJobParser``), and the pod runtime it starts, the image's
+``paddle_k8s`` script. (``pkg/updater/jobparser.go`` is a later rewrite the v0.2.0 controller
+never ran.) Native mode gives, per
 job, a master ReplicaSet ``<job>-master`` (fault-tolerant jobs only), a pserver ReplicaSet
 ``<job>-pserver`` and a trainer Job ``<job>-trainer``, plus the ServiceAccount, Role and
 RoleBinding the pods need to list their peers. Every place where kubetrain does not do what the
@@ -25,7 +28,8 @@ from ..models.trainingjob import (
 from .context import BuildContext
 from .crd import PrinterColumn, custom_resource_definition, register_crd
 from .gang import GangJob, with_gang_scheduling
-from .meta import app_labels, manifest, merge, object_meta, plain_copy
+from .lifecycle import SKIP_AWAIT
+from .meta import app_labels, gpu_alias_warnings, manifest, merge, object_meta, plain_copy
 from .registry import builder
 from .security import apply_pod_security
 
@@ -45,15 +49,13 @@ APP_NAME = "trainingjob"
 ETCD_IMAGE = "quay.io/coreos/etcd:v3.2.1"
 MASTER_PORT = 8080
 ETCD_PORT = 2379
-#: The master container's resources when ``spec.master.resources`` is empty (the controller's
-#: fixed ``masterResource``).
+#: The master container's resources when ``spec.master.resources`` is empty (the fixed
+#: ``masterResource`` of EDL's later ``pkg/updater/jobparser.go``; see ``parse_to_master``).
 MASTER_RESOURCES: dict[str, Any] = {
     "limits": {"cpu": "2", "memory": "1Gi"},
     "requests": {"cpu": "1", "memory": "500Mi"},
 }
 CUDA_LIBRARY_PATH = "/usr/local/cuda/lib64"
-#: Tells Pulumi not to wait for the object to become ready (for a Job: to complete).
-SKIP_AWAIT_ANNOTATION = "pulumi.com/skipAwait"
 
 register_crd(
     TrainingJob,
@@ -107,15 +109,14 @@ def pod_env(job: TrainingJob, gpu_resource: str) -> list[dict[str, Any]]:
         {"name": "NAMESPACE", "valueFrom": field_ref("metadata.namespace")},
         {"name": "POD_IP", "valueFrom": field_ref("status.podIP")},
     ]
-    if spec.master.etcd_endpoint:
-        # Fix: the controller ignored etcd-endpoint (it always ran the sidecar); kubetrain runs no
-        # sidecar then and passes the endpoint on.
-        env.append({"name": "ETCD_ENDPOINT", "value": spec.master.etcd_endpoint})
+    # No ETCD_ENDPOINT: spec.master.etcd-endpoint was never read by the parser, and paddle_k8s
+    # always talks to the etcd sidecar (127.0.0.1:2379 from the master, $MASTER_IP:2379 from the
+    # pservers and trainers), so an endpoint passed on would be ignored by the pods too.
     return env
 
 
 class ParsedJob:
-    """One TrainingJob being expanded (the controller's ``NewTrainingJob`` and its parsers)."""
+    """One TrainingJob being expanded (the controller's ``DefaultJobParser``)."""
 
     def __init__(self, job: TrainingJob, ctx: BuildContext) -> None:
         self.job = job
@@ -146,7 +147,7 @@ class ParsedJob:
             "containers": containers,
             "volumes": plain_copy(spec.volumes) or None,
             "nodeSelector": dict(spec.node_selector) or None,
-            # Fix: the controller never copied imagePullSecrets into the pods.
+            # As the parser: the job's imagePullSecrets (and hostNetwork, below) on every pod.
             "imagePullSecrets": plain_copy(spec.image_pull_secrets) or None,
             **extra,
         }
@@ -184,8 +185,9 @@ class ParsedJob:
     # --- the controller's parsers -----------------------------------------------------------
 
     def parse_to_master(self) -> dict[str, Any]:
-        """The master ReplicaSet of a fault-tolerant job, with an etcd sidecar unless
-        ``etcd-endpoint`` names an existing etcd."""
+        """The master ReplicaSet of a fault-tolerant job (``ParseToMaster``): the master and its
+        etcd sidecar. ``spec.master.etcd-endpoint`` changes nothing, as with EDL: the parser never
+        read it and the runtime only knows the sidecar (see :func:`pod_env`)."""
         spec = self.job.spec
         master: dict[str, Any] = {
             "name": "master",
@@ -193,17 +195,15 @@ class ParsedJob:
             "imagePullPolicy": "Always",
             "command": ["paddle_k8s", "start_master"],
             # Fix: the controller declared etcd's port 2379 on this container; it is on the
-            # etcd sidecar now, and absent when an external etcd is used.
+            # etcd sidecar, which serves it.
             "ports": [{"name": "master-port", "containerPort": MASTER_PORT}],
             "volumeMounts": plain_copy(spec.volume_mounts) or None,
-            # Fix: the controller ignored spec.master.resources and always used its fixed values.
+            # Deviation: the parser passed spec.master.resources through, so an empty one left
+            # the master BestEffort (first to be evicted, taking the job's etcd with it);
+            # kubetrain then uses the fixed values of EDL's later updater (masterResource).
             "resources": self.resources(spec.master.resources or MASTER_RESOURCES),
         }
-        containers = [master]
-        if spec.master.etcd_endpoint:
-            master["env"] = [e for e in self.env if e["name"] == "ETCD_ENDPOINT"]
-        else:
-            containers.append(self.etcd_container())
+        containers = [master, self.etcd_container()]
         selector = {MASTER_LABEL: self.name}
         return self.replica_set("master", 1, selector, self.pod_spec(containers))
 
@@ -288,7 +288,7 @@ class ParsedJob:
             merge(self.labels("trainer"), selector),
             # The trainers run until the training ends; Pulumi would otherwise wait for the Job
             # to complete before `pulumi up` returns (render writes it too, so both agree).
-            {SKIP_AWAIT_ANNOTATION: "true"},
+            {SKIP_AWAIT: "true"},
         )
         # No completions, as with the controller: the Job ends when a trainer succeeds and the
         # others have stopped, and EDL may raise parallelism up to max-instance.
@@ -328,6 +328,19 @@ class ParsedJob:
             ),
         ]
 
+    def warn_rewrites(self, ctx: BuildContext) -> None:
+        """Say what native mode does not do as the document asks: elastic scaling (the EDL
+        controller's autoscaler), and GPUs written under another resource name."""
+        spec = self.job.spec
+        for role, part in (("trainer", spec.trainer), ("pserver", spec.pserver)):
+            if part.max_instance > part.min_instance:
+                ctx.warn(
+                    ("spec", role, "max-instance"),
+                    f"native mode runs min-instance ({part.min_instance}) {role}s: scaling up to "
+                    f"max-instance ({part.max_instance}) needs the EDL controller (operator mode)",
+                )
+        warn_gpu_aliases(self.job, ctx)
+
     def build(self) -> list[dict[str, Any]]:
         """Every object, in the controller's creation order (master, pserver, trainer)."""
         objects = self.peer_access()
@@ -337,6 +350,18 @@ class ParsedJob:
         objects.append(self.parse_to_trainer())
         gang = GangJob(self.name, self.namespace, self.labels())
         return with_gang_scheduling(objects, gang, self.settings)
+
+
+def warn_gpu_aliases(job: TrainingJob, ctx: BuildContext) -> None:
+    """GPUs written under another name than the stack's gpuResource are renamed (both modes)."""
+    spec = job.spec
+    for role, resources in (
+        ("trainer", spec.trainer.resources),
+        ("pserver", spec.pserver.resources),
+        ("master", spec.master.resources),
+    ):
+        for path, message in gpu_alias_warnings(dict(resources or {}), ctx.settings.gpu_resource):
+            ctx.warn(("spec", role, "resources", *path), message)
 
 
 def _quantities_as_strings(resources: Mapping[str, Any]) -> dict[str, Any]:
@@ -355,6 +380,7 @@ def custom_resource(job: TrainingJob, ctx: BuildContext) -> dict[str, Any]:
     limits: with ``gpuResource: alpha.kubernetes.io/nvidia-gpu`` this is what lets the EDL
     controller, which reads that name from requests, see the trainers' GPUs.
     """
+    warn_gpu_aliases(job, ctx)
     spec: dict[str, Any] = job.spec.model_dump(mode="json", by_alias=True, exclude_none=True)
     for role in ("trainer", "pserver", "master"):
         part = spec[role]
@@ -381,4 +407,6 @@ def build_trainingjob(job: TrainingJob, mode: str, ctx: BuildContext) -> list[di
             custom_resource_definition(TrainingJob, ctx.settings.version),
             custom_resource(job, ctx),
         ]
-    return ParsedJob(job, ctx).build()
+    parsed = ParsedJob(job, ctx)
+    parsed.warn_rewrites(ctx)
+    return parsed.build()

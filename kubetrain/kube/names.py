@@ -10,13 +10,19 @@ import functools
 import re
 
 __all__ = [
+    "CONFIG_MAP_KEY",
     "DNS1035_LABEL",
     "DNS1123_LABEL",
     "DNS1123_SUBDOMAIN",
     "LABEL_VALUE",
+    "PORT_NAME",
     "NameRule",
     "check_api_version_kind",
+    "check_config_map_key",
+    "check_env_var_name",
     "check_label_key",
+    "check_path_segment",
+    "looks_like_credential",
 ]
 
 
@@ -112,3 +118,108 @@ def check_api_version_kind(api_version: str, kind: str) -> str | None:
     if problem := DNS1035_LABEL.check(kind.lower()):
         return f"kind (lower-cased): {problem}"
     return None
+
+
+#: A named port (IANA_SVC_NAME, as in upstream ``validation.IsValidPortName``).
+PORT_NAME = NameRule(
+    "port name (IANA_SVC_NAME)",
+    r"(?=.*[a-z])[a-z0-9]([a-z0-9]|-(?!-))*(?<!-)",
+    15,
+    "lower-case letters, digits and single '-', at least one letter, not starting or ending "
+    "with '-'",
+)
+#: A key of ConfigMap or Secret data (upstream ``validation.IsConfigMapKey``).
+CONFIG_MAP_KEY = NameRule(
+    "ConfigMap or Secret key",
+    r"[-._a-zA-Z0-9]+",
+    253,
+    "letters, digits, '-', '_' and '.'",
+)
+_ENV_VAR_NAME = re.compile(r"[-._a-zA-Z][-._a-zA-Z0-9]*")
+_RELAXED_ENV_VAR_NAME = re.compile(r"[ -<>-~]+")  # printable ASCII except '='
+
+
+def check_config_map_key(key: str) -> str | None:
+    """A ConfigMap or Secret data key (upstream ``validation.IsConfigMapKey``)."""
+    if problem := CONFIG_MAP_KEY.check(key):
+        return problem
+    if key in (".", "..") or key.startswith(".."):
+        return (
+            f"{key!r} is not a valid ConfigMap or Secret key: it may not be '.' or start with '..'"
+        )
+    return None
+
+
+def check_env_var_name(name: str, relaxed: bool) -> str | None:
+    """An environment variable name or ``envFrom`` prefix (upstream ``validation.IsEnvVarName``
+    and, from Kubernetes 1.32, ``validation.IsRelaxedEnvVarName``)."""
+    if relaxed:
+        if not _RELAXED_ENV_VAR_NAME.fullmatch(name):
+            return (
+                f"{name!r} is not a valid environment variable name: printable ASCII other than '='"
+            )
+    elif not _ENV_VAR_NAME.fullmatch(name):
+        return (
+            f"{name!r} is not a valid environment variable name: letters, digits, '_', '-' and "
+            "'.', not starting with a digit"
+        )
+    return None
+
+
+def check_path_segment(name: str) -> str | None:
+    """A name that is one segment of a URL path, the rule every object name meets (upstream
+    ``path.IsValidPathSegmentName``)."""
+    if name in (".", ".."):
+        return f"{name!r} may not be '.' or '..'"
+    if "/" in name or "%" in name:
+        return f"{name!r} may not contain '/' or '%'"
+    return None
+
+
+# Field and variable names that hold credential material, compared without case, '-' and '_'.
+_CREDENTIAL_WORDS = frozenset(
+    {
+        "accesskey",
+        "accesskeyid",
+        "accesstoken",
+        "apikey",
+        "auth",
+        "authtoken",
+        "bearertoken",
+        "clientsecret",
+        "hmac",
+        "passwd",
+        "password",
+        "privatekey",
+        "secret",
+        "secretaccesskey",
+        "secretkey",
+        "sessiontoken",
+        "token",
+        "username",
+    }
+)
+_CREDENTIAL_SUFFIXES = (
+    "accesskey",
+    "accesskeyid",
+    "apikey",
+    "passwd",
+    "password",
+    "privatekey",
+    "secret",
+    "secretkey",
+    "token",
+    "username",
+)
+
+
+def _squash(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+@functools.lru_cache(maxsize=16384)
+def looks_like_credential(name: str) -> bool:
+    """Whether a field or env var name is one that holds credential material
+    (``accessKey``, ``secret-key``, ``COS_APIKEY``, ``AWS_SECRET_ACCESS_KEY``, ``password``)."""
+    squashed = _squash(name)
+    return squashed in _CREDENTIAL_WORDS or squashed.endswith(_CREDENTIAL_SUFFIXES)

@@ -8,9 +8,10 @@ the oldest, is an input error rather than a silent fallback.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -19,19 +20,27 @@ from typing import Any
 
 import jsonschema_rs
 
+from .names import looks_like_credential
+
 __all__ = [
+    "CLUSTER_SCOPED_KINDS",
     "DEFINITIONS_URI",
     "SchemaIssue",
+    "builtin_definition",
+    "builtin_kinds",
     "builtin_validator",
     "definition_closure",
     "definition_refs",
     "definitions",
     "definitions_registry",
     "embedded_validator",
+    "holds_sensitive",
     "parse_version",
     "schema_issues",
+    "sensitive_path",
     "split_api_version",
     "supported_versions",
+    "unknown_field_message",
     "value_shape",
     "version_dir",
 ]
@@ -87,10 +96,31 @@ def definitions(version: tuple[int, int]) -> dict[str, Any]:
     return _definitions(version)
 
 
+#: The range of each integer format of Kubernetes' schemas (Go's int32 and int64).
+_INTEGER_BOUNDS = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
+
+
+def _bounded(node: Any) -> Any:
+    """``node`` with ``minimum``/``maximum`` for every ``format: int32`` or ``int64`` integer:
+    JSON Schema validators ignore formats, the API server refuses a ``replicas`` of 2**64."""
+    if isinstance(node, dict):
+        out = {key: _bounded(value) for key, value in node.items()}
+        fmt = node.get("format")
+        bounds = _INTEGER_BOUNDS.get(fmt) if isinstance(fmt, str) else None
+        if bounds is not None and node.get("type") in ("integer", ["integer", "null"]):
+            out.setdefault("minimum", bounds[0])
+            out.setdefault("maximum", bounds[1])
+        return out
+    if isinstance(node, list):
+        return [_bounded(value) for value in node]
+    return node
+
+
 @cache
 def definitions_registry(version: tuple[int, int]) -> jsonschema_rs.Registry:
-    """A registry holding the shared definitions every built-in schema refers to."""
-    return jsonschema_rs.Registry([(DEFINITIONS_URI, _definitions(version))])
+    """A registry holding the shared definitions every built-in schema refers to, with the
+    ranges of their integer formats made explicit."""
+    return jsonschema_rs.Registry([(DEFINITIONS_URI, _bounded(_definitions(version)))])
 
 
 @cache
@@ -109,13 +139,45 @@ def split_api_version(api_version: str) -> tuple[str, str]:
     return group, version
 
 
+def builtin_definition(version: tuple[int, int], api_version: str, kind: str) -> str | None:
+    """The definition name of a built-in kind (``io.k8s.api.core.v1.ConfigMap``), or ``None``."""
+    group, ver = split_api_version(api_version)
+    return _gvk_index(version).get((group, ver, kind))
+
+
+def builtin_kinds(version: tuple[int, int]) -> dict[str, list[str]]:
+    """Kind -> the apiVersions Kubernetes serves it under (``{"Pod": ["v1"]}``), sorted."""
+    out: dict[str, list[str]] = {}
+    for group, ver, kind in sorted(_gvk_index(version)):
+        out.setdefault(kind, []).append(f"{group}/{ver}" if group else ver)
+    return out
+
+
+#: Kinds that live outside namespaces: Kubernetes' own (``kubectl api-resources
+#: --namespaced=false``) and the cluster-wide kinds of External Secrets Operator.
+CLUSTER_SCOPED_KINDS = frozenset(
+    {
+        "APIService", "CertificateSigningRequest", "ClusterRole", "ClusterRoleBinding",
+        "ClusterTrustBundle", "ComponentStatus", "CSIDriver", "CSINode",
+        "CustomResourceDefinition", "DeviceClass", "FlowSchema", "IngressClass",
+        "IPAddress", "MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding",
+        "MutatingWebhookConfiguration", "Namespace", "Node", "PersistentVolume",
+        "PriorityClass", "PriorityLevelConfiguration", "RuntimeClass", "SelfSubjectAccessReview",
+        "SelfSubjectReview", "SelfSubjectRulesReview", "ServiceCIDR", "StorageClass",
+        "StorageVersion", "StorageVersionMigration", "SubjectAccessReview", "TokenReview",
+        "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
+        "ValidatingWebhookConfiguration", "VolumeAttachment", "VolumeAttributesClass",
+        "ClusterSecretStore", "ClusterExternalSecret",
+    }
+)  # fmt: skip
+
+
 @cache
 def builtin_validator(
     version: tuple[int, int], api_version: str, kind: str
 ) -> jsonschema_rs.Validator | None:
     """The compiled strict schema of a built-in kind, or ``None`` if Kubernetes has no such kind."""
-    group, ver = split_api_version(api_version)
-    name = _gvk_index(version).get((group, ver, kind))
+    name = builtin_definition(version, api_version, kind)
     if name is None:
         return None
     return embedded_validator(version, name)
@@ -223,9 +285,7 @@ def _without_value(error: Any) -> str:
     return f"the value given ({value_shape(error.instance)}, not shown) {rule}"
 
 
-def _holds_sensitive(
-    value: Any, path: tuple[str | int, ...], sensitive: Callable[[tuple[str | int, ...]], bool]
-) -> bool:
+def holds_sensitive(value: Any, path: tuple[str | int, ...]) -> bool:
     """Whether a mapping or list at ``path`` holds a key whose value is sensitive (an
     ``args: {password: ...}`` mapping where a list belongs)."""
     todo: list[tuple[Any, tuple[str | int, ...]]] = [(value, path)]
@@ -233,7 +293,7 @@ def _holds_sensitive(
         node, at = todo.pop()
         if isinstance(node, dict):
             for key, item in node.items():
-                if isinstance(key, str) and sensitive((*at, key)):
+                if isinstance(key, str) and sensitive_path((*at, key)):
                     return True
                 todo.append((item, (*at, key)))
         elif isinstance(node, list):
@@ -264,24 +324,76 @@ def _specific(errors: Iterable[Any]) -> Iterator[Any]:
             yield error
 
 
+#: Fields whose values a message never quotes: env vars (and any ``value``), Secret and
+#: ConfigMap data, credentials.
+_SENSITIVE_FIELDS = frozenset({"env", "value", "data", "stringData", "binaryData", "credentials"})
+
+
+def sensitive_path(path: Sequence[str | int]) -> bool:
+    """Whether a message about the value at ``path`` must not quote it, whatever its type: a
+    whole document (a stack file that is one scalar), anything under an env entry, Secret or
+    ConfigMap data, ``credentials`` or a credential-named key
+    (:func:`~.names.looks_like_credential`, the rule job documents' credentials obey too)."""
+    if not path:
+        return True
+    return any(
+        isinstance(part, str) and (part in _SENSITIVE_FIELDS or looks_like_credential(part))
+        for part in path
+    )
+
+
+def _allowed_fields(schema_path: list[Any], defs: Mapping[str, Any] | None) -> list[str]:
+    """The properties of the Kubernetes definition an ``additionalProperties`` error came
+    from (its schema path runs through ``$defs/<name>``), or ``[]`` when unknown."""
+    if defs is None or "$defs" not in schema_path:
+        return []
+    at = len(schema_path) - 1 - schema_path[::-1].index("$defs")
+    node: Any = defs.get(schema_path[at + 1]) if at + 1 < len(schema_path) else None
+    for part in schema_path[at + 2 : -1]:
+        node = node[part] if isinstance(node, dict | list) else None
+    return sorted((node or {}).get("properties") or {}) if isinstance(node, dict) else []
+
+
+def unknown_field_message(key: str, allowed: Iterable[str]) -> str:
+    """``unknown field 'workingdir'; did you mean 'workingDir'?`` (the suggestion only when one
+    of ``allowed`` is close)."""
+    allowed = list(allowed)
+    same = [name for name in allowed if name.lower() == key.lower()]
+    close = same or difflib.get_close_matches(key, allowed, n=1, cutoff=0.75)
+    return f"unknown field {key!r}" + (f"; did you mean {close[0]!r}?" if close else "")
+
+
 def schema_issues(
     validator: jsonschema_rs.Validator,
     instance: Any,
+    defs: Mapping[str, Any] | None = None,
     *,
-    sensitive: Callable[[tuple[str | int, ...]], bool],
+    base: tuple[str | int, ...] = (),
 ) -> Iterator[SchemaIssue]:
     """Every violation of ``validator`` in ``instance``, most specific first, without repeats.
 
-    ``oneOf`` failures (int-or-string values and quantities) get a message that says so. The
-    message of a violation at a path where ``sensitive`` holds never shows the value, whatever
-    its type (it may be a credential: Secret data, env values).
+    ``oneOf`` failures (int-or-string values and quantities) get a message that says so; an
+    unknown field is reported at its own path, with the closest known field when ``defs`` (the
+    Kubernetes definitions the validator refers to) says which fields there are. The message of
+    a violation at a sensitive path (:func:`sensitive_path`; ``base`` is where ``instance``
+    sits), or about a value holding one, never shows the value, whatever its type.
     """
     if validator.is_valid(instance):
         return
     seen: set[tuple[tuple[str | int, ...], str]] = set()
     for error in _specific(validator.iter_errors(instance)):
         path = tuple(error.instance_path)
-        if sensitive(path) or _holds_sensitive(error.instance, path, sensitive):
+        unexpected = getattr(error.kind, "unexpected", None)
+        if isinstance(unexpected, list):
+            allowed = _allowed_fields(list(error.schema_path), defs)
+            for key in unexpected:
+                issue = ((*path, str(key)), unknown_field_message(str(key), allowed))
+                if issue not in seen:
+                    seen.add(issue)
+                    yield SchemaIssue(*issue)
+            continue
+        where = (*base, *path)
+        if sensitive_path(where) or holds_sensitive(error.instance, where):
             message = _without_value(error)
         elif "'oneOf'" in error.message:
             # Kubernetes uses oneOf only for int-or-string and quantities.

@@ -5,7 +5,9 @@ Importing this package registers every job kind.
 
 from . import (  # noqa: F401  (registers the job and resource kinds)
     delivery,
+    jobset,
     learner,
+    pytorchjob,
     scheduling,
     secrets,
     tfjob,
@@ -13,8 +15,10 @@ from . import (  # noqa: F401  (registers the job and resource kinds)
 )
 from .base import DerivedName, JobDocument, JobMeta, K8sType, Strict, job_kind, job_kinds
 from .errors import CheckFailed, InputError, KubetrainError, OwnershipError, Problem
+from .kinds import KindDeclaration, declaration, declarations, declare
 from .load import (
     MODE_ANNOTATION,
+    NATIVE_WORKLOAD_ANNOTATION,
     JobSource,
     LoadedJob,
     Stack,
@@ -28,6 +32,7 @@ from .stack import StackSettings
 
 __all__ = [
     "MODE_ANNOTATION",
+    "NATIVE_WORKLOAD_ANNOTATION",
     "CheckFailed",
     "DerivedName",
     "InputError",
@@ -35,6 +40,7 @@ __all__ = [
     "JobMeta",
     "JobSource",
     "K8sType",
+    "KindDeclaration",
     "KubetrainError",
     "LoadedJob",
     "OwnershipError",
@@ -42,6 +48,9 @@ __all__ = [
     "Stack",
     "StackSettings",
     "Strict",
+    "declaration",
+    "declarations",
+    "declare",
     "discover_stacks",
     "find_project_root",
     "job_kind",

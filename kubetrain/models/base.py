@@ -22,7 +22,14 @@ from pydantic import (
 )
 
 from ..kube.limits import INT32_MAX
-from ..kube.names import DNS1123_LABEL, DNS1123_SUBDOMAIN, LABEL_VALUE, NameRule, check_label_key
+from ..kube.names import (
+    DNS1035_LABEL,
+    DNS1123_LABEL,
+    DNS1123_SUBDOMAIN,
+    LABEL_VALUE,
+    NameRule,
+    check_label_key,
+)
 from .limits import MAX_REPLICAS
 
 if TYPE_CHECKING:
@@ -31,6 +38,9 @@ if TYPE_CHECKING:
 __all__ = [
     "K8S_DEFINITION_KEY",
     "MODE_ANNOTATION",
+    "NATIVE_WORKLOAD_ANNOTATION",
+    "UPSTREAM_KEY",
+    "DNS1035Label",
     "DNSLabel",
     "DNSSubdomain",
     "DerivedName",
@@ -48,13 +58,29 @@ __all__ = [
     "reject_unquoted_number",
     "resource_kind",
     "resource_kinds",
+    "upstream",
 ]
 
 #: Annotation that switches one job to operator (or native) mode.
 MODE_ANNOTATION = "kubetrain.io/mode"
+#: Annotation that picks, for one Kubeflow job in native mode, what runs each replica index
+#: (pod, job or jobset), over the stack's ``kubetrain:nativeWorkload``.
+NATIVE_WORKLOAD_ANNOTATION = "kubetrain.io/native-workload"
 
 #: JSON-schema key naming the Kubernetes definition of an embedded type.
 K8S_DEFINITION_KEY = "x-kubetrain-k8s-definition"
+#: JSON-schema key holding what a third-party kind's real CRD says of a field where kubetrain's
+#: input model is deliberately stricter (see :func:`upstream`).
+UPSTREAM_KEY = "x-kubetrain-upstream"
+
+
+def upstream(**schema: Any) -> dict[str, Any]:
+    """``json_schema_extra`` of a field whose upstream CRD differs from kubetrain's input rule:
+    the schema keywords the CRD has instead (``None``: it has none). kubetrain refuses such a
+    value in a stack file, where it could not build what was meant (a TFJob with
+    ``replicas: -1``), but ``kubetrain validate`` checks a custom resource of that kind as the
+    API server does, under the upstream CRD."""
+    return {UPSTREAM_KEY: schema}
 
 
 class Strict(BaseModel):
@@ -130,6 +156,7 @@ def _by_rule(rule: NameRule, note: str = "") -> AfterValidator:
 #: Strings that must be a Kubernetes name of a given format; the error quotes the value.
 DNSLabel = Annotated[str, _by_rule(DNS1123_LABEL)]
 DNSSubdomain = Annotated[str, _by_rule(DNS1123_SUBDOMAIN)]
+DNS1035Label = Annotated[str, _by_rule(DNS1035_LABEL)]
 #: A string that becomes a label value (the error says so).
 LabelValue = Annotated[str, _by_rule(LABEL_VALUE, " (it becomes a label value)")]
 
@@ -168,7 +195,9 @@ class JobMeta(Strict):
     )
     annotations: dict[str, str] = Field(
         default_factory=dict,
-        description="Annotations; `kubetrain.io/mode: operator` puts this job in operator mode.",
+        description="Annotations; `kubetrain.io/mode: operator` puts this job in operator mode, "
+        "`kubetrain.io/native-workload` (pod, job or jobset) picks what runs a Kubeflow job's "
+        "replicas in native mode.",
     )
 
     @field_validator("labels")
@@ -196,6 +225,9 @@ class JobDocument(Strict):
 
     API_VERSION: ClassVar[str]
     KIND: ClassVar[str]
+    #: What may run the kind's replica indexes in native mode (``kubetrain:nativeWorkload``);
+    #: empty for kinds whose native objects are fixed.
+    NATIVE_WORKLOADS: ClassVar[tuple[str, ...]] = ()
 
     api_version: str = Field(alias="apiVersion")
     kind: str
@@ -220,6 +252,12 @@ class JobDocument(Strict):
         """``native`` or ``operator``: the job's ``kubetrain.io/mode`` annotation, else the
         stack's ``kubetrain:mode``."""
         return self.metadata.annotations.get(MODE_ANNOTATION, settings.mode)
+
+    def native_workload(self, settings: StackSettings) -> str:
+        """``pod``, ``job`` or ``jobset``: the job's ``kubetrain.io/native-workload``
+        annotation, else the stack's ``kubetrain:nativeWorkload`` (meaningful for kinds with
+        :attr:`NATIVE_WORKLOADS`, in native mode)."""
+        return self.metadata.annotations.get(NATIVE_WORKLOAD_ANNOTATION, settings.native_workload)
 
     def derived_names(self, settings: StackSettings) -> list[DerivedName]:
         """Every object name and label value the builders will derive from this job."""

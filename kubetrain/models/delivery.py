@@ -1,9 +1,10 @@
 """GitOps delivery objects kubetrain emits under ``rendered/clusters/<env>/``: Flux's
 ``GitRepository`` and ``Kustomization`` and Argo CD's ``Application``.
 
-The models describe the fields kubetrain writes (see :mod:`kubetrain.builders.delivery`), strictly,
-so ``validate`` checks delivery objects without extra schema locations; the tests also check them
-against the upstream CRD schemas.
+The models describe the fields kubetrain writes (see :mod:`kubetrain.builders.delivery`), with
+what the real CRDs require and bound of them (no more: ``tests/test_apiserver_corpus_custom.py``
+compares them with ``../shared/crds``), so ``validate`` checks delivery objects without extra
+schema locations or ``--crd``.
 """
 
 from __future__ import annotations
@@ -21,16 +22,23 @@ _DURATION = r"^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$"
 
 
 class GitRef(Strict):
-    branch: str = Field(description="Branch to follow.")
+    branch: str | None = Field(default=None, description="Branch to follow. Default: master.")
+
+
+class LocalObjectReference(Strict):
+    name: str = Field(description="Name of the object.")
 
 
 class GitRepositorySpec(Strict):
     interval: str = Field(pattern=_DURATION, description="How often Flux fetches the branch.")
     url: str = Field(
-        pattern=r"^(http|https|ssh)://.*$",  # Flux's CRD pattern
-        description="Git URL of the repository.",
+        pattern=r"^(http|https|ssh)://.*$",
+        description="Git URL of the repository (http, https or ssh; not git@host:path).",
     )
-    ref: GitRef = Field(description="What to check out.")
+    ref: GitRef | None = Field(default=None, description="What to check out.")
+    secret_ref: LocalObjectReference | None = Field(
+        default=None, alias="secretRef", description="Credentials of a private repository."
+    )
 
 
 @resource_kind("source.toolkit.fluxcd.io/v1", "GitRepository")
@@ -40,16 +48,24 @@ class FluxGitRepository(Strict):
     api_version: Literal["source.toolkit.fluxcd.io/v1"] = Field(alias="apiVersion")
     kind: Literal["GitRepository"]
     metadata: ObjectMeta
-    spec: GitRepositorySpec
+    spec: GitRepositorySpec | None = None
 
 
 class SourceRef(Strict):
-    kind: Literal["GitRepository"] = Field(description="Kind of the source.")
+    kind: Literal["OCIRepository", "GitRepository", "Bucket", "ExternalArtifact"] = Field(
+        description="Kind of the source."
+    )
     name: str = Field(description="Name of the source.")
+    namespace: str | None = Field(
+        default=None, description="Namespace of the source. Default: the Kustomization's."
+    )
 
 
 class DependsOn(Strict):
     name: str = Field(description="A Kustomization that must be ready first.")
+    namespace: str | None = Field(
+        default=None, description="Its namespace. Default: the Kustomization's."
+    )
 
 
 class PatchTarget(Strict):
@@ -59,12 +75,17 @@ class PatchTarget(Strict):
 
 class Patch(Strict):
     patch: str = Field(description="Inline strategic-merge patch.")
-    target: PatchTarget = Field(description="Objects the patch applies to.")
+    target: PatchTarget | None = Field(
+        default=None, description="Objects the patch applies to. Default: every object."
+    )
 
 
 class KustomizationSpec(Strict):
     interval: str = Field(pattern=_DURATION, description="How often Flux reconciles.")
-    path: str = Field(description="Folder of the kustomization.yaml, from the repository root.")
+    path: str | None = Field(
+        default=None,
+        description="Folder of the kustomization.yaml, from the repository root. Default: root.",
+    )
     prune: bool = Field(description="Delete objects that left the folder.")
     source_ref: SourceRef = Field(alias="sourceRef", description="The GitRepository.")
     depends_on: list[DependsOn] | None = Field(
@@ -81,33 +102,83 @@ class FluxKustomization(Strict):
     api_version: Literal["kustomize.toolkit.fluxcd.io/v1"] = Field(alias="apiVersion")
     kind: Literal["Kustomization"]
     metadata: ObjectMeta
-    spec: KustomizationSpec
+    spec: KustomizationSpec | None = None
 
 
 class ApplicationSource(Strict):
     repo_url: str = Field(alias="repoURL", description="Git URL of the repository.")
-    target_revision: str = Field(alias="targetRevision", description="Branch to follow.")
-    path: str = Field(description="Folder of the kustomization.yaml, from the repository root.")
+    target_revision: str | None = Field(
+        default=None, alias="targetRevision", description="Branch to follow. Default: HEAD."
+    )
+    path: str | None = Field(
+        default=None, description="Folder of the kustomization.yaml, from the repository root."
+    )
 
 
 class ApplicationDestination(Strict):
-    server: str = Field(description="API server of the target cluster.")
+    server: str | None = Field(default=None, description="API server of the target cluster.")
+    namespace: str | None = Field(
+        default=None, description="Namespace of objects without one; what CreateNamespace creates."
+    )
 
 
 class Automated(Strict):
-    prune: bool = Field(description="Delete objects that left the folder.")
-    self_heal: bool = Field(alias="selfHeal", description="Undo changes made in the cluster.")
+    prune: bool | None = Field(
+        default=None, description="Delete objects that left the folder. Default: false."
+    )
+    self_heal: bool | None = Field(
+        default=None, alias="selfHeal", description="Undo changes made in the cluster."
+    )
+
+
+class Backoff(Strict):
+    duration: str | None = Field(default=None, description="First wait between retries.")
+    factor: int | None = Field(default=None, description="Multiplier per retry.")
+    max_duration: str | None = Field(default=None, alias="maxDuration", description="Longest wait.")
+
+
+class Retry(Strict):
+    limit: int | None = Field(default=None, description="Retries of a failed sync.")
+    backoff: Backoff | None = Field(default=None, description="Waits between retries.")
+
+
+class ManagedNamespaceMetadata(Strict):
+    labels: dict[str, str] | None = Field(default=None, description="Labels of the namespace.")
 
 
 class SyncPolicy(Strict):
-    automated: Automated = Field(description="Sync on every change of the branch.")
+    automated: Automated | None = Field(
+        default=None, description="Sync on every change of the branch."
+    )
+    sync_options: list[str] | None = Field(
+        default=None, alias="syncOptions", description="Options of every sync."
+    )
+    retry: Retry | None = Field(default=None, description="Retry of a failed sync.")
+    managed_namespace_metadata: ManagedNamespaceMetadata | None = Field(
+        default=None,
+        alias="managedNamespaceMetadata",
+        description="Metadata of the namespace CreateNamespace creates.",
+    )
+
+
+class IgnoreDifferences(Strict):
+    group: str | None = Field(default=None, description="API group of the objects.")
+    kind: str = Field(description="Kind of the objects.")
+    jq_path_expressions: list[str] | None = Field(
+        default=None, alias="jqPathExpressions", description="Parts the comparison leaves out."
+    )
 
 
 class ApplicationSpec(Strict):
     project: str = Field(description="Argo CD project.")
-    source: ApplicationSource = Field(description="Where the manifests are.")
+    ignore_differences: list[IgnoreDifferences] | None = Field(
+        default=None, alias="ignoreDifferences", description="What the comparison leaves out."
+    )
+    source: ApplicationSource | None = Field(default=None, description="Where the manifests are.")
     destination: ApplicationDestination = Field(description="Where they go.")
-    sync_policy: SyncPolicy = Field(alias="syncPolicy", description="When and how to sync.")
+    sync_policy: SyncPolicy | None = Field(
+        default=None, alias="syncPolicy", description="When and how to sync."
+    )
 
 
 @resource_kind("argoproj.io/v1alpha1", "Application")

@@ -10,17 +10,18 @@ described; keys of other Pulumi config namespaces (``aws:region``) are allowed a
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from functools import cache
 from typing import Any
 
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue, models_json_schema
 from pydantic_core import core_schema
 
 from ..kube import schemas as k8s
-from .base import K8S_DEFINITION_KEY, job_kinds
+from .base import K8S_DEFINITION_KEY, UPSTREAM_KEY, job_kinds
 from .stack import CONFIG_NAMESPACE, StackFile, StackSettings
 
-__all__ = ["JSON_SCHEMA_DIALECT", "job_schema", "stack_schema"]
+__all__ = ["JSON_SCHEMA_DIALECT", "job_schema", "kind_definitions", "stack_schema"]
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 _JOB = "JobDocument"
@@ -93,7 +94,8 @@ def _definitions(version: tuple[int, int]) -> tuple[dict[str, Any], dict[str, st
 
 def _editor_nodes(node: Any) -> Any:
     """Pydantic's schema made for editors: embedded Kubernetes types refer to their strict
-    schema, and pydantic's generated titles (``Hostnetwork``) are dropped."""
+    schema, and pydantic's generated titles (``Hostnetwork``) and what upstream CRDs say of a
+    field (validation of custom resources only) are dropped."""
     if isinstance(node, list):
         return [_editor_nodes(n) for n in node]
     if not isinstance(node, dict):
@@ -110,7 +112,7 @@ def _editor_nodes(node: Any) -> Any:
             else _editor_nodes(value)
         )
         for key, value in node.items()
-        if key != "title"
+        if key not in ("title", UPSTREAM_KEY)
     }
 
 
@@ -123,6 +125,11 @@ def stack_schema(version: tuple[int, int]) -> dict[str, Any]:
         f"{CONFIG_NAMESPACE}:{key}": value for key, value in settings["properties"].items()
     }
     config[f"{CONFIG_NAMESPACE}:jobs"]["items"] = {"$ref": f"#/$defs/{_JOB}"}
+    config[f"{CONFIG_NAMESPACE}:manifests"]["items"] = {
+        "type": "object",
+        "description": "A Kubernetes object (apiVersion, kind, metadata.name, ...).",
+        "required": ["apiVersion", "kind", "metadata"],
+    }
     top = dict(stack_file["properties"])
     top["config"] = {
         "type": "object",
@@ -183,3 +190,14 @@ def _refs(node: Any) -> Iterable[str]:
     elif isinstance(node, list):
         for value in node:
             yield from _refs(value)
+
+
+@cache
+def kind_definitions(version: tuple[int, int]) -> tuple[Mapping[str, Any], Mapping[str, str]]:
+    """Every definition of the job kinds and the Kubernetes types they embed, and the
+    definition name of each job kind's document class (computed once per version; do not
+    modify)."""
+    defs, names = _definitions(version)
+    return defs, {
+        f"{a} {k}": names[model.__name__] for (a, k), model in sorted(job_kinds().items())
+    }

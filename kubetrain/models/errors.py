@@ -8,9 +8,11 @@ traceback.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 __all__ = [
     "CheckFailed",
@@ -18,11 +20,14 @@ __all__ = [
     "KubetrainError",
     "OwnershipError",
     "Problem",
+    "Severity",
     "format_path",
     "printable",
 ]
 
 PathPart = str | int
+#: ``error``: the input is wrong; ``warning``: a fact about it (fails only under ``--strict``).
+Severity = Literal["error", "warning"]
 
 # What a terminal or an XML report must not receive raw: C0 and C1 controls and DEL (escape
 # sequences, line breaks that would split one problem over two lines), Unicode line and
@@ -63,18 +68,29 @@ def format_path(path: Sequence[PathPart]) -> str:
 
 @dataclass(frozen=True, order=True)
 class Problem:
-    """One thing wrong with the input, located as precisely as the input allows."""
+    """One thing wrong with the input, located as precisely as the input allows.
+
+    A ``warning`` is a fact the user should know (a field rewritten or dropped, a placement
+    constraint) rather than a mistake: it is printed as ``FILE:LINE: path: warning: message``
+    and fails a command only under ``--strict``.
+    """
 
     file: str
     line: int | None
     path: tuple[PathPart, ...]
     message: str
+    severity: Severity = "error"
 
     def __str__(self) -> str:
         where = printable(f"{self.file}:{self.line}" if self.line else self.file)
+        message = f"warning: {self.message}" if self.severity == "warning" else self.message
         if not self.path:
-            return f"{where}: {printable(self.message)}"
-        return f"{where}: {format_path(self.path)}: {printable(self.message)}"
+            return f"{where}: {printable(message)}"
+        return f"{where}: {format_path(self.path)}: {printable(message)}"
+
+    def as_error(self) -> Problem:
+        """The same problem as an error (``--strict``)."""
+        return dataclasses.replace(self, severity="error")
 
 
 class KubetrainError(Exception):

@@ -27,9 +27,9 @@ from .base import (
     LabelValue,
     Replicas,
     Strict,
-    job_kind,
     reject_unquoted_number,
 )
+from .kinds import declare
 from .resources import normalize_gpus
 from .secrets import CredentialName, is_credential_entry, not_credentials
 
@@ -64,6 +64,7 @@ ENV_WHITELIST = (
     "MODEL_DIR",
     "DATA_DIR",
     "RESULT_DIR",
+    "RESULT_BUCKET_DIR",
     "LOG_DIR",
     "CHECKPOINT_DIR",
     "JOB_STATE_DIR",
@@ -86,7 +87,7 @@ KUBETRAIN_ENV = {
     "NUM_LEARNERS": "spec.learners",
     "LEARNER_ID": "the pod ordinal + 1",
     "JOB_STATE_DIR": "/job",
-    "CHECKPOINT_DIR": "RESULT_DIR/_wml_checkpoints",
+    "CHECKPOINT_DIR": "RESULT_BUCKET_DIR/_wml_checkpoints",
 }
 
 _IMAGE_COMPONENT = r"[a-z0-9]+([._-][a-z0-9]+)*"
@@ -295,12 +296,14 @@ class DataStores(Strict):
         default=None,
         alias="trainingData",
         description="Training data, mounted read-only at /mnt/data/<bucket>; DATA_DIR points at "
-        "it. Default: none (no DATA_DIR unless env sets one).",
+        "it (at /mnt/data/<bucket>/<path> with a path). Default: none (no DATA_DIR unless env "
+        "sets one).",
     )
     results: DataStore | None = Field(
         default=None,
-        description="Results, mounted at /mnt/results/<bucket>/<trainingId>, which RESULT_DIR "
-        "points at (checkpoints under _wml_checkpoints). Default: none.",
+        description="Results: the bucket is mounted at /mnt/results/<bucket> (RESULT_BUCKET_DIR, "
+        "checkpoints in its _wml_checkpoints), RESULT_DIR is its folder <trainingId>. "
+        "Default: none.",
     )
 
     @field_validator("training_data", "results", mode="before")
@@ -370,7 +373,10 @@ class LearnerSpec(Strict):
     )
 
 
-@job_kind
+@declare(
+    "kubetrain's kind for an IBM FfDL learner (lcm/service/lcm/learner): a StatefulSet of "
+    "learners with object-store volumes"
+)
 class Learner(JobDocument):
     """An FfDL learner: a StatefulSet of ``learners`` pods behind a headless Service."""
 
@@ -436,6 +442,7 @@ class Learner(JobDocument):
         derived = {
             "DATA_DIR": "spec.dataStores.trainingData" if stores.training_data else None,
             "RESULT_DIR": "spec.dataStores.results" if stores.results else None,
+            "RESULT_BUCKET_DIR": "spec.dataStores.results" if stores.results else None,
         }
         allowed = [n for n in ENV_WHITELIST if n not in KUBETRAIN_ENV and not derived.get(n)]
         plain = not_credentials(self.metadata.annotations)

@@ -20,23 +20,33 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
+from ..kube import apiserver
 from ..kube import schemas as k8s
-from .base import MODE_ANNOTATION, DerivedName, JobDocument, K8sType, OutputEstimate, job_kinds
+from .base import (
+    MODE_ANNOTATION,
+    NATIVE_WORKLOAD_ANNOTATION,
+    DerivedName,
+    JobDocument,
+    K8sType,
+    OutputEstimate,
+    job_kinds,
+    plain_copy,
+    resource_kinds,
+)
 from .errors import InputError, PathPart, Problem
 from .limits import MAX_OBJECT_BYTES, MAX_OBJECTS, MAX_OUTPUT_BYTES
-from .secrets import (
-    credential_problems,
-    credential_value_message,
-    is_sensitive,
-    looks_like_credential,
-)
+from .patches import apply_patches, patch_sources
+from .resources import as_built
+from .secrets import credential_problems, credential_value_message, looks_like_credential
 from .source import Document, display_path, foreign_config, load_documents, value_problems
-from .stack import CONFIG_NAMESPACE, StackFile, StackSettings
+from .stack import CONFIG_NAMESPACE, NATIVE_WORKLOADS, StackFile, StackSettings
 
 __all__ = [
     "MODE_ANNOTATION",
+    "NATIVE_WORKLOAD_ANNOTATION",
     "JobSource",
     "LoadedJob",
+    "LoadedManifest",
     "Stack",
     "config_keys",
     "discover_stacks",
@@ -100,8 +110,24 @@ class LoadedJob:
 
 
 @dataclass(frozen=True)
+class LoadedManifest:
+    """A plain Kubernetes object of ``kubetrain:manifests`` / ``kubetrain:manifestFiles``,
+    validated (built-in kinds against their schema), its namespace resolved, and where it came
+    from."""
+
+    obj: dict[str, Any]
+    source: JobSource
+
+    @property
+    def title(self) -> str:
+        meta = self.obj["metadata"]
+        namespace = meta.get("namespace")
+        return f"{self.obj['kind']} {namespace + '/' if namespace else ''}{meta['name']}"
+
+
+@dataclass(frozen=True)
 class Stack:
-    """A loaded stack: its name, settings and jobs."""
+    """A loaded stack: its name, settings, jobs and plain manifests."""
 
     name: str
     file: Path
@@ -110,6 +136,7 @@ class Stack:
     jobs: tuple[LoadedJob, ...]
     #: The stack file's document, to locate settings found wrong after loading.
     document: Document | None = field(default=None, repr=False, compare=False)
+    manifests: tuple[LoadedManifest, ...] = ()
 
     def problem(self, path: Sequence[PathPart], message: str) -> Problem:
         """A :class:`Problem` at ``path`` of the stack file (e.g. ``("config", "kubetrain:x")``)."""
@@ -255,7 +282,16 @@ def load_job(
     if problems:  # not plain data: nothing below could read it
         raise InputError(problems)
     given = dict(settings or {})
-    for key in ("jobs", "job_files", "jobFiles", "credentials"):
+    for key in (
+        "jobs",
+        "job_files",
+        "jobFiles",
+        "credentials",
+        "patches",
+        "manifests",
+        "manifest_files",
+        "manifestFiles",
+    ):
         if key in given:
             problems.append(
                 Problem(file, None, ("settings", key), "not a job setting: give it to the stack")
@@ -404,17 +440,30 @@ def _load_stack_document(
         raise InputError(problems)
     if not jobs:
         return Stack(name, path, root, settings, (), doc)
+    job_docs = list(_job_documents(doc, settings, root, problems))
+    manifest_docs = list(_manifest_documents(doc, settings, root, problems))
+    if settings.patches:
+        patched = apply_patches(
+            job_docs + manifest_docs,
+            patch_sources(doc, settings.patches, root, problems),
+            default_namespace=settings.namespace,
+            version=settings.version,
+            problems=problems,
+        )
+        job_docs, manifest_docs = patched[: len(job_docs)], patched[len(job_docs) :]
     loaded_jobs: list[LoadedJob] = []
-    for job_doc in _job_documents(doc, settings, root, problems):
+    for job_doc in job_docs:
         loaded = _load_job(job_doc, settings, problems)
         if loaded is not None:
             loaded_jobs.append(loaded)
     problems += _duplicates(loaded_jobs)
     if not problems:
         problems += _output_budget(loaded_jobs, settings)
+    manifests = [m for d in manifest_docs if (m := _load_manifest(d, settings, problems))]
+    problems += _duplicate_manifests(manifests)
     if problems:
         raise InputError(problems)
-    return Stack(name, path, root, settings, tuple(loaded_jobs), doc)
+    return Stack(name, path, root, settings, tuple(loaded_jobs), doc, tuple(manifests))
 
 
 # --- stack-level pieces ----------------------------------------------------------------------
@@ -448,13 +497,40 @@ def _our_config(doc: Document) -> tuple[dict[str, Any], list[Problem]]:
 def _job_documents(
     stack_doc: Document, settings: StackSettings, root: Path, problems: list[Problem]
 ) -> Iterator[Document]:
-    key = f"{CONFIG_NAMESPACE}:jobs"
-    for i in range(len(settings.jobs)):
-        yield stack_doc.sub(("config", key, i))
+    yield from _documents(
+        stack_doc, ("jobs", len(settings.jobs)), ("jobFiles", settings.job_files), root, problems
+    )
+
+
+def _manifest_documents(
+    stack_doc: Document, settings: StackSettings, root: Path, problems: list[Problem]
+) -> Iterator[Document]:
+    yield from _documents(
+        stack_doc,
+        ("manifests", len(settings.manifests)),
+        ("manifestFiles", settings.manifest_files),
+        root,
+        problems,
+    )
+
+
+def _documents(
+    stack_doc: Document,
+    inline: tuple[str, int],
+    files: tuple[str, Sequence[str]],
+    root: Path,
+    problems: list[Problem],
+) -> Iterator[Document]:
+    """The documents of an inline list key (``kubetrain:jobs``) and of the files its glob key
+    (``kubetrain:jobFiles``) matches, each file once."""
+    key, count = inline
+    for i in range(count):
+        yield stack_doc.sub(("config", f"{CONFIG_NAMESPACE}:{key}", i))
+    files_key, patterns = files
     seen: set[Path] = set()
     inside = root.resolve()
-    for i, pattern in enumerate(settings.job_files):
-        where = ("config", f"{CONFIG_NAMESPACE}:jobFiles", i)
+    for i, pattern in enumerate(patterns):
+        where = ("config", f"{CONFIG_NAMESPACE}:{files_key}", i)
         if _leaves(pattern):
             problems.append(
                 stack_doc.problem(
@@ -484,8 +560,8 @@ def _job_documents(
                 problems.append(
                     stack_doc.problem(
                         where,
-                        f"{match!r} is a symbolic link to {file}, outside the project: job "
-                        "files must be inside it",
+                        f"{match!r} is a symbolic link to {file}, outside the project: the "
+                        "files a stack reads must be inside it",
                     )
                 )
                 continue
@@ -496,7 +572,7 @@ def _job_documents(
 
 
 def _leaves(pattern: str) -> bool:
-    """Whether a ``jobFiles`` pattern can match outside the project folder."""
+    """Whether a ``jobFiles`` / ``manifestFiles`` pattern can match outside the project."""
     parts = re.split(r"[/\\]", pattern)
     return os.path.isabs(pattern) or pattern.startswith("~") or ".." in parts
 
@@ -516,6 +592,20 @@ def _load_job(doc: Document, settings: StackSettings, problems: list[Problem]) -
         else None
     )
     if cls is None:
+        if (
+            isinstance(api_version, str)
+            and isinstance(kind, str)
+            and _is_plain_object(api_version, kind, settings)
+        ):
+            problems.append(
+                doc.problem(
+                    ("kind",),
+                    f"{kind} is a plain Kubernetes object, not a job: list it under "
+                    f"{CONFIG_NAMESPACE}:manifests (or in a file of "
+                    f"{CONFIG_NAMESPACE}:manifestFiles)",
+                )
+            )
+            return None
         accepted = ", ".join(f"{a} {k}" for a, k in sorted(kinds))
         field = (
             "kind" if "kind" not in data or api_version in [a for a, _ in kinds] else "apiVersion"
@@ -535,7 +625,11 @@ def _load_job(doc: Document, settings: StackSettings, problems: list[Problem]) -
         meta = job.metadata.model_copy(update={"namespace": settings.namespace})
         job = job.model_copy(update={"metadata": meta})
     before = len(problems)
-    for path, message in _embedded_problems(job, settings.version):
+    for path, message in _embedded_problems(job, settings):
+        problems.append(doc.problem(path, message))
+    if len(problems) > before:
+        return None
+    for path, message in _native_workload_problems(job, settings):
         problems.append(doc.problem(path, message))
     if len(problems) > before:
         return None
@@ -556,6 +650,122 @@ def _load_job(doc: Document, settings: StackSettings, problems: list[Problem]) -
         return None
     source = JobSource(doc)
     return LoadedJob(job, source, mode)  # type: ignore[arg-type]
+
+
+def _native_workload_problems(
+    job: JobDocument, settings: StackSettings
+) -> list[tuple[tuple[PathPart, ...], str]]:
+    """The ``kubetrain.io/native-workload`` annotation names a workload its kind has (checked
+    like ``kubetrain.io/mode``, before the kind's own rules read it; in operator mode it is
+    unused, which the builder says as a warning)."""
+    value = job.metadata.annotations.get(NATIVE_WORKLOAD_ANNOTATION)
+    if value is None:
+        return []
+    path: tuple[PathPart, ...] = ("metadata", "annotations", NATIVE_WORKLOAD_ANNOTATION)
+    if value not in NATIVE_WORKLOADS:
+        return [(path, f"must be pod, job or jobset, got {value!r}")]
+    if not job.normalized().NATIVE_WORKLOADS:
+        kinds = sorted({k for (_, k), c in job_kinds().items() if c.NATIVE_WORKLOADS})
+        return [
+            (
+                path,
+                f"only {' and '.join(kinds)} choose what runs their replicas; a {job.KIND}'s "
+                "native objects are fixed: remove the annotation",
+            )
+        ]
+    return []
+
+
+def _is_plain_object(api_version: str, kind: str, settings: StackSettings) -> bool:
+    """Whether ``kind`` is Kubernetes' own (or another kind that is no job kubetrain expands,
+    such as an ExternalSecret): what ``kubetrain:manifests`` holds."""
+    return k8s.builtin_definition(settings.version, api_version, kind) is not None or (
+        (api_version, kind) in resource_kinds() and (api_version, kind) not in job_kinds()
+    )
+
+
+def _load_manifest(
+    doc: Document, settings: StackSettings, problems: list[Problem]
+) -> LoadedManifest | None:
+    """A plain Kubernetes object: a mapping with apiVersion, kind and metadata.name, no job
+    kind, no secret material; a built-in kind is checked against its schema and what the API
+    server checks beyond it here (other kinds by ``validate``, which knows their schema
+    locations and CRDs), and a namespaced built-in kind
+    without a namespace is put in ``kubetrain:namespace``."""
+    data = doc.data
+    if not isinstance(data, dict):
+        problems.append(doc.problem((), "a manifest must be a mapping with apiVersion and kind"))
+        return None
+    before = len(problems)
+    api_version, kind, meta = data.get("apiVersion"), data.get("kind"), data.get("metadata")
+    for key, value in (("apiVersion", api_version), ("kind", kind)):
+        if not isinstance(value, str) or not value:
+            problems.append(doc.problem((key,), "required field is missing"))
+    if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
+        problems.append(doc.problem(("metadata", "name"), "required field is missing"))
+    if len(problems) > before:
+        return None
+    assert isinstance(api_version, str) and isinstance(kind, str) and isinstance(meta, dict)
+    if (api_version, kind) in job_kinds():
+        problems.append(
+            doc.problem(
+                ("kind",),
+                f"{kind} is a job kind: list it under {CONFIG_NAMESPACE}:jobs (or in a file of "
+                f"{CONFIG_NAMESPACE}:jobFiles), where kubetrain expands it",
+            )
+        )
+        return None
+    if kind == "Secret" and api_version == "v1":
+        for key in ("data", "stringData"):
+            if data.get(key):
+                problems.append(
+                    doc.problem(
+                        (key,),
+                        "a Secret with data puts secret material in the repository: give "
+                        f"credentials with {CONFIG_NAMESPACE}:credentials and "
+                        f"{CONFIG_NAMESPACE}:secretStore, render an ExternalSecret, or create "
+                        f"the Secret elsewhere and list it in {CONFIG_NAMESPACE}:external.secrets",
+                    )
+                )
+    validator = k8s.builtin_validator(settings.version, api_version, kind)
+    if validator is not None:
+        defs = k8s.definitions(settings.version)["$defs"]
+        for issue in k8s.schema_issues(validator, data, defs):
+            problems.append(doc.problem(issue.path, issue.message))
+    if len(problems) > before:
+        return None
+    obj = plain_copy(data)
+    builtin = k8s.builtin_definition(settings.version, api_version, kind) is not None
+    if builtin and kind not in k8s.CLUSTER_SCOPED_KINDS and not meta.get("namespace"):
+        obj["metadata"]["namespace"] = settings.namespace
+    # What the API server refuses beyond the schema, at the manifest's own lines.
+    for api_issue in apiserver.object_issues(obj, settings.version):
+        problems.append(doc.problem(api_issue.path, api_issue.message))
+    if len(problems) > before:
+        return None
+    return LoadedManifest(obj, JobSource(doc))
+
+
+def _duplicate_manifests(manifests: Iterable[LoadedManifest]) -> list[Problem]:
+    first: dict[tuple[str, str, str, str], LoadedManifest] = {}
+    problems = []
+    for m in manifests:
+        meta = m.obj["metadata"]
+        key = (
+            m.obj["apiVersion"].rpartition("/")[0],
+            m.obj["kind"],
+            meta.get("namespace", ""),
+            meta["name"],
+        )
+        if key in first:
+            problems.append(
+                m.source.problem(
+                    ("metadata", "name"), f"{m.title} is already defined at {first[key].source}"
+                )
+            )
+        else:
+            first[key] = m
+    return problems
 
 
 def _duplicates(jobs: Iterable[LoadedJob]) -> list[Problem]:
@@ -662,7 +872,9 @@ def _validate(
     except ValidationError as exc:
         for error in exc.errors(include_url=False):
             loc = _real_path(value, error["loc"])
-            secret = is_sensitive(doc.base + loc) or any(p[: len(loc)] == loc for p in secrets)
+            secret = k8s.sensitive_path(doc.base + loc) or any(
+                p[: len(loc)] == loc for p in secrets
+            )
             if keymap is not None and loc:
                 loc = (keymap(loc[0]), *loc[1:])
             problems.append(doc.problem(loc, _message(cls, error, quote=not secret)))
@@ -694,7 +906,8 @@ def _real_path(data: Any, loc: Sequence[Any]) -> tuple[PathPart, ...]:
 
 def _message(root: type[BaseModel], error: Any, *, quote: bool = True) -> str:
     """pydantic's error as kubetrain's message; with ``quote=False`` (a value that may be secret
-    material, see :func:`~.secrets.is_sensitive`) the value received is never shown."""
+    material, see :func:`~kubetrain.kube.schemas.sensitive_path`) the value received is never
+    shown."""
     kind, msg, value = error["type"], error["msg"], error.get("input")
     if not quote and kind not in ("missing", "extra_forbidden", "value_error"):
         return f"{msg}, got {k8s.value_shape(value)} (not shown)"
@@ -743,12 +956,28 @@ def _unknown_field(root: type[BaseModel], parent: tuple[Any, ...], key: Any) -> 
         if close:
             message += f"; did you mean {close[0]!r}?"
         belongs = [p for p in _where_defined(root, str(key)) if p != tuple(str(x) for x in parent)]
-        if belongs and not close:
+        above = [p for p in belongs if _is_above(p, parent)]
+        if above and not close:
+            # An indentation slip: the key is written under a sibling of where it belongs.
+            p = max(above, key=len)
+            where = _dotted((*p, str(key))) if p else "the top level of the document"
+            under = _dotted([f"[{x}]" if isinstance(x, int) else str(x) for x in parent])
+            message += f"; it belongs at {where}, not under {under}: check its indentation"
+        elif belongs and not close:
             where = " or ".join(_dotted((*p, str(key))) for p in belongs[:3])
             message += f"; it belongs at {where}"
         if not close and not belongs:
             message += f"; allowed here: {', '.join(allowed)}"
     return message
+
+
+def _is_above(path: tuple[str, ...], parent: tuple[Any, ...]) -> bool:
+    """Whether ``path`` (with ``<key>`` / ``[*]`` placeholders) is a proper ancestor of the
+    concrete ``parent`` path."""
+    return len(path) < len(parent) and all(
+        part in ("<key>", "[*]") or part == str(given)
+        for part, given in zip(path, parent, strict=False)
+    )
 
 
 def _aliases(cls: type[BaseModel]) -> dict[str, Any]:
@@ -813,14 +1042,15 @@ def _where_defined(root: type[BaseModel], key: str) -> list[tuple[str, ...]]:
 
 
 def _embedded_problems(
-    model: BaseModel, version: tuple[int, int]
+    model: BaseModel, settings: StackSettings
 ) -> Iterator[tuple[tuple[PathPart, ...], str]]:
-    """Schema problems of every :class:`K8sType` field, against the stack's Kubernetes version."""
+    """Problems of every :class:`K8sType` field against the stack's Kubernetes version: its
+    schema, then what the API server would refuse once the field is built into an object."""
     for name, info in type(model).model_fields.items():
         path: tuple[PathPart, ...] = (info.alias or name,)
         value = getattr(model, name)
         marker = next((m for m in info.metadata if isinstance(m, K8sType)), None)
-        yield from _embedded_value(value, info.annotation, marker, path, version)
+        yield from _embedded_value(value, info.annotation, marker, path, settings)
 
 
 def _embedded_value(
@@ -828,29 +1058,43 @@ def _embedded_value(
     annotation: Any,
     marker: K8sType | None,
     path: tuple[PathPart, ...],
-    version: tuple[int, int],
+    settings: StackSettings,
 ) -> Iterator[tuple[tuple[PathPart, ...], str]]:
+    version = settings.version
     if value is None:
         return
     if marker is None and typing.get_origin(annotation) is typing.Annotated:
         marker = next((m for m in typing.get_args(annotation)[1:] if isinstance(m, K8sType)), None)
     if marker is not None:
         validator = k8s.embedded_validator(version, marker.definition)
-        for issue in k8s.schema_issues(
-            validator, value, sensitive=lambda at: is_sensitive((*path, *at))
-        ):
-            yield (*path, *issue.path), issue.message
+        defs = k8s.definitions(version)["$defs"]
+        schema = [
+            (issue.path, issue.message)
+            for issue in k8s.schema_issues(validator, value, defs, base=path)
+        ]
+        # What the API server checks beyond the schema, of the value as it is built into an
+        # object (only of a value the schema accepts: the checks read values of their types).
+        found = schema or [
+            (issue.path, issue.message)
+            for issue in apiserver.embedded_issues(
+                marker.definition,
+                as_built(marker.definition, value, settings.gpu_resource),
+                version,
+            )
+        ]
+        for sub_path, message in found:
+            yield (*path, *sub_path), message
     elif isinstance(value, BaseModel):
-        for sub_path, message in _embedded_problems(value, version):
+        for sub_path, message in _embedded_problems(value, settings):
             yield (*path, *sub_path), message
     elif isinstance(value, dict | list):
         args = typing.get_args(annotation)
         if typing.get_origin(annotation) in (typing.Union, types.UnionType):
             args = tuple(a for a in args if a is not type(None))
             inner = args[0] if len(args) == 1 else None
-            yield from _embedded_value(value, inner, None, path, version)
+            yield from _embedded_value(value, inner, None, path, settings)
             return
         item_type = args[-1] if args else None
         items = value.items() if isinstance(value, dict) else enumerate(value)
         for key, item in items:
-            yield from _embedded_value(item, item_type, None, (*path, key), version)
+            yield from _embedded_value(item, item_type, None, (*path, key), settings)

@@ -11,12 +11,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..kube.quantity import parse_quantity
+from .base import plain_copy
+
 __all__ = [
     "GPU_ALIASES",
+    "as_built",
     "gpu_count",
     "gpu_findings",
     "gpu_problems",
     "normalize_gpus",
+    "normalize_pod_gpus",
     "pod_gpu_problems",
 ]
 
@@ -31,13 +36,14 @@ def _names(gpu_resource: str) -> tuple[str, ...]:
 
 
 def _whole(value: Any) -> int | None:
-    if isinstance(value, bool):
+    """A GPU count: a quantity whose value is a whole, non-negative number (``2``, ``"2"``,
+    ``"1000m"``), compared by value as Kubernetes does; else ``None``."""
+    try:
+        quantity = parse_quantity(value)
+    except ValueError:
         return None
-    if isinstance(value, int):
-        return value if value >= 0 else None
-    if isinstance(value, str) and value.isdigit():
-        return int(value)
-    return None
+    number = quantity.value
+    return int(number) if number >= 0 and number.denominator == 1 else None
 
 
 def gpu_findings(
@@ -88,6 +94,30 @@ def gpu_findings(
             )
         )
     return problems
+
+
+def normalize_pod_gpus(pod_spec: dict[str, Any], gpu_resource: str) -> dict[str, Any]:
+    """Rewrite, in place, every container's GPUs under ``gpu_resource`` with requests equal to
+    limits (see :func:`normalize_gpus`). Returns ``pod_spec``."""
+    for field in ("initContainers", "containers"):
+        for container in pod_spec.get(field) or ():
+            if isinstance(container, dict) and isinstance(container.get("resources"), dict):
+                container["resources"] = normalize_gpus(container["resources"], gpu_resource)
+    return pod_spec
+
+
+def as_built(definition: str, value: Any, gpu_resource: str) -> Any:
+    """An embedded Kubernetes type (by definition name) as the builders emit it: GPUs once, under
+    ``gpu_resource``, with requests equal to limits. What the API server will be given, so what
+    load-time checks judge."""
+    if definition == "io.k8s.api.core.v1.ResourceRequirements":
+        return normalize_gpus(value, gpu_resource)
+    if definition == "io.k8s.api.core.v1.PodTemplateSpec" and isinstance(value, dict):
+        template = plain_copy(value)
+        if isinstance(template.get("spec"), dict):
+            normalize_pod_gpus(template["spec"], gpu_resource)
+        return template
+    return value
 
 
 def gpu_problems(resources: Mapping[str, Any] | None, gpu_resource: str) -> list[tuple[Path, str]]:

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, StringConstraints, field_validator
 
 from ..kube.quantity import QUANTITY_PATTERN, parse_quantity
-from .base import Int32, K8sType, Strict, resource_kind
+from .base import K8sType, Strict, resource_kind
 
 __all__ = [
     "ObjectMeta",
@@ -59,18 +59,34 @@ def min_available_problems(
     return []
 
 
-class VolcanoPodGroupSpec(Strict):
-    """``spec`` of a Volcano PodGroup (the fields kubetrain writes)."""
+#: What Volcano's CRD requires of a queue name (a DNS-1123 subdomain).
+_VOLCANO_QUEUE = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 
-    min_member: Int32 = Field(
-        alias="minMember", ge=0, description="Pods that must be schedulable together."
+
+class VolcanoPodGroupSpec(Strict):
+    """``spec`` of a Volcano PodGroup (the fields kubetrain writes), bounded as Volcano's CRD
+    bounds them (``scheduling.volcano.sh_podgroups.yaml``)."""
+
+    min_member: int | None = Field(
+        default=None,
+        alias="minMember",
+        ge=0,
+        description="Pods that must be schedulable together.",
     )
-    min_task_member: dict[str, Annotated[Int32, Field(ge=0)]] | None = Field(
+    min_task_member: dict[str, int] | None = Field(
         default=None, alias="minTaskMember", description="Minimum pods per task (replica type)."
     )
-    queue: str | None = Field(default=None, description="Volcano queue. Default: default.")
+    queue: str | None = Field(
+        default=None,
+        max_length=253,
+        pattern=_VOLCANO_QUEUE,
+        description="Volcano queue. Default: default.",
+    )
     priority_class_name: str | None = Field(
-        default=None, alias="priorityClassName", description="PriorityClass of the group."
+        default=None,
+        alias="priorityClassName",
+        max_length=253,
+        description="PriorityClass of the group.",
     )
     min_resources: ResourceList | None = Field(
         default=None,
@@ -91,24 +107,27 @@ class VolcanoPodGroup(Strict):
     api_version: Literal["scheduling.volcano.sh/v1beta1"] = Field(alias="apiVersion")
     kind: Literal["PodGroup"]
     metadata: ObjectMeta
-    spec: VolcanoPodGroupSpec
+    spec: VolcanoPodGroupSpec | None = None
 
 
 class SchedulerPluginsPodGroupSpec(Strict):
-    """``spec`` of a scheduler-plugins (coscheduling) PodGroup."""
+    """``spec`` of a scheduler-plugins (coscheduling) PodGroup, bounded as its CRD bounds it
+    (``scheduling.x-k8s.io_podgroups.yaml``)."""
 
-    min_member: Int32 = Field(
-        alias="minMember", ge=0, description="Pods that must be schedulable together."
+    min_member: int | None = Field(
+        default=None,
+        alias="minMember",
+        ge=1,
+        description="Pods that must be schedulable together.",
     )
     min_resources: ResourceList | None = Field(
         default=None,
         alias="minResources",
         description="Resources the gang needs at once (sum of the first minMember pods' requests).",
     )
-    schedule_timeout_seconds: Int32 | None = Field(
+    schedule_timeout_seconds: int | None = Field(
         default=None,
         alias="scheduleTimeoutSeconds",
-        ge=0,
         description="Seconds the scheduler waits for the whole gang before giving up.",
     )
 
@@ -125,4 +144,4 @@ class SchedulerPluginsPodGroup(Strict):
     api_version: Literal["scheduling.x-k8s.io/v1alpha1"] = Field(alias="apiVersion")
     kind: Literal["PodGroup"]
     metadata: ObjectMeta
-    spec: SchedulerPluginsPodGroupSpec
+    spec: SchedulerPluginsPodGroupSpec | None = None

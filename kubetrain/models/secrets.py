@@ -14,7 +14,8 @@ names (``kubetrain:secretStore``), in Pulumi mode in the stack's encrypted confi
   no credential-named env var, annotation, label, node-selector key or command-line flag with a
   literal value (see its docstring, and :data:`NOT_CREDENTIALS_ANNOTATION` for names that only
   look like credentials).
-* :func:`is_sensitive`, deciding which values a message must never quote.
+* which values a message must never quote is :func:`kubetrain.kube.schemas.sensitive_path`,
+  built on the same credential names.
 * :class:`ExternalSecret`, the model of the ``external-secrets.io/v1`` objects kubetrain writes,
   registered so ``kubetrain validate`` checks them without an extra schema location.
 """
@@ -22,11 +23,12 @@ names (``kubetrain:secretStore``), in Pulumi mode in the stack's encrypted confi
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BeforeValidator, Field
 
+from ..kube.names import looks_like_credential
 from .base import K8sType, Strict, resource_kind
 
 __all__ = [
@@ -38,7 +40,6 @@ __all__ = [
     "credential_problems",
     "credential_value_message",
     "is_credential_entry",
-    "is_sensitive",
     "looks_like_credential",
     "not_credentials",
 ]
@@ -57,53 +58,6 @@ PULL_CREDENTIAL_KEY = "dockerconfigjson"
 CREDENTIAL_NAME_PATTERN = r"[A-Za-z0-9]([-A-Za-z0-9_/]*[A-Za-z0-9])?"
 _CREDENTIAL_NAME = re.compile(CREDENTIAL_NAME_PATTERN)
 _CREDENTIAL_NAME_MAX = 253
-
-# Field and variable names that hold credential material, compared without case, '-' and '_'.
-_CREDENTIAL_WORDS = frozenset(
-    {
-        "accesskey",
-        "accesskeyid",
-        "accesstoken",
-        "apikey",
-        "auth",
-        "authtoken",
-        "bearertoken",
-        "clientsecret",
-        "hmac",
-        "passwd",
-        "password",
-        "privatekey",
-        "secret",
-        "secretaccesskey",
-        "secretkey",
-        "sessiontoken",
-        "token",
-        "username",
-    }
-)
-_CREDENTIAL_SUFFIXES = (
-    "accesskey",
-    "accesskeyid",
-    "apikey",
-    "passwd",
-    "password",
-    "privatekey",
-    "secret",
-    "secretkey",
-    "token",
-    "username",
-)
-
-
-def _squash(name: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", name.lower())
-
-
-def looks_like_credential(name: str) -> bool:
-    """Whether a field or env var name is one that holds credential material
-    (``accessKey``, ``secret-key``, ``COS_APIKEY``, ``AWS_SECRET_ACCESS_KEY``, ``password``)."""
-    squashed = _squash(name)
-    return squashed in _CREDENTIAL_WORDS or squashed.endswith(_CREDENTIAL_SUFFIXES)
 
 
 def credential_value_message(where: str = "here") -> str:
@@ -247,22 +201,6 @@ def _env_problems(env: Any, path: Path, allowed: frozenset[str]) -> list[tuple[P
     return []
 
 
-#: Fields whose values a message never quotes: env vars, Secret and ConfigMap data, credentials.
-_SENSITIVE_FIELDS = frozenset({"env", "data", "stringData", "binaryData", "credentials"})
-
-
-def is_sensitive(path: Sequence[str | int]) -> bool:
-    """Whether a message about the value at ``path`` must not quote it, whatever its type: a
-    whole document (a stack file that is one scalar), anything under an env entry, Secret or
-    ConfigMap data, ``credentials`` or a credential-named key (:func:`looks_like_credential`)."""
-    if not path:
-        return True
-    return any(
-        isinstance(part, str) and (part in _SENSITIVE_FIELDS or looks_like_credential(part))
-        for part in path
-    )
-
-
 def _credential_name(value: Any) -> Any:
     if isinstance(value, dict):
         raise ValueError(
@@ -296,8 +234,12 @@ class SecretStoreReference(Strict):
     kind: Literal["SecretStore", "ClusterSecretStore"] | None = Field(
         default=None, description="Kind of the store. Default (operator's): SecretStore."
     )
-    name: str = Field(
-        min_length=1, max_length=253, pattern=_SUBDOMAIN, description="Name of the store."
+    name: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=253,
+        pattern=_SUBDOMAIN,
+        description="Name of the store (the CRD does not require it; the operator does).",
     )
 
 
@@ -343,7 +285,7 @@ class Target(Strict):
         pattern=_SUBDOMAIN,
         description="Name of the Secret. Default: the ExternalSecret's name.",
     )
-    creation_policy: Literal["Owner", "Orphan", "Merge", "None"] | None = Field(
+    creation_policy: Literal["Owner", "Orphan", "Merge", "None", "CreateOrMerge"] | None = Field(
         default=None,
         alias="creationPolicy",
         description="How the Secret is created. Default: Owner.",
@@ -407,8 +349,8 @@ class ExternalSecretSpec(Strict):
     refresh_interval: str | None = Field(
         default=None,
         alias="refreshInterval",
-        pattern=r"^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$|^0$",
-        description="How often values are read again, a Go duration. Default: 1h0m0s.",
+        description="How often values are read again, a Go duration (the CRD does not check "
+        "its form). Default: 1h0m0s.",
     )
     refresh_policy: Literal["CreatedOnce", "Periodic", "OnChange"] | None = Field(
         default=None, alias="refreshPolicy", description="When values are read. Default: Periodic."
@@ -434,4 +376,4 @@ class ExternalSecret(Strict):
     metadata: Annotated[
         dict[str, Any], K8sType("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta", "Metadata")
     ]
-    spec: ExternalSecretSpec
+    spec: ExternalSecretSpec | None = None

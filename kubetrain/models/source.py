@@ -596,6 +596,8 @@ def yaml_error(exc: yaml.YAMLError, text: str) -> tuple[int | None, str]:
             if first != line:
                 context += f" (from line {first})"
         message = " ".join(part for part in (context, exc.problem or "") if part)
+        if tab := _tab_message(text, line):
+            return line, tab
     elif isinstance(exc, yaml.reader.ReaderError):
         line = text.count("\n", 0, exc.position) + 1 if exc.position <= len(text) else None
         character = (
@@ -652,6 +654,22 @@ def parse_documents(text: str, file: str, *, skip: Skip | None = None) -> list[D
     finally:
         loader.dispose()
     return docs
+
+
+def _tab_message(text: str, line: int | None) -> str | None:
+    """The message for a tab in the indentation of ``line`` (YAML indents with spaces only;
+    PyYAML says "found character that cannot start any token")."""
+    lines = text.splitlines()
+    if line is None or not 0 < line <= len(lines):
+        return None
+    current = lines[line - 1]
+    indent = current[: len(current) - len(current.lstrip(" \t"))]
+    if "\t" not in indent:
+        return None
+    return (
+        f"invalid YAML: a tab in the indentation (column {indent.index(chr(9)) + 1}); YAML "
+        "indents with spaces only: replace the tab with spaces"
+    )
 
 
 def _record_lines(root: yaml.Node, base: Path_, lines: dict[Path_, int]) -> None:

@@ -20,17 +20,33 @@ from .base import DNSLabel, DNSSubdomain, Strict, reject_unquoted_number
 
 __all__ = [
     "CONFIG_NAMESPACE",
+    "NATIVE_WORKLOADS",
+    "ArgoRetry",
+    "ArgoSettings",
     "External",
+    "FluxDependency",
+    "FluxSettings",
+    "FluxSourceRef",
     "GitOps",
+    "NativeWorkload",
+    "Patch",
+    "PatchTarget",
+    "RetryBackoff",
     "SecretStoreRef",
     "SecureValue",
     "StackFile",
     "StackSettings",
+    "go_duration",
     "repo_url_problem",
 ]
 
 #: The Pulumi config namespace of kubetrain's keys (``kubetrain:namespace`` ...).
 CONFIG_NAMESPACE = "kubetrain"
+
+#: What runs each replica index of a Kubeflow job in native mode (docs/native-workloads.md): a
+#: bare Pod as the training operator creates, one batch/v1 Job, or one JobSet for the whole job.
+NativeWorkload = Literal["pod", "job", "jobset"]
+NATIVE_WORKLOADS: tuple[str, ...] = ("pod", "job", "jobset")
 
 
 class SecretStoreRef(Strict):
@@ -75,6 +91,117 @@ class External(Strict):
         alias="persistentVolumeClaims",
         description="PersistentVolumeClaim names, or namespace/name.",
     )
+    namespaces: list[DNSLabel] = Field(
+        default_factory=list,
+        description="Namespaces that exist already (made by the platform team or another "
+        "environment): kubetrain does not create them. default and the kube-* namespaces always "
+        "count as existing.",
+    )
+    custom_resource_definitions: list[DNSSubdomain] = Field(
+        default_factory=list,
+        alias="customResourceDefinitions",
+        description="kubetrain CRDs another environment on the same cluster installs, by name "
+        "(e.g. trainingjobs.paddlepaddle.org): this stack does not render or deploy them.",
+    )
+
+
+def go_duration(value: str) -> str:
+    """``value`` if it is a Go duration such as ``5m`` or ``1h30m`` (what Flux and Argo CD
+    parse), else a ValueError quoting it."""
+    if not re.fullmatch(r"([0-9]+(\.[0-9]+)?(ms|s|m|h))+", value):
+        raise ValueError(f"must be a Go duration such as 5m or 1h30m, got {value!r}")
+    return value
+
+
+class FluxSourceRef(Strict):
+    """An existing Flux source the Kustomizations read instead of a GitRepository of their own."""
+
+    kind: Literal["GitRepository", "OCIRepository", "Bucket"] = Field(
+        default="GitRepository", description="Kind of the source. Default: GitRepository."
+    )
+    name: DNSSubdomain = Field(description="Name of the source.")
+    namespace: DNSLabel | None = Field(
+        default=None, description="Namespace of the source. Default: the Kustomizations' own."
+    )
+
+
+class FluxDependency(Strict):
+    """A Flux Kustomization that must be ready before rendered/<env> is applied."""
+
+    name: DNSSubdomain = Field(description="Name of the Kustomization, e.g. volcano.")
+    namespace: DNSLabel | None = Field(
+        default=None, description="Its namespace. Default: the Kustomizations' own."
+    )
+
+
+class FluxSettings(Strict):
+    """Flux-only settings of the delivery objects."""
+
+    secret_ref: DNSSubdomain | None = Field(
+        default=None,
+        alias="secretRef",
+        description="Secret (in the Flux namespace) with the credentials of a private "
+        "repository, as GitRepository spec.secretRef. Default: none (a public repository).",
+    )
+    source_ref: FluxSourceRef | None = Field(
+        default=None,
+        alias="sourceRef",
+        description="Reuse this existing source (e.g. the cluster's flux-system GitRepository) "
+        "instead of writing a GitRepository; repoURL, branch and secretRef are then not used. "
+        "Default: a GitRepository of the environment's own.",
+    )
+    depends_on: list[FluxDependency] = Field(
+        default_factory=list,
+        alias="dependsOn",
+        description="Kustomizations that must be ready first (those installing External "
+        "Secrets, Volcano or the training operator). Default: none.",
+    )
+
+
+class RetryBackoff(Strict):
+    """How long Argo CD waits between sync retries."""
+
+    duration: str = Field(default="5s", description="First wait, a Go duration. Default: 5s.")
+    factor: int = Field(default=2, ge=1, description="Multiplier per retry. Default: 2.")
+    max_duration: str = Field(
+        default="3m", alias="maxDuration", description="Longest wait. Default: 3m."
+    )
+
+    @field_validator("duration", "max_duration")
+    @classmethod
+    def _duration(cls, value: str) -> str:
+        return go_duration(value)
+
+
+class ArgoRetry(Strict):
+    """Argo CD's retry of a failed sync."""
+
+    limit: int = Field(ge=0, description="Retries of a failed sync (0: none).")
+    backoff: RetryBackoff = Field(
+        default_factory=RetryBackoff, description="Waits between retries."
+    )
+
+
+class ArgoSettings(Strict):
+    """Argo CD-only settings of the Application."""
+
+    project: DNSSubdomain = Field(
+        default="default", description="Argo CD project. Default: default."
+    )
+    retry: ArgoRetry | None = Field(
+        default=None, description="Retry failed syncs. Default: no retry."
+    )
+    finalizer: bool = Field(
+        default=False,
+        description="Deleting the Application deletes what it deployed (its "
+        "resources-finalizer; CRDs and Namespaces are kept). Default: false.",
+    )
+    create_namespace: bool = Field(
+        default=False,
+        alias="createNamespace",
+        description="Argo CD creates the stack's namespace (CreateNamespace=true) with the Pod "
+        "Security labels, e.g. when kubetrain:external.namespaces lists it. Default: false.",
+    )
 
 
 def repo_url_problem(url: str) -> str | None:
@@ -118,6 +245,13 @@ class GitOps(Strict):
         default=None,
         description="Namespace of the delivery objects. Default: flux-system / argocd per engine.",
     )
+    flux: FluxSettings = Field(
+        default_factory=FluxSettings, description="Flux-only settings (secretRef, sourceRef...)."
+    )
+    argocd: ArgoSettings = Field(
+        default_factory=ArgoSettings,
+        description="Argo CD-only settings (project, retry, finalizer, createNamespace).",
+    )
     project_dir: str = Field(
         default="",
         alias="projectDir",
@@ -149,9 +283,63 @@ class GitOps(Strict):
     @field_validator("interval")
     @classmethod
     def _interval(cls, value: str) -> str:
-        if not re.fullmatch(r"([0-9]+(\.[0-9]+)?(ms|s|m|h))+", value):
-            raise ValueError(f"must be a Go duration such as 5m or 1h30m, got {value!r}")
+        return go_duration(value)
+
+
+class PatchTarget(Strict):
+    """Which documents a patch changes, as Kustomize's ``patches[].target`` selects them: every
+    field given must match (``name`` and ``namespace`` are regular expressions matching the
+    whole value, as in Kustomize)."""
+
+    group: str | None = Field(
+        default=None, description="API group, e.g. kubeflow.org ('' for the core group)."
+    )
+    version: str | None = Field(default=None, description="API version, e.g. v1.")
+    kind: str | None = Field(default=None, description="Kind, e.g. TFJob.")
+    name: str | None = Field(default=None, description="metadata.name (a regular expression).")
+    namespace: str | None = Field(
+        default=None,
+        description="Namespace (a regular expression); a job without one is in "
+        "kubetrain:namespace.",
+    )
+
+    @field_validator("name", "namespace")
+    @classmethod
+    def _regex(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"not a regular expression ({exc}), got {value!r}") from None
         return value
+
+
+class Patch(Strict):
+    """A Kustomize-style patch applied to job documents (and manifests) before they are
+    expanded: a strategic merge patch (a mapping) or a JSON patch (RFC 6902, a list of
+    operations), given inline (``patch``) or in a file (``path``)."""
+
+    target: PatchTarget | None = Field(
+        default=None,
+        description="Documents to patch. Default for a strategic merge patch: the document "
+        "its own apiVersion, kind, metadata.name and metadata.namespace name.",
+    )
+    patch: Any = Field(
+        default=None,
+        description="The patch: a mapping (strategic merge), a list of operations (JSON "
+        "patch), or either written as a YAML string, as in kustomization.yaml.",
+    )
+    path: str | None = Field(
+        default=None,
+        description="A file holding the patch, relative to the project root (one or more "
+        "YAML documents, each a patch).",
+    )
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Patch:
+        if (self.patch is None) == (self.path is None):
+            raise ValueError("give exactly one of patch (inline) or path (a file)")
+        return self
 
 
 class StackSettings(Strict):
@@ -169,6 +357,16 @@ class StackSettings(Strict):
         default="native",
         description="native: the objects the operator would create; operator: the custom "
         "resources (and CRDs kubetrain owns) for a cluster running the operator. Default: native.",
+    )
+    native_workload: NativeWorkload = Field(
+        default="job",
+        alias="nativeWorkload",
+        description="Native mode, Kubeflow jobs (TFJob, PyTorchJob): what runs each replica "
+        "index. pod: a bare Pod, as the training operator creates (nothing recreates it); job: "
+        "a batch/v1 Job per index (restart policies, backoffLimit, deadline and suspend mapped "
+        "onto the Job controller); jobset: one JobSet per job (needs the JobSet controller; the "
+        "job succeeds with its chief and fails with any replica). One job can switch with the "
+        "annotation kubetrain.io/native-workload. Default: job.",
     )
     gpu_resource: str = Field(
         default="nvidia.com/gpu",
@@ -191,12 +389,29 @@ class StackSettings(Strict):
         description="External Secrets store used for every Secret in render mode.",
     )
     jobs: list[Any] = Field(
-        default_factory=list, description="Job documents (TFJob, TrainingJob, Learner)."
+        default_factory=list,
+        description="Job documents of the accepted kinds (see the job schema).",
     )
     job_files: list[str] = Field(
         default_factory=list,
         alias="jobFiles",
         description="Globs, relative to the project root, of multi-document YAML job files.",
+    )
+    patches: list[Patch] = Field(
+        default_factory=list,
+        description="Kustomize-style patches applied, in order, to the job documents (and "
+        "manifests) they target before expansion: one job document, changed per environment.",
+    )
+    manifests: list[Any] = Field(
+        default_factory=list,
+        description="Plain Kubernetes objects rendered and deployed beside the jobs "
+        "(Namespace, ConfigMap, PersistentVolumeClaim, PriorityClass, ...).",
+    )
+    manifest_files: list[str] = Field(
+        default_factory=list,
+        alias="manifestFiles",
+        description="Globs, relative to the project root, of multi-document YAML files of "
+        "plain Kubernetes objects.",
     )
     pod_security: Literal["privileged", "baseline", "restricted"] = Field(
         default="baseline",
@@ -224,6 +439,20 @@ class StackSettings(Strict):
         default=None,
         alias="gpuTypeNodeLabel",
         description="Node label that selects a Learner's gpuType; without it gpuType is not used.",
+    )
+    pod_await: Literal["auto", "ready", "skip"] = Field(
+        default="auto",
+        alias="podAwait",
+        description="How pulumi up waits for the objects that run pods: auto waits for all but "
+        "gang-scheduled ones (which start only together), ready for all, skip for none "
+        "(pulumi.com/skipAwait). Default: auto.",
+    )
+    pod_await_timeout_seconds: int | None = Field(
+        default=None,
+        alias="podAwaitTimeoutSeconds",
+        ge=1,
+        description="Seconds pulumi up waits for an awaited object that runs pods "
+        "(pulumi.com/timeoutSeconds). Default: the provider's (10 minutes).",
     )
     credentials: dict[str, dict[str, SecureValue]] = Field(
         default_factory=dict,

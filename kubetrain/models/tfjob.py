@@ -6,25 +6,21 @@ converted to v1 by :meth:`TFJobV1Alpha1.normalized` and is then expanded like an
 
 from __future__ import annotations
 
-import json
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
-from ..kube.names import DNS1035_LABEL, DNS1123_SUBDOMAIN, LABEL_VALUE
-from .base import (
-    DerivedName,
-    Int32,
-    JobDocument,
-    K8sType,
-    OutputEstimate,
-    Replicas,
-    Strict,
-    job_kind,
-    plain_copy,
+from .base import DerivedName, Int32, JobDocument, Replicas, Strict, plain_copy, upstream
+from .kinds import declare
+from .kubeflow import (
+    KubeflowJob,
+    PodTemplateSpec,
+    ReplicaSpec,
+    RestartPolicy,
+    RunPolicy,
+    SchedulingPolicy,
+    canonical_replica_types,
 )
-from .resources import pod_gpu_problems
-from .scheduling import check_resource_list, min_available_problems
 
 if TYPE_CHECKING:
     from .stack import StackSettings
@@ -34,12 +30,12 @@ __all__ = [
     "DEFAULT_PORT",
     "DEFAULT_PORT_NAME",
     "REPLICA_TYPES",
-    "ReplicaSpec",
     "RunPolicy",
     "SchedulingPolicy",
     "TFJob",
     "TFJobSpec",
     "TFJobV1Alpha1",
+    "TFReplicaSpec",
 ]
 
 #: The container the operator configures (TF_CONFIG) and whose named ports the services expose.
@@ -52,83 +48,15 @@ REPLICA_TYPES = ("Chief", "Master", "PS", "Worker", "Evaluator")
 _CANONICAL = {t.lower(): t for t in REPLICA_TYPES}
 
 ReplicaType = Literal["Chief", "Master", "PS", "Worker", "Evaluator"]
-RestartPolicy = Literal["Always", "OnFailure", "Never", "ExitCode"]
-
-PodTemplateSpec = Annotated[
-    dict[str, Any],
-    K8sType("io.k8s.api.core.v1.PodTemplateSpec", "Pod template of every replica of this type"),
-]
 
 
-class SchedulingPolicy(Strict):
-    """Gang-scheduling settings (``runPolicy.schedulingPolicy``)."""
-
-    min_available: Int32 | None = Field(
-        default=None,
-        alias="minAvailable",
-        ge=1,
-        description="Pods that must be schedulable together. Default: every pod of the job.",
-    )
-    queue: str | None = Field(default=None, description="Scheduler queue of the PodGroup.")
-    min_resources: dict[str, int | str] | None = Field(
-        default=None,
-        alias="minResources",
-        description="Resources the PodGroup needs. Default: the sum of the pods' requests.",
-    )
-    priority_class: str | None = Field(
-        default=None, alias="priorityClass", description="PriorityClass of the PodGroup."
-    )
-    schedule_timeout_seconds: Int32 | None = Field(
-        default=None,
-        alias="scheduleTimeoutSeconds",
-        ge=0,
-        description="Seconds the scheduler waits for the gang (scheduler-plugins only).",
-    )
-
-    @field_validator("min_resources")
-    @classmethod
-    def _quantities(cls, value: dict[str, int | str] | None) -> dict[str, int | str] | None:
-        return check_resource_list(value)
-
-
-class RunPolicy(Strict):
-    """Run-time policies of the job (``spec.runPolicy``)."""
-
-    clean_pod_policy: Literal["All", "Running", "None"] | None = Field(
-        default=None,
-        alias="cleanPodPolicy",
-        description="Which pods the operator deletes when the job ends. Default: None.",
-    )
-    ttl_seconds_after_finished: Int32 | None = Field(
-        default=None,
-        alias="ttlSecondsAfterFinished",
-        ge=0,
-        description="Seconds to keep a finished job.",
-    )
-    active_deadline_seconds: int | None = Field(
-        default=None,
-        alias="activeDeadlineSeconds",
-        ge=1,
-        description="Deadline of the job in seconds.",
-    )
-    backoff_limit: Int32 | None = Field(
-        default=None, alias="backoffLimit", ge=0, description="Retries before the job fails."
-    )
-    scheduling_policy: SchedulingPolicy | None = Field(
-        default=None, alias="schedulingPolicy", description="Gang-scheduling settings."
-    )
-    suspend: bool | None = Field(default=None, description="Create the job suspended.")
-    managed_by: str | None = Field(
-        default=None, alias="managedBy", description="Controller that reconciles the job."
-    )
-
-
-class ReplicaSpec(Strict):
+class TFReplicaSpec(ReplicaSpec):
     """One replica type of a TFJob."""
 
-    replicas: Replicas = Field(
-        default=1, ge=1, description="Number of pods of this type (at most 10000). Default: 1."
-    )
+    DEFAULT_CONTAINER: ClassVar[str] = DEFAULT_CONTAINER
+    DEFAULT_PORT_NAME: ClassVar[str] = DEFAULT_PORT_NAME
+    DEFAULT_PORT: ClassVar[int] = DEFAULT_PORT
+
     template: PodTemplateSpec = Field(
         description="Pod template; needs a container named tensorflow."
     )
@@ -136,52 +64,14 @@ class ReplicaSpec(Strict):
         default="Never",
         alias="restartPolicy",
         description="Pod restart policy (ExitCode: Never on the pod). Default: Never.",
+        json_schema_extra=upstream(enum=None),
     )
-
-    def containers(self) -> list[dict[str, Any]]:
-        containers = (self.template.get("spec") or {}).get("containers") or []
-        return [c for c in containers if isinstance(c, dict)]
-
-    def default_container(self) -> dict[str, Any] | None:
-        return next((c for c in self.containers() if c.get("name") == DEFAULT_CONTAINER), None)
-
-    def port(self) -> int:
-        """The ``tfjob-port`` of the ``tensorflow`` container (GetPortFromTFJob)."""
-        container = self.default_container() or {}
-        for port in container.get("ports") or []:
-            if port.get("name") == DEFAULT_PORT_NAME:
-                return int(port["containerPort"])
-        return DEFAULT_PORT
-
-    def named_ports(self) -> dict[str, int]:
-        """Named container ports of the ``tensorflow`` container (GetPortsFromJob)."""
-        container = self.default_container() or {}
-        return {
-            p["name"]: int(p["containerPort"])
-            for p in (container.get("ports") or [])
-            if p.get("name")
-        }
-
-    def defaulted(self) -> ReplicaSpec:
-        """The spec with the operator's defaults: a ``tfjob-port`` 2222 on ``tensorflow``."""
-        container = self.default_container()
-        if container is None or any(
-            p.get("name") == DEFAULT_PORT_NAME for p in (container.get("ports") or [])
-        ):
-            return self
-        template = plain_copy(self.template)
-        for c in template["spec"]["containers"]:
-            if c.get("name") == DEFAULT_CONTAINER:
-                c["ports"] = c.get("ports") or []
-                c["ports"].append({"name": DEFAULT_PORT_NAME, "containerPort": DEFAULT_PORT})
-                break
-        return self.model_copy(update={"template": template})
 
 
 class TFJobSpec(Strict):
     """``spec`` of a ``kubeflow.org/v1`` TFJob."""
 
-    tf_replica_specs: dict[ReplicaType, ReplicaSpec] = Field(
+    tf_replica_specs: dict[ReplicaType, TFReplicaSpec] = Field(
         alias="tfReplicaSpecs",
         min_length=1,
         description="Replica types (Chief, Master, PS, Worker, Evaluator; any case) -> spec.",
@@ -193,6 +83,7 @@ class TFJobSpec(Strict):
         default=None,
         alias="successPolicy",
         description='When the job succeeds: "" (chief, master or worker 0) or AllWorkers.',
+        json_schema_extra=upstream(enum=None),
     )
     enable_dynamic_worker: bool = Field(
         default=False,
@@ -201,83 +92,48 @@ class TFJobSpec(Strict):
     )
 
     @field_validator(
-        "tf_replica_specs", mode="before", json_schema_input_type=dict[str, ReplicaSpec]
+        "tf_replica_specs", mode="before", json_schema_input_type=dict[str, TFReplicaSpec]
     )
     @classmethod
     def _canonical_types(cls, value: Any) -> Any:
         """Replica-type keys are case-insensitive, as the operator's setTypeNamesToCamelCase."""
-        if not isinstance(value, dict):
-            return value
-        out: dict[Any, Any] = {}
-        for key, spec in value.items():
-            canonical = _CANONICAL.get(key.lower(), key) if isinstance(key, str) else key
-            if canonical in out:
-                raise ValueError(f"replica type {canonical} is given twice (as {key!r})")
-            out[canonical] = spec
-        return out
+        return canonical_replica_types(value, _CANONICAL)
 
 
-@job_kind
-class TFJob(JobDocument):
+@declare(
+    "Kubeflow TFJob (training-operator v1.9): distributed TensorFlow, TF_CONFIG per pod",
+    replica_specs_key="tfReplicaSpecs",
+)
+class TFJob(KubeflowJob):
     """A Kubeflow TFJob (``kubeflow.org/v1``)."""
 
     API_VERSION: ClassVar[str] = "kubeflow.org/v1"
     KIND: ClassVar[str] = "TFJob"
+    REPLICA_TYPES: ClassVar[tuple[str, ...]] = REPLICA_TYPES
+    REPLICA_SPECS_FIELD: ClassVar[str] = "tf_replica_specs"
+    REPLICA_SPECS_KEY: ClassVar[str] = "tfReplicaSpecs"
+    HOST_NAME_USE: ClassVar[str] = "TF_CONFIG host name"
 
     api_version: Literal["kubeflow.org/v1"] = Field(alias="apiVersion")
     kind: Literal["TFJob"]
     spec: TFJobSpec
 
-    @property
-    def replica_specs(self) -> dict[str, ReplicaSpec]:
-        """Replica specs in the canonical type order (Chief, Master, PS, Worker, Evaluator)."""
-        specs = self.spec.tf_replica_specs
-        return {t: specs[t] for t in REPLICA_TYPES if t in specs}
-
-    def total_replicas(self) -> int:
-        return sum(s.replicas for s in self.spec.tf_replica_specs.values())
-
-    def is_distributed(self) -> bool:
-        """More than one replica in total (the operator's isDistributed)."""
-        return self.total_replicas() != 1
-
     def defaulted(self) -> TFJob:
-        """The job as the operator's defaulting webhook leaves it."""
-        specs = {t: s.defaulted() for t, s in self.replica_specs.items()}
-        run_policy = self.spec.run_policy
-        if run_policy.clean_pod_policy is None:
-            run_policy = run_policy.model_copy(update={"clean_pod_policy": "None"})
-        spec = self.spec.model_copy(
-            update={
-                "tf_replica_specs": specs,
-                "run_policy": run_policy,
-                "success_policy": self.spec.success_policy or "",
-            }
-        )
-        return self.model_copy(update={"spec": spec})
+        """The job as the operator's defaulting webhook leaves it (successPolicy "")."""
+        update = {**self.defaulted_spec_update(), "success_policy": self.spec.success_policy or ""}
+        return self.model_copy(update={"spec": self.spec.model_copy(update=update)})
 
-    def output_estimate(self, settings: StackSettings, mode: str) -> OutputEstimate:
-        """A Pod and a Service per replica; every pod's ``TF_CONFIG`` lists every pod's host,
-        so the bytes grow with the square of the replicas (upper estimates)."""
-        specs = self.replica_specs
-        templates = {t: len(json.dumps(s.template)) for t, s in specs.items()}
-        largest_type = max(specs, key=lambda t: specs[t].replicas)
-        path: tuple[str | int, ...] = ("spec", "tfReplicaSpecs", largest_type, "replicas")
-        if mode == "operator":
-            size = 2048 + sum(templates.values())
-            return OutputEstimate(1, size, size, path)
-        domain = len(settings.cluster_domain or "") + 1
-        # Each host: "<job>-<type>-<index>.<namespace>.svc[.<domain>]:<port>", JSON-quoted and
-        # escaped once more in YAML.
-        tf_config = 120 + sum(
-            s.replicas * (len(self.name) + len(t) + len(self.namespace) + domain + 30)
-            for t, s in specs.items()
-        )
+    def cluster_env_bytes(self, settings: StackSettings) -> int:
+        """``TF_CONFIG`` lists every pod's host, ``<job>-<type>-<index>.<namespace>.svc
+        [.<domain>]:<port>``, JSON-quoted and escaped again in YAML: each pod's grows with the
+        job, and the job's output with its square."""
         if not self.is_distributed():
-            tf_config = 0
-        pods = {t: 2500 + 2 * templates[t] + tf_config for t in specs}
-        total = sum(s.replicas * (pods[t] + 1000) for t, s in specs.items())
-        return OutputEstimate(2 * self.total_replicas() + 2, total, max(pods.values()), path)
+            return 0
+        domain = len(settings.cluster_domain or "") + 1
+        return 120 + sum(
+            s.replicas * (len(self.name) + len(t) + len(self.namespace) + domain + 30)
+            for t, s in self.replica_specs.items()
+        )
 
     def semantic_problems(self, settings: StackSettings) -> list[tuple[tuple[str | int, ...], str]]:
         problems: list[tuple[tuple[str | int, ...], str]] = []
@@ -294,56 +150,7 @@ class TFJob(JobDocument):
                         f"{leader} must have exactly 1 replica, got {specs[leader].replicas}",
                     )
                 )
-        for t, spec in specs.items():
-            for i, container in enumerate(spec.containers()):
-                if not container.get("image"):
-                    path = (*base, t, "template", "spec", "containers", i, "image")
-                    problems.append((path, "every container needs an image"))
-            for path, message in pod_gpu_problems(spec.template.get("spec"), settings.gpu_resource):
-                problems.append(((*base, t, "template", "spec", *path), message))
-            names = [c.get("name") for c in spec.containers()]
-            if DEFAULT_CONTAINER not in names:
-                found = ", ".join(repr(n) for n in names) or "none"
-                problems.append(
-                    (
-                        (*base, t, "template", "spec", "containers"),
-                        f"needs a container named {DEFAULT_CONTAINER!r} (found: {found}); the "
-                        "operator configures and watches that container",
-                    )
-                )
-        if self.spec.run_policy.suspend and self.mode(settings) == "native":
-            problems.append(
-                (
-                    ("spec", "runPolicy", "suspend"),
-                    "a suspended job needs the training operator to resume it; native mode "
-                    "creates the pods at once: use operator mode, or leave the job out",
-                )
-            )
-        policy = self.spec.run_policy.scheduling_policy
-        if policy is not None:
-            problems += min_available_problems(
-                policy.min_available,
-                self.total_replicas(),
-                ("spec", "runPolicy", "schedulingPolicy", "minAvailable"),
-            )
-        return problems
-
-    def derived_names(self, settings: StackSettings) -> list[DerivedName]:
-        names = [
-            DerivedName(self.name, "TFJob name", DNS1035_LABEL),
-            DerivedName(self.name, "job-name label value", LABEL_VALUE),
-            DerivedName(self.name, "PodGroup name", DNS1123_SUBDOMAIN),
-        ]
-        domain = f".{settings.cluster_domain}" if settings.cluster_domain else ""
-        for rtype, spec in self.replica_specs.items():
-            last = f"{self.name}-{rtype.lower()}-{spec.replicas - 1}"
-            names.append(DerivedName(last, "Pod and Service name", DNS1035_LABEL))
-            names.append(
-                DerivedName(
-                    f"{last}.{self.namespace}.svc{domain}", "TF_CONFIG host name", DNS1123_SUBDOMAIN
-                )
-            )
-        return names
+        return problems + self.replica_problems(settings) + self.run_policy_problems(settings)
 
 
 # --- kubeflow.org/v1alpha1 -------------------------------------------------------------------
@@ -391,7 +198,10 @@ class TFJobSpecV1Alpha1(Strict):
     scheduler_name: str | None = Field(default=None, alias="schedulerName")
 
 
-@job_kind
+@declare(
+    "the original Kubeflow TFJob (kubeflow.org/v1alpha1), converted to v1 and expanded like it",
+    expanded_as=TFJob,
+)
 class TFJobV1Alpha1(JobDocument):
     """A TFJob in the original ``kubeflow.org/v1alpha1`` form, converted to v1 for expansion."""
 

@@ -27,17 +27,9 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 from pydantic import AliasChoices, BeforeValidator, Field, field_validator, model_validator
 
 from ..kube.names import DNS1123_LABEL, DNS1123_SUBDOMAIN, LABEL_VALUE
-from ..kube.quantity import cpu_cores_ceil, quantity_problem
-from .base import (
-    DerivedName,
-    Int32,
-    JobDocument,
-    K8sType,
-    Replicas,
-    Strict,
-    _check_map_keys,
-    job_kind,
-)
+from ..kube.quantity import cpu_cores_ceil
+from .base import DerivedName, Int32, JobDocument, K8sType, Replicas, Strict, _check_map_keys
+from .kinds import declare
 from .resources import gpu_count, gpu_problems
 
 if TYPE_CHECKING:
@@ -168,8 +160,9 @@ class MasterSpec(Strict):
         default=None,
         alias="etcd-endpoint",
         json_schema_extra={"pattern": _ETCD_ENDPOINTS.pattern},
-        description="Client URLs of an existing etcd, comma-separated, e.g. "
-        "http://etcd.infra:2379 (env ETCD_ENDPOINT). Default: an etcd sidecar in the master pod.",
+        description="Client URLs of an etcd, comma-separated, e.g. http://etcd.infra:2379. "
+        "Kept in the custom resource; EDL v0.2.0 never used it (its pods always use the etcd "
+        "sidecar of the master pod), and neither does native mode.",
     )
 
     @field_validator("etcd_endpoint")
@@ -185,7 +178,7 @@ class MasterSpec(Strict):
     resources: ResourceRequirements = Field(
         default_factory=dict,
         description="Resources of the master container. Default: requests cpu 1, memory 500Mi; "
-        "limits cpu 2, memory 1Gi (the controller's fixed values).",
+        "limits cpu 2, memory 1Gi (the fixed values of EDL's later updater).",
     )
 
 
@@ -294,7 +287,10 @@ class TrainingJobStatus(Strict):
     message: str | None = Field(default=None, description="Why the job is in its state.")
 
 
-@job_kind
+@declare(
+    "PaddlePaddle EDL TrainingJob (EDL v0.2.0): pserver ReplicaSet, trainer Job, fault-tolerant "
+    "master with etcd"
+)
 class TrainingJob(JobDocument):
     """A PaddlePaddle EDL training job: parameter servers, trainers and, when fault-tolerant, a
     master with etcd."""
@@ -387,13 +383,11 @@ class TrainingJob(JobDocument):
         for role in ROLES:
             resources = getattr(spec, role).resources
             base: tuple[str | int, ...] = ("spec", role, "resources")
+            # Quantities, resource names and requests against limits are the API server's
+            # checks of the embedded ResourceRequirements (load.py, kube/apiserver).
             for path, message in gpu_problems(resources, settings.gpu_resource):
                 problems.append(((*base, *path), message))
-            for part_name in ("limits", "requests"):
-                for name, value in (resources.get(part_name) or {}).items():
-                    if problem := quantity_problem(value):
-                        problems.append(((*base, part_name, name), problem))
-        volumes: dict[str, int] = {}
+        volumes: dict[Any, int] = {}
         for i, volume in enumerate(spec.volumes):
             name = volume.get("name")
             if name in volumes:

@@ -1,9 +1,10 @@
 """Deterministic YAML output: the writer, the ``rendered/`` tree it owns, and diffs against it."""
 
-from .diff import diff_tree
+from .diff import TreeDiff, diff_tree
 from .tree import (
     CRDS_DIR,
     GENERATED_MARK,
+    KUSTOMIZATION,
     OutputLock,
     PendingTree,
     TreeChange,
@@ -20,9 +21,11 @@ from .yamlout import dump
 __all__ = [
     "CRDS_DIR",
     "GENERATED_MARK",
+    "KUSTOMIZATION",
     "OutputLock",
     "PendingTree",
     "TreeChange",
+    "TreeDiff",
     "diff_tree",
     "dump",
     "file_header",

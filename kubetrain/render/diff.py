@@ -14,13 +14,14 @@ import os
 import re
 import stat
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..models.errors import printable
 from ..models.source import file_kind
 from .tree import Entry, entries, foreign_reason, read_file
 
-__all__ = ["diff_tree"]
+__all__ = ["SUMMARY_THRESHOLD", "TreeDiff", "diff_tree"]
 
 # A "kind: Secret" line, in block or flow style.
 _SECRET = re.compile(r"""(?m)^\s*(?:-\s+)?["']?kind["']?\s*:\s*["']?Secret["']?\s*,?\s*$""")
@@ -31,6 +32,19 @@ def _lines(text: str) -> list[str]:
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n\\ No newline at end of file\n"
     return lines
+
+
+@dataclass(frozen=True)
+class TreeDiff:
+    """The diff of one folder: its text, and (label, lines added, lines removed) per file."""
+
+    text: str
+    files: list[tuple[str, int, int]] = field(default_factory=list)
+
+
+#: Deleted lines of one folder beyond which ``diff_tree(summarise_deleted=True)`` prints one
+#: line per deleted file instead of each line.
+SUMMARY_THRESHOLD = 2000
 
 
 def _read(folder: Path, path: str, entry: Entry) -> tuple[str, str | None]:
@@ -48,37 +62,66 @@ def _read(folder: Path, path: str, entry: Entry) -> tuple[str, str | None]:
     return text, "it holds a Secret" if _SECRET.search(text) else None
 
 
-def diff_tree(folder: Path, files: Mapping[str, str], label: str) -> str:
-    """``git diff``-style text turning ``folder`` into ``files`` (empty when they match)."""
+def diff_tree(
+    folder: Path, files: Mapping[str, str], label: str, *, summarise_deleted: bool = False
+) -> TreeDiff:
+    """``git diff``-style text turning ``folder`` into ``files`` (empty when they match).
+
+    With ``summarise_deleted``, when the files deleted whole hold more than
+    :data:`SUMMARY_THRESHOLD` lines (a deleted stack of thousands of jobs), each is one line
+    (``deleted file <path> (N lines)``) instead of every line of it; the counts still cover
+    every line. What render would refuse is one line, ``Files a/... and b/... differ (not
+    shown: ...)``, never its content.
+    """
+    shown_label = printable(label)
     try:
         mode: int | None = os.lstat(folder).st_mode
     except FileNotFoundError:
         mode = None
     if mode is not None and not stat.S_ISDIR(mode):
-        return (
-            f"Files a/{printable(label)} and b/{printable(label)} differ "
+        line = (
+            f"Files a/{shown_label} and b/{shown_label} differ "
             f"(not shown: is {file_kind(mode)}, which render never makes)\n"
         )
-    existing = dict(entries(folder))
+        return TreeDiff(line, [(shown_label, 0, 0)])
+    existing: dict[str, str] = {}
+    hidden: dict[str, str] = {}
+    for path, entry in entries(folder):
+        text, why = _read(folder, path, entry)
+        if why is None:
+            existing[path] = text
+        else:
+            hidden[path] = why
     out: list[str] = []
-    for path in sorted(set(existing) | set(files)):
-        entry, new = existing.get(path), files.get(path)
+    changed: list[tuple[str, int, int]] = []
+    gone = sum(text.count("\n") for path, text in existing.items() if path not in files)
+    summarise = summarise_deleted and gone > SUMMARY_THRESHOLD
+    for path in sorted(set(existing) | set(hidden) | set(files)):
+        old, new = existing.get(path), files.get(path)
         shown = printable(f"{label}/{path}")
-        old: str | None = None
-        if entry is not None:
-            old, why = _read(folder, path, entry)
-            if why is not None:
-                target = f"b/{shown}" if new is not None else "/dev/null"
-                out.append(f"Files a/{shown} and {target} differ (not shown: {why})\n")
-                continue
+        if path in hidden:
+            target = f"b/{shown}" if new is not None else "/dev/null"
+            out.append(f"Files a/{shown} and {target} differ (not shown: {hidden[path]})\n")
+            changed.append((shown, 0, 0))
+            continue
         if old == new:
             continue
-        out.extend(
+        before, after = _lines(old or ""), _lines(new or "")
+        if new is None and summarise:
+            out.append(f"deleted file {shown} ({len(before)} lines)\n")
+            changed.append((shown, 0, len(before)))
+            continue
+        hunks = list(
             difflib.unified_diff(
-                _lines(old or ""),
-                _lines(new or ""),
+                before,
+                after,
                 fromfile=f"a/{shown}" if old is not None else "/dev/null",
                 tofile=f"b/{shown}" if new is not None else "/dev/null",
             )
         )
-    return "".join(out)
+        body = [line for line in hunks[2:] if not line.startswith("@@")]
+        added = sum(line.startswith("+") for line in body)
+        removed = sum(line.startswith("-") for line in body)
+        out.extend(hunks)
+        changed.append((shown, added, removed))
+    return TreeDiff("".join(out), changed)

@@ -4,6 +4,7 @@ schemas cannot make, and reports."""
 
 from .engine import (
     DEFAULT_VERSION,
+    STDIN,
     Finding,
     Located,
     ObjectResult,
@@ -12,12 +13,14 @@ from .engine import (
     add_lines,
     read_objects,
 )
-from .report import Format, format_report
-from .semantic import RULES, CheckSettings, check_objects
+from .report import Format, finding_line, format_report, warning_lines
+from .semantic import RULES, WARNING_RULES, CheckSettings, check_objects
 
 __all__ = [
     "DEFAULT_VERSION",
     "RULES",
+    "STDIN",
+    "WARNING_RULES",
     "CheckSettings",
     "Finding",
     "Format",
@@ -27,6 +30,8 @@ __all__ = [
     "Validator",
     "add_lines",
     "check_objects",
+    "finding_line",
     "format_report",
     "read_objects",
+    "warning_lines",
 ]

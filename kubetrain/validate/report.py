@@ -9,7 +9,7 @@ from xml.etree import ElementTree as ET
 from ..models.errors import format_path, printable
 from .engine import Finding, ObjectResult, Report
 
-__all__ = ["Format", "format_report"]
+__all__ = ["Format", "finding_line", "format_report", "warning_lines"]
 
 Format = Literal["text", "json", "junit"]
 
@@ -23,17 +23,31 @@ def _path(finding: Finding) -> str:
     return format_path(finding.path) if finding.path else "(object)"
 
 
+def finding_line(result: ObjectResult, finding: Finding) -> str:
+    """``FILE:LINE: path: [warning: ]message (rule) [Kind namespace/name]``, every part from
+    the input escaped (:func:`~kubetrain.models.errors.printable`)."""
+    subject = f" [{printable(result.title)}]" if result.kind else ""
+    severity = "warning: " if finding.severity == "warning" else ""
+    message = f"{severity}{printable(finding.message)} ({finding.rule}){subject}"
+    return f"{_where(result, finding)}: {_path(finding)}: {message}"
+
+
+def warning_lines(report: Report) -> list[str]:
+    """Every warning of ``report``, one line each (render prints them on stderr)."""
+    return [
+        finding_line(r, f) for r in report.results for f in r.findings if f.severity == "warning"
+    ]
+
+
 def _text(report: Report) -> str:
-    lines = []
-    for r in report.results:
-        for f in r.findings:
-            subject = f" [{printable(r.title)}]" if r.kind else ""
-            lines.append(f"{_where(r, f)}: {_path(f)}: {printable(f.message)} ({f.rule}){subject}")
+    lines = [finding_line(r, f) for r in report.results for f in r.findings]
     c = report.counts()
     total = sum(c.values())
+    warnings = report.warnings
     lines.append(
         f"Summary: {total} object{'s' if total != 1 else ''}: {c['valid']} valid, "
         f"{c['invalid']} invalid, {c['error']} errors, {c['skipped']} skipped"
+        + (f", {warnings} warning{'s' if warnings != 1 else ''}" if warnings else "")
     )
     return "\n".join(lines) + "\n"
 
@@ -56,10 +70,10 @@ def _json(report: Report) -> str:
             "namespace": r.namespace,
             "version": r.api_version,
             "status": _STATUS[r.status],
-            "msg": "; ".join(f.message for f in r.findings),
+            "msg": "; ".join(f.message for f in r.findings if f.severity == "error"),
         }
-        if r.findings:
-            entry["validationErrors"] = [
+        for key, severity in (("validationErrors", "error"), ("warnings", "warning")):
+            found = [
                 {
                     "rule": f.rule,
                     "path": format_path(f.path) if f.path else "",
@@ -67,9 +81,13 @@ def _json(report: Report) -> str:
                     "line": f.line,
                 }
                 for f in r.findings
+                if f.severity == severity
             ]
+            if found:
+                entry[key] = found
         resources.append(entry)
-    return json.dumps({"resources": resources, "summary": report.counts()}, indent=2) + "\n"
+    summary = {**report.counts(), "warnings": report.warnings}
+    return json.dumps({"resources": resources, "summary": summary}, indent=2) + "\n"
 
 
 def _junit(report: Report) -> str:
@@ -95,15 +113,19 @@ def _junit(report: Report) -> str:
         )
         if r.status == "skipped":
             ET.SubElement(case, "skipped")
-        elif r.findings:
+        elif r.status in ("invalid", "error"):
             tag = "failure" if r.status == "invalid" else "error"
+            errors = [f for f in r.findings if f.severity == "error"] or r.findings
             body = "\n".join(
                 f"{_where(r, f)}: {_path(f)}: {printable(f.message)} ({f.rule})" for f in r.findings
             )
             element = ET.SubElement(
-                case, tag, message=printable(r.findings[0].message), type=r.findings[0].rule
+                case, tag, message=printable(errors[0].message), type=errors[0].rule
             )
             element.text = body
+        if r.status == "valid" and r.findings:
+            out = ET.SubElement(case, "system-out")
+            out.text = "\n".join(finding_line(r, f) for f in r.findings)
     ET.indent(suites)
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"

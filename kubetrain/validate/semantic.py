@@ -8,8 +8,8 @@ validated together: validate a whole ``rendered/<env>`` folder, not single files
 
 Pod specs are found in Pods, in the pod templates of workloads (ReplicaSet, Deployment,
 StatefulSet, DaemonSet, Job, CronJob, ReplicationController, PodTemplate) and of the custom
-resources listed in :data:`POD_TEMPLATE_FINDERS` (a TFJob's replica templates); a kind added there
-gets every pod rule.
+resources listed in :data:`POD_TEMPLATE_FINDERS` (a JobSet's Jobs, and the replica templates of
+every declared kind that has them, such as a TFJob's); a kind listed there gets every pod rule.
 """
 
 from __future__ import annotations
@@ -19,15 +19,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..builders.security import CONTAINER_FIELDS
-from ..kube.names import (
-    DNS1035_LABEL,
-    DNS1123_LABEL,
-    DNS1123_SUBDOMAIN,
-    LABEL_VALUE,
-    NameRule,
-    check_label_key,
-)
+from ..kube.apiserver import HANDLED_KINDS
+from ..kube.names import DNS1123_LABEL, LABEL_VALUE, PORT_NAME, check_label_key
 from ..models.errors import PathPart
+from ..models.kinds import declarations
 from ..models.resources import gpu_findings
 from ..models.stack import External, StackSettings
 from .engine import Finding, Located, ObjectResult
@@ -35,28 +30,44 @@ from .engine import Finding, Located, ObjectResult
 __all__ = [
     "POD_TEMPLATE_FINDERS",
     "RULES",
+    "WARNING_RULES",
     "CheckSettings",
     "PodTemplate",
     "check_objects",
     "pod_templates",
 ]
 
-#: Rule id -> what it checks (the README's table is this table).
+#: Rule id -> what it checks, in Markdown (docs/validation.md's table is generated from it).
 RULES: dict[str, str] = {
-    "gpu-requests": "GPUs are whole devices, given once, with requests equal to limits",
-    "gpu-limits": "GPUs that are requested are also limited (Kubernetes schedules them by limits)",
-    "service-selector": "every Service selects the labels of at least one pod or pod template",
-    "reference": "every Secret, ConfigMap, ServiceAccount and PersistentVolumeClaim a pod or "
-    "binding uses is in the output or declared in kubetrain:external",
-    "duplicate-env": "no env var name twice in one container",
+    "gpu-requests": "GPUs are whole devices, given under one name, with requests equal to limits",
+    "gpu-limits": "GPUs that are requested are also limited (Kubernetes schedules extended "
+    "resources by limits)",
+    "service-selector": "every Service selects the labels of at least one pod or pod template "
+    "in its namespace",
+    "reference": "every Secret, ConfigMap, ServiceAccount and PersistentVolumeClaim used by a pod "
+    "(volumes, env, envFrom, pull secrets, flex and CSI secret refs, service account) or by a "
+    "RoleBinding is in the output (an ExternalSecret or SealedSecret counts for its Secret) or "
+    "declared in `kubetrain:external`",
+    "duplicate-env": "no env var name twice in one container of a custom resource's pod "
+    "template (in its own kinds the API server refuses it: rule `api`)",
     "duplicate-port-name": "no container port name twice in one pod",
-    "secret-data": "no Secret with data or stringData (render output holds no secret material)",
-    "name-format": "names, namespaces, label keys and values, container and port names within "
-    "Kubernetes' formats and length limits",
-    "host-port": "no two pods of one job claim the same port on the host network (or hostPort)",
-    "pod-security": "every pod template meets the stack's Pod Security Standards level",
-    "gang-scheduling": "gang-scheduled pods have their PodGroup, its scheduler and enough pods",
+    "secret-data": "no Secret with `data` or `stringData` (render output holds no secret material)",
+    "name-format": "label keys and values, container names and port names (IANA service "
+    "names) in the pod templates of custom resources (a TFJob's replicas) within Kubernetes' "
+    "formats and lengths (the API server checks them only when the operator creates the pods; "
+    "everything else named is rule `api`)",
+    "host-port": "a warning, not an error: two pods of one job that claim the same port on the "
+    "host network or as a hostPort never share a node (pods of one job: the same source in the "
+    "file header, else the same `app.kubernetes.io/instance`)",
+    "pod-security": "every pod and pod template meets the stack's Pod Security Standards level",
+    "gang-scheduling": "pods that join a PodGroup have it in the output, ask for its scheduler, "
+    "and are at least its `minMember`",
 }
+
+#: Rules whose findings are facts to know rather than mistakes: reported as warnings, errors
+#: only under --strict. Two host-network pods of one job claiming a port simply never share a
+#: node (the scheduler's NodePorts filter keeps them apart), which EDL's own job-1 relies on.
+WARNING_RULES: frozenset[str] = frozenset({"host-port"})
 
 Path = tuple[PathPart, ...]
 
@@ -147,23 +158,43 @@ def _cronjob(obj: Mapping[str, Any]) -> Iterator[PodTemplate]:
         )
 
 
+def _jobset(obj: Mapping[str, Any]) -> Iterator[PodTemplate]:
+    """A JobSet's pod templates: each replicatedJob's ``replicas`` Jobs of ``parallelism`` pods."""
+    for i, rjob in enumerate(_list(_at(obj, ("spec", "replicatedJobs")))):
+        path: Path = ("spec", "replicatedJobs", i, "template", "spec", "template")
+        template = _at(rjob, path[3:])
+        if isinstance(template, Mapping):
+            count = _count(_at(rjob, ("replicas",))) * _count(
+                _at(rjob, ("template", "spec", "parallelism"))
+            )
+            yield PodTemplate(path, template, count)
+
+
 def _pod_template(obj: Mapping[str, Any]) -> Iterator[PodTemplate]:
     template = obj.get("template")
     if isinstance(template, Mapping):
         yield PodTemplate(("template",), template, 1)
 
 
-def _tfjob(obj: Mapping[str, Any]) -> Iterator[PodTemplate]:
-    specs = _at(obj, ("spec", "tfReplicaSpecs"))
-    if isinstance(specs, Mapping):
-        for rtype, spec in specs.items():
-            template = _at(spec, ("template",))
-            if isinstance(template, Mapping):
-                path: Path = ("spec", "tfReplicaSpecs", rtype, "template")
-                yield PodTemplate(path, template, _count(_at(spec, ("replicas",))))
+def _replica_specs(key: str) -> Callable[[Mapping[str, Any]], Iterator[PodTemplate]]:
+    """The finder of a custom resource whose ``spec.<key>`` maps replica types to specs holding a
+    pod ``template`` and a ``replicas`` count (a Kubeflow job's ``tfReplicaSpecs``)."""
+
+    def find(obj: Mapping[str, Any]) -> Iterator[PodTemplate]:
+        specs = _at(obj, ("spec", key))
+        if isinstance(specs, Mapping):
+            for rtype, spec in specs.items():
+                template = _at(spec, ("template",))
+                if isinstance(template, Mapping):
+                    path: Path = ("spec", key, rtype, "template")
+                    yield PodTemplate(path, template, _count(_at(spec, ("replicas",))))
+
+    return find
 
 
-#: Kind -> function yielding the pod templates of an object of that kind.
+#: Kind -> function yielding the pod templates of an object of that kind: Kubernetes' workloads,
+#: and every declared job kind whose custom resource embeds pod templates
+#: (:mod:`kubetrain.models.kinds`).
 POD_TEMPLATE_FINDERS: dict[str, Callable[[Mapping[str, Any]], Iterator[PodTemplate]]] = {
     "Pod": _pod,
     "PodTemplate": _pod_template,
@@ -174,7 +205,12 @@ POD_TEMPLATE_FINDERS: dict[str, Callable[[Mapping[str, Any]], Iterator[PodTempla
     "DaemonSet": _workload(None),
     "Job": _workload("parallelism"),
     "CronJob": _cronjob,
-    "TFJob": _tfjob,
+    "JobSet": _jobset,
+    **{
+        d.document.KIND: _replica_specs(d.replica_specs_key)
+        for d in declarations()
+        if d.replica_specs_key is not None
+    },
 }
 
 
@@ -219,6 +255,9 @@ class _Run:
         if rule in self.settings.skip:
             return
         result = self.results[index]
+        if rule in WARNING_RULES:
+            result.findings.append(Finding(rule, path, message, severity="warning"))
+            return
         result.findings.append(Finding(rule, path, message))
         if result.status in ("valid", "skipped"):
             result.status = "invalid"
@@ -431,10 +470,11 @@ def _references(run: _Run) -> None:
 def _duplicates(run: _Run) -> None:
     for i, t in run.pods():
         port_names: dict[str, str] = {}
+        env_checked = _api_checked(run.items[i].obj)  # a keyed-list error of the API server
         for cpath, c in _containers(t.spec):
             base = (*t.path, "spec", *cpath)
             seen: dict[str, int] = {}
-            for j, var in enumerate(_list(c.get("env"))):
+            for j, var in enumerate([] if env_checked else _list(c.get("env"))):
                 name = _mapping(var).get("name")
                 if not isinstance(name, str):
                     continue
@@ -486,21 +526,6 @@ def _secret_data(run: _Run) -> None:
 
 # --- names ---------------------------------------------------------------------------------------
 
-_NAME_RULES: dict[str, NameRule] = {
-    "Service": DNS1035_LABEL,
-    "Namespace": DNS1123_LABEL,
-}
-# A Job's name becomes the value of its pods' job-name label; a CronJob adds 11 characters.
-_LABEL_NAMED = {"Job": 63, "CronJob": 52}
-_PATH_SEGMENT_KINDS = {"Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"}
-_PORT_NAME = NameRule(
-    "port name (IANA_SVC_NAME)",
-    r"(?=.*[a-z])[a-z0-9]([a-z0-9]|-(?!-))*(?<!-)",
-    15,
-    "lower-case letters, digits and single '-', at least one letter, not starting or ending "
-    "with '-'",
-)
-
 
 def _check_labels(run: _Run, i: int, labels: Any, path: Path) -> None:
     for key, value in _mapping(labels).items():
@@ -512,52 +537,19 @@ def _check_labels(run: _Run, i: int, labels: Any, path: Path) -> None:
             run.add(i, "name-format", (*path, key), problem)
 
 
+def _api_checked(obj: Mapping[str, Any]) -> bool:
+    """Whether the API server checks this object's pod templates itself (a Pod, a Job, ...);
+    it takes a custom resource's (a TFJob's) as they are, and their pods fail later."""
+    return f"{obj.get('apiVersion')}/{obj.get('kind')}" in HANDLED_KINDS
+
+
 def _names(run: _Run) -> None:
-    for i, obj in run.objects():
-        meta, kind = _meta(obj), str(obj.get("kind"))
-        name = meta.get("name")
-        if isinstance(name, str):
-            if kind in _PATH_SEGMENT_KINDS:
-                if name in (".", "..") or "/" in name or "%" in name:
-                    run.add(
-                        i,
-                        "name-format",
-                        ("metadata", "name"),
-                        f"{name!r} may not contain '/' or '%'",
-                    )
-            elif problem := _NAME_RULES.get(kind, DNS1123_SUBDOMAIN).check(name):
-                run.add(i, "name-format", ("metadata", "name"), problem)
-            if kind in _LABEL_NAMED and len(name) > _LABEL_NAMED[kind]:
-                run.add(
-                    i,
-                    "name-format",
-                    ("metadata", "name"),
-                    f"{name!r} is {len(name)} characters; a {kind} name is at most "
-                    f"{_LABEL_NAMED[kind]}, as it becomes a label value of its pods",
-                )
-        ns = meta.get("namespace")
-        if isinstance(ns, str) and (problem := DNS1123_LABEL.check(ns)):
-            run.add(i, "name-format", ("metadata", "namespace"), problem)
-        _check_labels(run, i, meta.get("labels"), ("metadata", "labels"))
-        for key in _mapping(meta.get("annotations")):
-            if problem := check_label_key(str(key)):
-                run.add(i, "name-format", ("metadata", "annotations", key), f"annotation {problem}")
-        spec = _mapping(obj.get("spec"))
-        if kind == "Service":
-            _check_labels(run, i, spec.get("selector"), ("spec", "selector"))
-            for j, port in enumerate(_list(spec.get("ports"))):
-                pname = _mapping(port).get("name")
-                if isinstance(pname, str) and (problem := DNS1123_LABEL.check(pname)):
-                    run.add(i, "name-format", ("spec", "ports", j, "name"), problem)
-        _check_labels(
-            run,
-            i,
-            _mapping(spec.get("selector")).get("matchLabels"),
-            ("spec", "selector", "matchLabels"),
-        )
+    # The names of objects, and of the pods and containers of built-in kinds, are the API
+    # server's checks ('api' findings); this rule checks the pod templates of custom resources.
     for i, t in run.pods():
-        if t.path:
-            _check_labels(run, i, t.meta.get("labels"), (*t.path, "metadata", "labels"))
+        if _api_checked(run.items[i].obj):
+            continue
+        _check_labels(run, i, t.meta.get("labels"), (*t.path, "metadata", "labels"))
         for cpath, c in _containers(t.spec):
             base = (*t.path, "spec", *cpath)
             cname = c.get("name")
@@ -565,7 +557,7 @@ def _names(run: _Run) -> None:
                 run.add(i, "name-format", (*base, "name"), problem)
             for j, port in enumerate(_list(c.get("ports"))):
                 pname = _mapping(port).get("name")
-                if isinstance(pname, str) and (problem := _PORT_NAME.check(pname)):
+                if isinstance(pname, str) and (problem := PORT_NAME.check(pname)):
                     run.add(i, "name-format", (*base, "ports", j, "name"), problem)
 
 
@@ -856,3 +848,17 @@ def check_objects(
     run.templates = [pod_templates(item.obj) for item in items]
     for check in _CHECKS:
         check(run)
+    for result in results:
+        _drop_restated(result)
+
+
+def _drop_restated(result: ObjectResult) -> None:
+    """Drop the rules' findings at or below a field the API server already refuses: its schema
+    or API finding says it (a duplicate env var is a keyed-list error before it is a rule's)."""
+    refused = [f.path for f in result.findings if f.rule in ("api", "schema") and f.path]
+    if refused:
+        result.findings = [
+            f
+            for f in result.findings
+            if f.rule not in RULES or not any(f.path[: len(p)] == p for p in refused)
+        ]

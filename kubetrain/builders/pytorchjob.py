@@ -1,0 +1,133 @@
+"""PyTorchJob expansion: the env vars and init container of Kubeflow's training operator.
+
+Fidelity target: training-operator v1.9 ``pkg/controller.v1/pytorch``: the PyTorchJob hooks of the
+common replica-job expansion in :mod:`.kubeflow`. ``SetClusterSpec`` is ``setPodEnv``
+(``envvar.go``, with ``MasterEnvVarGenerator`` of ``master.go`` and ``ElasticEnvVarGenerator`` of
+``elastic.go``) then ``setInitContainer`` (``initcontainer.go``); ``IsMasterRole`` is the Master
+replica type.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from ..models.pytorchjob import PyTorchJob
+from .context import BuildContext
+from .kubeflow import ReplicaJob, replica_job_builder
+from .registry import builder
+
+__all__ = [
+    "INIT_CONTAINER_IMAGE",
+    "INIT_CONTAINER_MAX_TRIES",
+    "OPERATOR_NAME",
+    "PyTorchTrainingJob",
+    "build_pytorchjob",
+    "init_container",
+]
+
+OPERATOR_NAME = "pytorchjob-controller"
+#: The operator's defaults for the workers' init container (--pytorch-init-container-image and
+#: --pytorch-init-container-max-tries).
+INIT_CONTAINER_IMAGE = "alpine:3.10"
+INIT_CONTAINER_MAX_TRIES = 100
+
+
+def init_container(master_addr: str) -> dict[str, Any]:
+    """The container the operator's default init-container template gives every worker: it waits
+    until the master's service name resolves (``getInitContainerGenerator``)."""
+    wait = (
+        f"err=1;for i in $(seq {INIT_CONTAINER_MAX_TRIES}); do if nslookup {master_addr}; "
+        "then err=0 && break; fi;echo waiting for master; sleep 2; done; exit $err"
+    )
+    return {
+        "name": "init-pytorch",
+        "image": INIT_CONTAINER_IMAGE,
+        "imagePullPolicy": "IfNotPresent",
+        "resources": {
+            "limits": {"cpu": "100m", "memory": "20Mi"},
+            "requests": {"cpu": "50m", "memory": "10Mi"},
+        },
+        "command": ["sh", "-c", wait],
+    }
+
+
+class PyTorchTrainingJob(ReplicaJob):
+    """One PyTorchJob being expanded."""
+
+    OPERATOR_NAME: ClassVar[str] = OPERATOR_NAME
+
+    def __init__(self, job: PyTorchJob, ctx: BuildContext) -> None:
+        super().__init__(job, ctx)
+        self.pytorchjob: PyTorchJob = job.defaulted()
+
+    def master_addr(self) -> str:
+        """``<job>-master-0``: the master's service, by its short name as the operator writes it
+        (the pods resolve it in their own namespace)."""
+        return f"{self.name}-master-0"
+
+    def world_size(self) -> int:
+        """Replicas times the processes per node when that is a number (getNprocPerNodeInt)."""
+        nproc = self.pytorchjob.spec.nproc_per_node or ""
+        return self.pytorchjob.total_replicas() * (int(nproc) if nproc.isdigit() else 1)
+
+    def pod_env(self, rtype: str, index: int) -> list[dict[str, Any]]:
+        """What setPodEnv appends to every container of one pod, in its order."""
+        job = self.pytorchjob
+        env: list[dict[str, Any]] = [{"name": "PYTHONUNBUFFERED", "value": "0"}]
+        if job.has_master():
+            rank = index + 1 if rtype == "worker" else index
+            env += [
+                {"name": "MASTER_PORT", "value": str(job.replica_specs["Master"].port())},
+                {"name": "MASTER_ADDR", "value": self.master_addr()},
+                {"name": "WORLD_SIZE", "value": str(self.world_size())},
+                {"name": "RANK", "value": str(rank)},
+                {"name": "PET_NPROC_PER_NODE", "value": job.spec.nproc_per_node or ""},
+                {"name": "PET_NODE_RANK", "value": str(rank)},
+            ]
+        if job.spec.elastic_policy is not None:
+            env += self.elastic_env()
+        else:
+            env.append({"name": "PET_NNODES", "value": str(job.total_replicas())})
+        return env
+
+    def elastic_env(self) -> list[dict[str, Any]]:
+        """ElasticEnvVarGenerator.Generate: the torchrun rendezvous and sizing variables."""
+        job = self.pytorchjob
+        policy = job.spec.elastic_policy
+        assert policy is not None
+        host = policy.rdzv_host or f"{self.name}-worker-0"
+        port = policy.rdzv_port or job.replica_specs["Worker"].port()
+        env: list[dict[str, Any]] = [
+            {"name": "PET_RDZV_ENDPOINT", "value": f"{host}:{port}"},
+            {"name": "PET_RDZV_BACKEND", "value": policy.rdzv_backend or "c10d"},
+            {"name": "PET_NNODES", "value": f"{policy.min_replicas}:{policy.max_replicas}"},
+        ]
+        if policy.max_restarts is not None:
+            env.append({"name": "PET_MAX_RESTARTS", "value": str(policy.max_restarts)})
+        if policy.n_proc_per_node is not None:
+            env.append({"name": "PET_NPROC_PER_NODE", "value": str(policy.n_proc_per_node)})
+        if policy.rdzv_id is not None:
+            env.append({"name": "PET_RDZV_ID", "value": policy.rdzv_id})
+        if policy.rdzv_conf:
+            conf = ",".join(f"{c.key}={c.value}" for c in policy.rdzv_conf)
+            env.append({"name": "PET_RDZV_CONF", "value": conf})
+        if policy.standalone:
+            env.append({"name": "PET_STANDALONE", "value": ""})
+        return env
+
+    def is_master(self, rtype: str, index: int) -> bool:
+        """The Master pod leads (IsMasterRole)."""
+        return rtype == "Master"
+
+    def set_cluster_spec(self, pod_spec: dict[str, Any], rtype: str, index: int) -> None:
+        """setPodEnv on every container, then setInitContainer: workers of a job with a Master
+        wait for its service name to resolve."""
+        env = self.pod_env(rtype, index)
+        for container in pod_spec.get("containers") or []:
+            container["env"] = [*(container.get("env") or []), *(dict(e) for e in env)]
+        if rtype == "worker" and self.pytorchjob.has_master():
+            init = pod_spec.get("initContainers") or []
+            pod_spec["initContainers"] = [*init, init_container(self.master_addr())]
+
+
+build_pytorchjob = builder(PyTorchJob)(replica_job_builder(PyTorchTrainingJob))

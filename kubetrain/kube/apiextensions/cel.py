@@ -1,0 +1,301 @@
+"""``x-kubernetes-validations``: CEL rules of a CRD schema, compiled once, evaluated per object.
+
+Mirrors ``k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel`` (``Compile`` and
+``Validator.Validate``) on create:
+
+* ``self`` is the value at the node that carries the rule; object properties are reachable under
+  their escaped names (``__dash__``, ``__dot__``, ``__slash__``, ``__underscores__``, reserved
+  words as ``__<word>__``: ``apiserver/pkg/cel/escaping.go``), map keys as they are;
+* a rule that refers to ``oldSelf`` is a transition rule and is not evaluated on create, unless
+  ``optionalOldSelf`` is true, in which case ``oldSelf`` is ``optional.none()``;
+* a false rule reports ``messageExpression`` (when it evaluates to a non-empty one-line string),
+  else ``message``, else ``failed rule: <rule>``, at the node's path plus ``fieldPath``, with the
+  ``reason`` (``FieldValueInvalid`` by default);
+* an evaluation error is reported on the rule's node.
+
+The evaluator is ``cel-expr-python`` (Google's CEL C++ runtime; see ``pyproject.toml`` for the
+choice), with the CEL extensions Kubernetes enables that it has: strings, optional values and
+``cel.bind``. Deviation from upstream, on purpose: the Kubernetes-specific CEL libraries (lists'
+``isSorted``/``sum``, ``quantity()``, ``url()``, ``ip()``, ``cidr()``, ``format.*``, ``semver``)
+are not provided; a rule that calls one is kept but not evaluated (:attr:`Rule.unsupported`), so
+kubetrain never refuses what the server would accept because of a missing library.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from cel_expr_python import cel
+from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
+
+if TYPE_CHECKING:
+    from .schema import Node
+
+__all__ = ["Rule", "RuleFailure", "compile_rule", "escape_property", "evaluate"]
+
+#: Functions of Kubernetes' CEL libraries (``k8s.io/apiserver/pkg/cel/library``) that the CEL
+#: runtime used here does not have.
+KUBERNETES_LIBRARY = frozenset(
+    {
+        "isSorted",
+        "sum",
+        "min",
+        "max",
+        "indexOf",
+        "lastIndexOf",
+        "find",
+        "findAll",
+        "url",
+        "isURL",
+        "getScheme",
+        "getHost",
+        "getHostname",
+        "getPort",
+        "getEscapedPath",
+        "getQuery",
+        "quantity",
+        "isQuantity",
+        "sign",
+        "isGreaterThan",
+        "isLessThan",
+        "compareTo",
+        "asInteger",
+        "asApproximateFloat",
+        "isInteger",
+        "add",
+        "sub",
+        "ip",
+        "isIP",
+        "cidr",
+        "isCIDR",
+        "family",
+        "containsIP",
+        "containsCIDR",
+        "masked",
+        "prefixLength",
+        "isUnspecified",
+        "isLoopback",
+        "isLinkLocalMulticast",
+        "isLinkLocalUnicast",
+        "isGlobalUnicast",
+        "isCanonical",
+        "semver",
+        "isSemver",
+        "major",
+        "minor",
+        "patch",
+        "named",
+        "validate",
+        "contains",
+        "equivalent",
+        "intersects",
+        "authorizer",
+    }
+)
+_UNDECLARED = re.compile(r"undeclared reference to '([A-Za-z_][A-Za-z0-9_]*)'")
+_OLD_SELF = re.compile(r"\boldSelf\b")
+#: CEL's reserved words, escaped as ``__<word>__`` when they name a property.
+_RESERVED = frozenset(
+    {
+        "true",
+        "false",
+        "null",
+        "in",
+        "as",
+        "break",
+        "const",
+        "continue",
+        "else",
+        "for",
+        "function",
+        "if",
+        "import",
+        "let",
+        "loop",
+        "package",
+        "namespace",
+        "return",
+        "var",
+        "void",
+        "while",
+    }
+)
+_ESCAPABLE = re.compile(r"[a-zA-Z_.\-/][a-zA-Z0-9_.\-/]*")
+_REASONS = {
+    "FieldValueInvalid": "Invalid value",
+    "FieldValueForbidden": "Forbidden",
+    "FieldValueRequired": "Required value",
+    "FieldValueDuplicate": "Duplicate value",
+}
+_FIELD_PATH_PART = re.compile(r"\.([A-Za-z_][A-Za-z0-9_-]*)|\['((?:[^'\\]|\\.)*)'\]|\[(\d+)\]")
+
+_ENV: Any = None
+
+
+def _env() -> Any:
+    """One CEL environment per process: ``self`` of any type, Kubernetes' extensions."""
+    global _ENV
+    if _ENV is None:
+        _ENV = cel.NewEnv(
+            variables={"self": cel.Type.DYN, "oldSelf": cel.Type.DYN},
+            extensions=[
+                ext_strings.ExtStrings(),
+                ext_optional.ExtOptional(),
+                ext_bindings.ExtBindings(),
+            ],
+        )
+    return _ENV
+
+
+def escape_property(name: str) -> str | None:
+    """The name a property has in CEL (``apiserver/pkg/cel`` ``Escape``), or ``None`` when it
+    cannot be reached as a field."""
+    if name in _RESERVED:
+        return f"__{name}__"
+    if not _ESCAPABLE.fullmatch(name):
+        return None
+    return (
+        name.replace("__", "__underscores__")
+        .replace(".", "__dot__")
+        .replace("-", "__dash__")
+        .replace("/", "__slash__")
+    )
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One compiled ``x-kubernetes-validations`` entry."""
+
+    rule: str
+    message: str = ""
+    field_path: tuple[str | int, ...] = ()
+    reason: str = "FieldValueInvalid"
+    program: Any = None
+    message_program: Any = None
+    #: A transition rule (refers to ``oldSelf``): not evaluated on create.
+    transition: bool = False
+    #: Calls a Kubernetes CEL library function the runtime lacks: kept, not evaluated.
+    unsupported: str = ""
+
+
+@dataclass(frozen=True)
+class RuleFailure:
+    """A rule that did not hold (or could not be evaluated) for a value."""
+
+    path: tuple[str | int, ...]
+    message: str
+
+
+def _compile(expression: str) -> tuple[Any, str]:
+    """(program, unsupported function) of one expression; ``ValueError`` when it does not
+    compile for another reason."""
+    try:
+        return _env().compile(expression), ""
+    except RuntimeError as exc:
+        text = str(exc)
+        missing = _UNDECLARED.search(text)
+        if missing and missing[1] in KUBERNETES_LIBRARY:
+            return None, missing[1]
+        first = text.removeprefix("INVALID_ARGUMENT: ").split("\n", 1)[0]
+        raise ValueError(f"compilation failed: {first}") from None
+
+
+def parse_field_path(text: str) -> tuple[str | int, ...] | None:
+    """``.spec.foo['a.b'][0]`` -> ``("spec", "foo", "a.b", 0)``; ``None`` when malformed."""
+    parts: list[str | int] = []
+    pos = 0
+    while pos < len(text):
+        m = _FIELD_PATH_PART.match(text, pos)
+        if not m:
+            return None
+        if m[1] is not None:
+            parts.append(m[1])
+        elif m[2] is not None:
+            parts.append(m[2].replace("\\'", "'"))
+        else:
+            parts.append(int(m[3]))
+        pos = m.end()
+    return tuple(parts)
+
+
+def compile_rule(props: Mapping[str, Any], node: Node) -> Rule:
+    """Compile one rule (``ValueError`` when its expression or fieldPath is malformed)."""
+    text = str(props.get("rule") or "")
+    transition = bool(_OLD_SELF.search(text))
+    expression = text
+    if transition and props.get("optionalOldSelf") is True:
+        # On create, oldSelf is optional.none(): bind it around the rule.
+        expression, transition = f"cel.bind(oldSelf, optional.none(), {text})", False
+    program, unsupported = _compile(expression)
+    message_program = None
+    if isinstance(props.get("messageExpression"), str) and props["messageExpression"]:
+        message_program, _ = _compile(props["messageExpression"])
+    field_path: tuple[str | int, ...] = ()
+    if isinstance(props.get("fieldPath"), str) and props["fieldPath"]:
+        parsed = parse_field_path(props["fieldPath"])
+        if parsed is None:
+            raise ValueError(f"fieldPath {props['fieldPath']!r} is not a valid JSON path")
+        field_path = parsed
+    return Rule(
+        rule=text,
+        message=str(props.get("message") or ""),
+        field_path=field_path,
+        reason=str(props.get("reason") or "FieldValueInvalid"),
+        program=program,
+        message_program=message_program,
+        transition=transition,
+        unsupported=unsupported,
+    )
+
+
+def _type_name(value: Any) -> str:
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    return "string" if isinstance(value, str) else "null"
+
+
+def _message(rule: Rule, self_value: Any) -> str:
+    if rule.message_program is not None:
+        result = rule.message_program.eval(data={"self": self_value})
+        if result.type().name() == "STRING":
+            text = result.value()
+            if isinstance(text, str) and text.strip() and "\n" not in text:
+                return text
+    return rule.message or f"failed rule: {rule.rule}"
+
+
+def evaluate(
+    rule: Rule, self_value: Any, raw_value: Any, path: tuple[str | int, ...]
+) -> RuleFailure | None:
+    """Evaluate one rule on create. ``self_value`` is the value as CEL sees it (escaped),
+    ``raw_value`` as the object holds it (for the message)."""
+    if rule.transition or rule.program is None:
+        return None
+    result = rule.program.eval(data={"self": self_value})
+    kind = result.type().name()
+    if kind == "BOOL" and result.value() is True:
+        return None
+    if kind == "BOOL":
+        what = _REASONS.get(rule.reason, "Invalid value")
+        detail = _message(rule, self_value)
+        if what == "Invalid value":
+            detail = f'Invalid value: "{_type_name(raw_value)}": {detail}'
+        else:
+            detail = f"{what}: {detail}"
+        return RuleFailure((*path, *rule.field_path), detail)
+    error = str(result.value()) if kind == "ERROR" else f"rule returned {kind.lower()}, not bool"
+    return RuleFailure(
+        path,
+        f'Invalid value: "{_type_name(raw_value)}": {error} evaluating rule: {rule.rule}',
+    )

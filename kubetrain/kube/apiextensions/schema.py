@@ -1,0 +1,170 @@
+"""A CRD version's ``openAPIV3Schema`` compiled once into a tree of :class:`Node` objects.
+
+Mirrors ``k8s.io/apiextensions-apiserver/pkg/apiserver/schema``: ``NewStructural`` turns the
+``JSONSchemaProps`` of a structural schema into a tree whose nodes carry the generic part (type,
+nullable, default), the extensions (``x-kubernetes-*``) and the value validations; junctors
+(``allOf``/``anyOf``/``oneOf``/``not``) carry value validations only. Patterns are compiled and
+CEL rules (``x-kubernetes-validations``) are compiled into programs here, once per process, so
+validating an object only walks it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .cel import Rule, compile_rule, escape_property
+
+__all__ = ["MISSING", "Node", "compile_schema"]
+
+
+class _Missing:
+    """No default (``None`` is a default: JSON ``null``)."""
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
+
+
+@dataclass(eq=False)
+class Node:
+    """One node of a structural schema."""
+
+    type: str = ""
+    nullable: bool = False
+    default: Any = MISSING
+    properties: dict[str, Node] = field(default_factory=dict)
+    additional: Node | None = None
+    items: Node | None = None
+    preserve_unknown: bool = False
+    embedded: bool = False
+    int_or_string: bool = False
+    list_type: str = ""
+    list_map_keys: tuple[str, ...] = ()
+    map_type: str = ""
+    # value validations
+    required: tuple[str, ...] = ()
+    enum: list[Any] | None = None
+    format: str = ""
+    pattern: re.Pattern[str] | None = None
+    pattern_text: str = ""
+    minimum: float | None = None
+    maximum: float | None = None
+    exclusive_minimum: bool = False
+    exclusive_maximum: bool = False
+    multiple_of: float | None = None
+    min_length: int | None = None
+    max_length: int | None = None
+    min_items: int | None = None
+    max_items: int | None = None
+    min_properties: int | None = None
+    max_properties: int | None = None
+    all_of: list[Node] = field(default_factory=list)
+    any_of: list[Node] = field(default_factory=list)
+    one_of: list[Node] = field(default_factory=list)
+    not_: Node | None = None
+    rules: list[Rule] = field(default_factory=list)
+    #: This node or one below it has CEL rules (rule-free subtrees are not walked for CEL).
+    subtree_rules: bool = False
+    #: A property name here or below is spelt differently in CEL (see ``escape_property``).
+    subtree_escapes: bool = False
+
+    def finish(self) -> Node:
+        children = [c for c in (*self.properties.values(), self.additional, self.items) if c]
+        self.subtree_rules = bool(self.rules) or any(c.subtree_rules for c in children)
+        self.subtree_escapes = any(escape_property(k) != k for k in self.properties) or any(
+            c.subtree_escapes for c in children
+        )
+        return self
+
+
+def _go_regex(pattern: str) -> re.Pattern[str]:
+    """A Go (RE2) pattern as a Python one: the syntax CRD patterns use is the common subset;
+    ``\\z`` is RE2's end of text, Python's ``\\Z``."""
+    return re.compile(pattern.replace("\\z", "\\Z"))
+
+
+def _number(value: Any) -> float | None:
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def compile_schema(props: Mapping[str, Any], path: str = "") -> Node:
+    """Compile one ``JSONSchemaProps`` (and everything below it).
+
+    Raises ``ValueError`` for a pattern or a CEL rule that does not compile; a CRD whose schema
+    holds one is refused by :func:`~kubetrain.kube.apiextensions.definition.validate_crd` first.
+    """
+    node = Node()
+    kind = props.get("type")
+    node.type = kind if isinstance(kind, str) else ""
+    node.nullable = props.get("nullable") is True
+    if "default" in props:
+        node.default = props["default"]
+    node.preserve_unknown = props.get("x-kubernetes-preserve-unknown-fields") is True
+    node.embedded = props.get("x-kubernetes-embedded-resource") is True
+    node.int_or_string = props.get("x-kubernetes-int-or-string") is True
+    node.list_type = str(props.get("x-kubernetes-list-type") or "")
+    node.list_map_keys = tuple(props.get("x-kubernetes-list-map-keys") or ())
+    node.map_type = str(props.get("x-kubernetes-map-type") or "")
+    properties = props.get("properties")
+    if isinstance(properties, Mapping):
+        node.properties = {
+            str(k): compile_schema(v, f"{path}.{k}")
+            for k, v in properties.items()
+            if isinstance(v, Mapping)
+        }
+    extra = props.get("additionalProperties")
+    if isinstance(extra, Mapping):
+        node.additional = compile_schema(extra, f"{path}[*]")
+    elif extra is True:
+        node.preserve_unknown = True
+    items = props.get("items")
+    if isinstance(items, Mapping):
+        node.items = compile_schema(items, f"{path}[*]")
+    node.required = tuple(str(r) for r in props.get("required") or ())
+    if isinstance(props.get("enum"), list):
+        node.enum = list(props["enum"])
+    node.format = str(props.get("format") or "")
+    if isinstance(props.get("pattern"), str):
+        node.pattern_text = props["pattern"]
+        node.pattern = _go_regex(node.pattern_text)
+    node.minimum = _number(props.get("minimum"))
+    node.maximum = _number(props.get("maximum"))
+    node.exclusive_minimum = props.get("exclusiveMinimum") is True
+    node.exclusive_maximum = props.get("exclusiveMaximum") is True
+    node.multiple_of = _number(props.get("multipleOf"))
+    for key, attr in (
+        ("minLength", "min_length"),
+        ("maxLength", "max_length"),
+        ("minItems", "min_items"),
+        ("maxItems", "max_items"),
+        ("minProperties", "min_properties"),
+        ("maxProperties", "max_properties"),
+    ):
+        value = props.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            setattr(node, attr, value)
+    for key, attr in (("allOf", "all_of"), ("anyOf", "any_of"), ("oneOf", "one_of")):
+        branches = props.get(key)
+        if isinstance(branches, list):
+            setattr(
+                node,
+                attr,
+                [compile_schema(b, path) for b in branches if isinstance(b, Mapping)],
+            )
+    if node.int_or_string and _is_int_or_string_pair(node.any_of):
+        node.any_of = []  # the type check says it already
+    if isinstance(props.get("not"), Mapping):
+        node.not_ = compile_schema(props["not"], path)
+    for rule in props.get("x-kubernetes-validations") or ():
+        if isinstance(rule, Mapping):
+            node.rules.append(compile_rule(rule, node))
+    return node.finish()
+
+
+def _is_int_or_string_pair(branches: list[Node]) -> bool:
+    return sorted(b.type for b in branches) == ["integer", "string"]

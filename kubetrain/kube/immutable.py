@@ -1,0 +1,425 @@
+"""Which edits the API server refuses to make in place, per kind, after its update validation.
+
+:func:`update_refusals` takes an object as it is applied now and as it would be applied next
+(both as kubetrain renders them) and returns what kube-apiserver's ``Validate<Kind>Update``
+would refuse, each :class:`Refusal` naming the field. A refusal that is ``replaceable`` is an
+immutable field: deleting the object and creating it again applies the edit (what ``pulumi up``
+does, and what Flux's ``kustomize.toolkit.fluxcd.io/force`` and Argo CD's
+``Force=true,Replace=true`` do). One that is not is an object the server refuses however it
+is sent.
+
+Kinds and the upstream functions they follow (``k8s.io/kubernetes/pkg/apis/<group>/validation``):
+
+- Pod, ``ValidatePodUpdate``: in the spec only container images, activeDeadlineSeconds (set, or
+  lowered), added tolerations, removed schedulingGates and terminationGracePeriodSeconds
+  (negative to 1) may change.
+- Job, ``ValidateJobSpecUpdate``: selector, template (unless the Job is suspended: then its
+  scheduling directives may change), completions (unless an elastic Indexed Job),
+  completionMode, podFailurePolicy, successPolicy, backoffLimitPerIndex and managedBy.
+- StatefulSet, ``ValidateStatefulSetUpdate``: everything in the spec but replicas, ordinals,
+  template, updateStrategy, revisionHistoryLimit, persistentVolumeClaimRetentionPolicy and
+  minReadySeconds.
+- ReplicaSet and Deployment, ``ValidateReplicaSetUpdate`` / ``ValidateDeploymentUpdate``: the
+  selector (apps/v1).
+- Service, ``ValidateServiceUpdate``: clusterIP(s), unless the Service becomes or stops being an
+  ExternalName; then ``ValidateService`` of the result (a headless Service is a ClusterIP one).
+- RoleBinding and ClusterRoleBinding, ``ValidateRoleBindingUpdate`` /
+  ``ValidateClusterRoleBindingUpdate``: roleRef.
+- Secret and ConfigMap, ``ValidateSecretUpdate`` / ``ValidateConfigMapUpdate``: a Secret's type,
+  and everything once ``immutable: true``.
+- PersistentVolumeClaim, ``ValidatePersistentVolumeClaimUpdate``: the spec but the storage
+  requests (expansion) and volumeAttributesClassName.
+- CustomResourceDefinition, ``ValidateCustomResourceDefinitionSpecUpdate`` (apiextensions):
+  group, names.plural, and once established scope and names.kind.
+- JobSet, a custom resource whose own webhook and CRD rules refuse edits: replicatedJobs (but
+  the pod templates' scheduling fields while suspended), managedBy, successPolicy,
+  failurePolicy, network and startupPolicy.
+
+Every other kind (ServiceAccount, Role, other custom resources...) changes in place.
+``metadata.name`` and ``namespace`` name the object, so a change of them is another object (a
+delete and an add), not an update.
+
+The comparison is semantic, as ``apiequality.Semantic.DeepEqual`` on the decoded objects: both
+sides are put in stored form first (``cpu: 1`` equals ``cpu: "1"``), and an absent field equals
+its zero value. A field kubetrain does not write that the server defaults is compared with its
+default where it is immutable (a StatefulSet's podManagementPolicy, a Service's type...).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .paths import first_difference, semantic_equal
+from .stored import stored_form
+
+__all__ = [
+    "IMMUTABLE_KINDS",
+    "Refusal",
+    "replacement_field",
+    "update_refusals",
+]
+
+Obj = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """One thing the API server refuses in an update: the field and why."""
+
+    path: str
+    message: str
+    #: Whether deleting and re-creating the object applies the edit (an immutable field).
+    replaceable: bool = True
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}"
+
+
+IMMUTABLE = "field is immutable"
+
+
+def _get(obj: Any, path: str) -> Any:
+    for part in path.split("."):
+        if not isinstance(obj, Mapping):
+            return None
+        obj = obj.get(part)
+    return obj
+
+
+def _immutable(before: Obj, after: Obj, *paths: str, default: Any = None) -> list[Refusal]:
+    """A refusal for each of ``paths`` whose value changed (``default`` stands for absent)."""
+    out = []
+    for path in paths:
+        old, new = _get(before, path), _get(after, path)
+        if default is not None:
+            old = default if old is None else old
+            new = default if new is None else new
+        if not semantic_equal(old, new):
+            out.append(Refusal(path, IMMUTABLE))
+    return out
+
+
+# --- Pod --------------------------------------------------------------------------------------
+
+_POD_UPDATABLE = (
+    "pod updates may not change fields other than spec.containers[*].image, "
+    "spec.initContainers[*].image, spec.activeDeadlineSeconds, spec.tolerations (only additions "
+    "to existing tolerations), spec.schedulingGates (only removals) and "
+    "spec.terminationGracePeriodSeconds (from a negative value to 1)"
+)
+
+
+def _pod(before: Obj, after: Obj) -> list[Refusal]:
+    """``ValidatePodUpdate``: munge every field the update may change back to its old value and
+    require the rest of the spec to be equal."""
+    old = dict(_get(before, "spec") or {})
+    new = dict(_get(after, "spec") or {})
+    out: list[Refusal] = []
+    for field in ("containers", "initContainers"):
+        old_c, new_c = old.get(field) or [], new.get(field) or []
+        if len(old_c) != len(new_c):
+            # ValidateContainerUpdates: containers may not be added or removed.
+            return [Refusal(f"spec.{field}", "pod updates may not add or remove containers")]
+        new[field] = [
+            {**n, "image": o.get("image")}
+            if isinstance(n, Mapping) and isinstance(o, Mapping)
+            else n
+            for o, n in zip(old_c, new_c, strict=True)
+        ]
+    # activeDeadlineSeconds: set from none, or lowered; never raised or removed.
+    old_deadline, new_deadline = old.get("activeDeadlineSeconds"), new.get("activeDeadlineSeconds")
+    if new_deadline is None and old_deadline is not None:
+        out.append(
+            Refusal(
+                "spec.activeDeadlineSeconds",
+                "must not update from a positive integer to nil value",
+                replaceable=True,
+            )
+        )
+    elif new_deadline is not None and old_deadline is not None and new_deadline > old_deadline:
+        out.append(
+            Refusal("spec.activeDeadlineSeconds", "must be less than or equal to previous value")
+        )
+    new["activeDeadlineSeconds"] = old_deadline
+    # validateOnlyAddedTolerations: every old toleration stays.
+    old_tolerations = old.get("tolerations") or []
+    new_tolerations = new.get("tolerations") or []
+    if any(t not in new_tolerations for t in old_tolerations):
+        out.append(Refusal("spec.tolerations", "existing toleration can not be modified"))
+    new["tolerations"] = old_tolerations
+    # validateOnlyDeletedSchedulingGates: gates may only be removed.
+    old_gates = old.get("schedulingGates") or []
+    if any(g not in old_gates for g in new.get("schedulingGates") or []):
+        out.append(Refusal("spec.schedulingGates", "only deletion is allowed"))
+    new["schedulingGates"] = old_gates
+    grace_old, grace_new = (
+        old.get("terminationGracePeriodSeconds"),
+        new.get("terminationGracePeriodSeconds"),
+    )
+    if isinstance(grace_old, int) and grace_old < 0 and grace_new == 1:
+        new["terminationGracePeriodSeconds"] = grace_old
+    changed = first_difference(old, new, "spec")
+    if changed is not None:
+        out.append(Refusal(changed, _POD_UPDATABLE))
+    return out
+
+
+# --- batch ------------------------------------------------------------------------------------
+
+#: What a suspended Job that never started may change in its template
+#: (``JobValidationOptions.AllowMutableSchedulingDirectives``).
+_SCHEDULING_DIRECTIVES = (
+    ("metadata", "labels"),
+    ("metadata", "annotations"),
+    ("spec", "nodeSelector"),
+    ("spec", "affinity"),
+    ("spec", "tolerations"),
+    ("spec", "schedulingGates"),
+)
+
+
+def _job(before: Obj, after: Obj) -> list[Refusal]:
+    """``ValidateJobSpecUpdate``."""
+    out = _immutable(before, after, "spec.selector")
+    old_template = copy.deepcopy(_get(before, "spec.template") or {})
+    new_template = copy.deepcopy(_get(after, "spec.template") or {})
+    if _get(before, "spec.suspend") is True:
+        for part, key in _SCHEDULING_DIRECTIVES:
+            old_part = old_template.setdefault(part, {})
+            new_template.setdefault(part, {})[key] = old_part.get(key)
+    changed = first_difference(old_template, new_template, "spec.template")
+    if changed is not None:
+        out.append(Refusal("spec.template", f"{IMMUTABLE} ({changed} changed)"))
+    old_completions, new_completions = (
+        _get(before, "spec.completions"),
+        _get(after, "spec.completions"),
+    )
+    elastic = (
+        _get(after, "spec.completionMode") == "Indexed"
+        and new_completions == _get(after, "spec.parallelism")
+        and old_completions == _get(before, "spec.parallelism")
+    )
+    if old_completions != new_completions and not elastic:
+        out.append(Refusal("spec.completions", IMMUTABLE))
+    out += _immutable(before, after, "spec.completionMode", default="NonIndexed")
+    out += _immutable(
+        before,
+        after,
+        "spec.podFailurePolicy",
+        "spec.successPolicy",
+        "spec.backoffLimitPerIndex",
+        "spec.managedBy",
+    )
+    return out
+
+
+# --- apps -------------------------------------------------------------------------------------
+
+#: ``ValidateStatefulSetUpdate``: the only spec fields an update may change.
+_STATEFULSET_UPDATABLE = frozenset(
+    {
+        "replicas",
+        "ordinals",
+        "template",
+        "updateStrategy",
+        "revisionHistoryLimit",
+        "persistentVolumeClaimRetentionPolicy",
+        "minReadySeconds",
+    }
+)
+_STATEFULSET_DEFAULTS = {"podManagementPolicy": "OrderedReady"}
+
+
+def _statefulset(before: Obj, after: Obj) -> list[Refusal]:
+    old = {**_STATEFULSET_DEFAULTS, **(_get(before, "spec") or {})}
+    new = {**_STATEFULSET_DEFAULTS, **(_get(after, "spec") or {})}
+    out = []
+    for key in sorted((set(old) | set(new)) - _STATEFULSET_UPDATABLE):
+        changed = first_difference(old.get(key), new.get(key), f"spec.{key}")
+        if changed is not None:
+            out.append(
+                Refusal(
+                    changed,
+                    "updates to statefulset spec for fields other than "
+                    + ", ".join(sorted(_STATEFULSET_UPDATABLE))
+                    + " are forbidden",
+                )
+            )
+    return out
+
+
+def _selector(before: Obj, after: Obj) -> list[Refusal]:
+    """``ValidateReplicaSetUpdate`` / ``ValidateDeploymentUpdate`` (apps/v1)."""
+    return _immutable(before, after, "spec.selector")
+
+
+# --- core -------------------------------------------------------------------------------------
+
+
+def _service(before: Obj, after: Obj) -> list[Refusal]:
+    """``ValidateServiceUpdate``: clusterIPs may not change unless the Service becomes or stops
+    being an ExternalName; then ``ValidateService`` of the result, of which kubetrain mirrors
+    the rule an edit of a headless Service can break."""
+    out = []
+    old_type = _get(before, "spec.type") or "ClusterIP"
+    new_type = _get(after, "spec.type") or "ClusterIP"
+    if "ExternalName" not in (old_type, new_type):
+        for path in ("spec.clusterIP", "spec.clusterIPs"):
+            old, new = _get(before, path), _get(after, path)
+            # A field the applier never set keeps the allocated value: not a change.
+            if old is not None and new is not None and not semantic_equal(old, new):
+                out.append(Refusal(path, "may not change once set"))
+    if _get(after, "spec.clusterIP") == "None" and new_type in ("LoadBalancer", "NodePort"):
+        out.append(
+            Refusal(
+                "spec.clusterIP",
+                f"may not be set to 'None' for {new_type} services",
+                replaceable=False,
+            )
+        )
+    return out
+
+
+def _secret(before: Obj, after: Obj) -> list[Refusal]:
+    """``ValidateSecretUpdate``: the type, and everything once immutable."""
+    out = _immutable(before, after, "type", default="Opaque")
+    return out + _immutable_data(before, after)
+
+
+def _immutable_data(before: Obj, after: Obj) -> list[Refusal]:
+    """``immutable: true`` Secrets and ConfigMaps: data may not change, nor may immutable be
+    unset (``ValidateSecretUpdate``, ``ValidateConfigMapUpdate``)."""
+    if _get(before, "immutable") is not True:
+        return []
+    out = []
+    if _get(after, "immutable") is not True:
+        out.append(Refusal("immutable", "field is immutable when `immutable` is set"))
+    for path in ("data", "stringData", "binaryData"):
+        if not semantic_equal(_get(before, path), _get(after, path)):
+            out.append(Refusal(path, "field is immutable when `immutable` is set"))
+    return out
+
+
+def _pvc(before: Obj, after: Obj) -> list[Refusal]:
+    """``ValidatePersistentVolumeClaimUpdate``: the spec is immutable but its storage requests
+    (expansion) and volumeAttributesClassName."""
+    old = copy.deepcopy(dict(_get(before, "spec") or {}))
+    new = copy.deepcopy(dict(_get(after, "spec") or {}))
+    for spec in (old, new):
+        spec.pop("volumeAttributesClassName", None)
+        (spec.get("resources") or {}).pop("requests", None)
+        # volumeName is bound by the controller; an applier that leaves it out keeps it.
+        spec.pop("volumeName", None)
+    changed = first_difference(old, new, "spec")
+    return (
+        [Refusal(changed, "spec is immutable after creation except resources.requests")]
+        if (changed)
+        else []
+    )
+
+
+def _role_binding(before: Obj, after: Obj) -> list[Refusal]:
+    """``ValidateRoleBindingUpdate`` / ``ValidateClusterRoleBindingUpdate``."""
+    if semantic_equal(_get(before, "roleRef"), _get(after, "roleRef")):
+        return []
+    return [Refusal("roleRef", "cannot change roleRef")]
+
+
+def _crd(before: Obj, after: Obj) -> list[Refusal]:
+    """``ValidateCustomResourceDefinitionSpecUpdate``; kubetrain's CRDs are established once
+    applied, so scope and names.kind count as immutable too."""
+    return _immutable(before, after, "spec.group", "spec.names.plural", "spec.names.kind") + (
+        _immutable(before, after, "spec.scope", default="Namespaced")
+    )
+
+
+# --- JobSet (kubernetes-sigs/jobset, a custom resource kubetrain emits) ------------------------
+
+#: Pod-template fields the JobSet webhook lets change while the JobSet is (or becomes)
+#: suspended, for Kueue.
+_JOBSET_SUSPENDED_MUTABLE = (
+    ("metadata", "annotations"),
+    ("metadata", "labels"),
+    ("spec", "nodeSelector"),
+    ("spec", "tolerations"),
+    ("spec", "schedulingGates"),
+)
+
+
+def _jobset(before: Obj, after: Obj) -> list[Refusal]:
+    """Not the API server's own: the JobSet webhook's ``ValidateUpdate`` (v0.9,
+    ``pkg/webhooks/jobset_webhook.go``: replicatedJobs and managedBy immutable, the pod
+    templates' scheduling fields excepted while suspended) and the CRD's ``self == oldSelf``
+    rules (successPolicy, failurePolicy, network, startupPolicy)."""
+    old_jobs = copy.deepcopy(_get(before, "spec.replicatedJobs") or [])
+    new_jobs = copy.deepcopy(_get(after, "spec.replicatedJobs") or [])
+    if _get(before, "spec.suspend") is True or _get(after, "spec.suspend") is True:
+        # The webhook copies the old values of these fields into the new object before it
+        # compares: leaving them out of both sides is the same.
+        for job in [*old_jobs, *new_jobs]:
+            pod = _get(job, "template.spec.template")
+            for part, key in _JOBSET_SUSPENDED_MUTABLE:
+                if isinstance(pod, dict) and isinstance(pod.get(part), dict):
+                    pod[part].pop(key, None)
+    out = []
+    changed = first_difference(old_jobs, new_jobs, "spec.replicatedJobs")
+    if changed is not None:
+        out.append(Refusal("spec.replicatedJobs", f"{IMMUTABLE} ({changed} changed)"))
+    return out + _immutable(
+        before,
+        after,
+        "spec.managedBy",
+        "spec.successPolicy",
+        "spec.failurePolicy",
+        "spec.network",
+        "spec.startupPolicy",
+    )
+
+
+#: (group, kind) -> the update rules of that kind.
+IMMUTABLE_KINDS: dict[tuple[str, str], Callable[[Obj, Obj], list[Refusal]]] = {
+    ("", "Pod"): _pod,
+    ("batch", "Job"): _job,
+    ("apps", "StatefulSet"): _statefulset,
+    ("apps", "ReplicaSet"): _selector,
+    ("apps", "Deployment"): _selector,
+    ("", "Service"): _service,
+    ("", "Secret"): _secret,
+    ("", "ConfigMap"): _immutable_data,
+    ("", "PersistentVolumeClaim"): _pvc,
+    ("rbac.authorization.k8s.io", "RoleBinding"): _role_binding,
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): _role_binding,
+    ("apiextensions.k8s.io", "CustomResourceDefinition"): _crd,
+    ("jobset.x-k8s.io", "JobSet"): _jobset,
+}
+
+
+def _normalised(obj: Obj) -> dict[str, Any]:
+    return stored_form(copy.deepcopy(dict(obj)))
+
+
+def update_refusals(before: Obj, after: Obj) -> list[Refusal]:
+    """What the API server refuses when ``before`` is updated in place to ``after`` (empty: the
+    update is accepted, as far as these rules go). Both are one object (same kind and name)."""
+    group = str(after.get("apiVersion", "")).rpartition("/")[0]
+    rules = IMMUTABLE_KINDS.get((group, str(after.get("kind"))))
+    if rules is None:
+        return []
+    return rules(_normalised(before), _normalised(after))
+
+
+def replacement_field(before: Obj, after: Obj) -> Refusal | None:
+    """The first immutable field that forces ``before`` to be replaced to become ``after``
+    (``None``: the change can be made in place)."""
+    for refusal in update_refusals(before, after):
+        if refusal.replaceable:
+            return refusal
+    return None
+
+
+def may_need_replacement(kind: str, api_version: str) -> bool:
+    """Whether objects of this kind have immutable fields at all."""
+    return (api_version.rpartition("/")[0], kind) in IMMUTABLE_KINDS

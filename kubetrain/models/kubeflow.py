@@ -1,0 +1,399 @@
+"""What every Kubeflow replica job (``kubeflow.org/v1`` TFJob, PyTorchJob) shares: the run and
+scheduling policies, the replica spec, replica-type normalisation and the rules the training
+operator's common code applies.
+
+Fidelity target: Kubeflow training-operator v1.9, ``pkg/apis/kubeflow.org/v1/common_types.go``
+(``RunPolicy``, ``SchedulingPolicy``, ``ReplicaSpec``), ``defaulting_utils.go``
+(``setTypeNameToCamelCase``, ``setDefaultPort``) and ``pkg/webhooks/utils/utils.go``
+(``ValidateReplicaSpecs``), ``pkg/common/util/webhooks.go`` (``ValidateRunPolicyCreate``). A kind
+is its replica types, its default container and port (class variables of its replica spec) and
+the rules of its own webhook.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
+
+from pydantic import ConfigDict, Field, field_validator
+
+from ..kube.features import enabled_by_default
+from ..kube.names import DNS1035_LABEL, DNS1123_SUBDOMAIN, LABEL_VALUE
+from .base import (
+    DerivedName,
+    Int32,
+    JobDocument,
+    K8sType,
+    OutputEstimate,
+    Replicas,
+    Strict,
+    plain_copy,
+    upstream,
+)
+from .resources import pod_gpu_problems
+from .scheduling import check_resource_list, min_available_problems
+from .stack import NATIVE_WORKLOADS
+
+if TYPE_CHECKING:
+    from .stack import StackSettings
+
+__all__ = [
+    "MULTIKUEUE",
+    "TRAINING_OPERATOR",
+    "KubeflowJob",
+    "PodTemplateSpec",
+    "ReplicaSpec",
+    "RestartPolicy",
+    "RunPolicy",
+    "SchedulingPolicy",
+    "canonical_replica_types",
+]
+
+#: runPolicy.managedBy values ValidateRunPolicyCreate admits: the training operator's own, and
+#: Kueue's MultiKueue, which the operator leaves alone (MultiKueue runs the job on another
+#: cluster).
+TRAINING_OPERATOR = "kubeflow.org/training-operator"
+MULTIKUEUE = "kueue.x-k8s.io/multikueue"
+
+RestartPolicy = Literal["Always", "OnFailure", "Never", "ExitCode"]
+Problems = list[tuple[tuple[str | int, ...], str]]
+
+PodTemplateSpec = Annotated[
+    dict[str, Any],
+    K8sType("io.k8s.api.core.v1.PodTemplateSpec", "Pod template of every replica of this type"),
+]
+
+
+class SchedulingPolicy(Strict):
+    """Gang-scheduling settings (``runPolicy.schedulingPolicy``)."""
+
+    min_available: Int32 | None = Field(
+        default=None,
+        alias="minAvailable",
+        ge=1,
+        description="Pods that must be schedulable together. Default: every pod of the job.",
+        json_schema_extra=upstream(minimum=None, maximum=None),
+    )
+    queue: str | None = Field(default=None, description="Scheduler queue of the PodGroup.")
+    min_resources: dict[str, int | str] | None = Field(
+        default=None,
+        alias="minResources",
+        description="Resources the PodGroup needs. Default: the sum of the pods' requests.",
+        json_schema_extra=upstream(additionalProperties={"x-kubetrain-quantity": True}),
+    )
+    priority_class: str | None = Field(
+        default=None, alias="priorityClass", description="PriorityClass of the PodGroup."
+    )
+    schedule_timeout_seconds: Int32 | None = Field(
+        default=None,
+        alias="scheduleTimeoutSeconds",
+        ge=0,
+        description="Seconds the scheduler waits for the gang (scheduler-plugins only).",
+        json_schema_extra=upstream(minimum=None, maximum=None),
+    )
+
+    @field_validator("min_resources")
+    @classmethod
+    def _quantities(cls, value: dict[str, int | str] | None) -> dict[str, int | str] | None:
+        return check_resource_list(value)
+
+
+class RunPolicy(Strict):
+    """Run-time policies of the job (``spec.runPolicy``)."""
+
+    clean_pod_policy: Literal["All", "Running", "None"] | None = Field(
+        default=None,
+        alias="cleanPodPolicy",
+        description="Which pods the operator deletes when the job ends. Default: None.",
+        json_schema_extra=upstream(enum=None),
+    )
+    ttl_seconds_after_finished: Int32 | None = Field(
+        default=None,
+        alias="ttlSecondsAfterFinished",
+        ge=0,
+        description="Seconds to keep a finished job.",
+        json_schema_extra=upstream(minimum=None, maximum=None),
+    )
+    active_deadline_seconds: int | None = Field(
+        default=None,
+        alias="activeDeadlineSeconds",
+        ge=1,
+        description="Deadline of the job in seconds.",
+        json_schema_extra=upstream(minimum=None),
+    )
+    backoff_limit: Int32 | None = Field(
+        default=None,
+        alias="backoffLimit",
+        ge=0,
+        description="Retries before the job fails.",
+        json_schema_extra=upstream(minimum=None, maximum=None),
+    )
+    scheduling_policy: SchedulingPolicy | None = Field(
+        default=None, alias="schedulingPolicy", description="Gang-scheduling settings."
+    )
+    suspend: bool | None = Field(default=None, description="Create the job suspended.")
+    managed_by: Literal["kubeflow.org/training-operator", "kueue.x-k8s.io/multikueue"] | None = (
+        Field(
+            default=None,
+            alias="managedBy",
+            description="Controller that reconciles the job: kubeflow.org/training-operator, or "
+            "kueue.x-k8s.io/multikueue (operator mode only). Default: the training operator.",
+            json_schema_extra=upstream(enum=None),
+        )
+    )
+
+
+class ReplicaSpec(Strict):
+    """One replica type of a Kubeflow job. A kind subclasses it with its default container and
+    port (the operator's per-kind ``GetDefaultContainerName`` / ``GetDefaultContainerPortName``)
+    and its default restart policy."""
+
+    DEFAULT_CONTAINER: ClassVar[str]
+    DEFAULT_PORT_NAME: ClassVar[str]
+    DEFAULT_PORT: ClassVar[int]
+    # The training-operator v1.9 CRDs require nothing of a replica spec and bound no field:
+    # kubetrain's rules below are its own (it builds the pods), checked at load time only.
+    model_config = ConfigDict(json_schema_extra=upstream(required=None))
+
+    replicas: Replicas = Field(
+        default=1,
+        ge=1,
+        description="Number of pods of this type (at most 10000). Default: 1.",
+        json_schema_extra=upstream(minimum=None, maximum=None),
+    )
+    template: PodTemplateSpec = Field(description="Pod template of the replicas.")
+    restart_policy: RestartPolicy = Field(
+        alias="restartPolicy",
+        description="Pod restart policy (ExitCode: Never on the pod).",
+        json_schema_extra=upstream(enum=None),
+    )
+
+    def containers(self) -> list[dict[str, Any]]:
+        containers = (self.template.get("spec") or {}).get("containers") or []
+        return [c for c in containers if isinstance(c, dict)]
+
+    def default_container(self) -> dict[str, Any] | None:
+        return next((c for c in self.containers() if c.get("name") == self.DEFAULT_CONTAINER), None)
+
+    def port(self) -> int:
+        """The default port of the default container (the operator's GetPortFromJob)."""
+        container = self.default_container() or {}
+        for port in container.get("ports") or []:
+            if port.get("name") == self.DEFAULT_PORT_NAME:
+                return int(port["containerPort"])
+        return self.DEFAULT_PORT
+
+    def named_ports(self) -> dict[str, int]:
+        """Named container ports of the default container (GetPortsFromJob)."""
+        container = self.default_container() or {}
+        return {
+            p["name"]: int(p["containerPort"])
+            for p in (container.get("ports") or [])
+            if p.get("name")
+        }
+
+    def defaulted(self) -> ReplicaSpec:
+        """The spec with the operator's defaults: the default port on the default container
+        (setDefaultPort)."""
+        container = self.default_container()
+        if container is None or any(
+            p.get("name") == self.DEFAULT_PORT_NAME for p in (container.get("ports") or [])
+        ):
+            return self
+        template = plain_copy(self.template)
+        for c in template["spec"]["containers"]:
+            if c.get("name") == self.DEFAULT_CONTAINER:
+                c["ports"] = c.get("ports") or []
+                c["ports"].append(
+                    {"name": self.DEFAULT_PORT_NAME, "containerPort": self.DEFAULT_PORT}
+                )
+                break
+        return self.model_copy(update={"template": template})
+
+
+def canonical_replica_types(value: Any, canonical: dict[str, str]) -> Any:
+    """Replica-type keys in the operator's spelling (``setTypeNameToCamelCase``: any case is
+    accepted); a type given twice under two spellings is an error."""
+    if not isinstance(value, dict):
+        return value
+    out: dict[Any, Any] = {}
+    for key, spec in value.items():
+        name = canonical.get(key.lower(), key) if isinstance(key, str) else key
+        if name in out:
+            raise ValueError(f"replica type {name} is given twice (as {key!r})")
+        out[name] = spec
+    return out
+
+
+class KubeflowJob(JobDocument):
+    """A ``kubeflow.org/v1`` replica job. A kind sets its replica types (in the order kubetrain
+    expands them) and the attribute and key of its replica-spec map."""
+
+    REPLICA_TYPES: ClassVar[tuple[str, ...]]
+    NATIVE_WORKLOADS: ClassVar[tuple[str, ...]] = NATIVE_WORKLOADS
+    #: Attribute of ``spec`` holding the replica specs, and its key in the document.
+    REPLICA_SPECS_FIELD: ClassVar[str]
+    REPLICA_SPECS_KEY: ClassVar[str]
+    #: What the derived ``<pod>.<namespace>.svc`` names are used as (for error messages).
+    HOST_NAME_USE: ClassVar[str] = "replica host name"
+    # A job document needs a spec; the Kubeflow CRDs require nothing at their root.
+    model_config = ConfigDict(json_schema_extra=upstream(required=None))
+
+    spec: Any
+
+    @property
+    def replica_specs(self) -> dict[str, ReplicaSpec]:
+        """Replica specs in the kind's canonical type order."""
+        specs: dict[str, ReplicaSpec] = getattr(self.spec, self.REPLICA_SPECS_FIELD)
+        return {t: specs[t] for t in self.REPLICA_TYPES if t in specs}
+
+    @property
+    def run_policy(self) -> RunPolicy:
+        policy: RunPolicy = self.spec.run_policy
+        return policy
+
+    def total_replicas(self) -> int:
+        return sum(s.replicas for s in self.replica_specs.values())
+
+    def cluster_env_bytes(self, settings: StackSettings) -> int:
+        """Bytes of env each pod carries about the job's other pods (a TFJob's ``TF_CONFIG``
+        lists them all); none unless a kind says so (see :meth:`output_estimate`)."""
+        return 0
+
+    def output_estimate(self, settings: StackSettings, mode: str) -> OutputEstimate:
+        """Per replica index a workload (a Pod, or a Job) and a Service, each pod carrying
+        :meth:`cluster_env_bytes`; a JobSet holds every index's Job in one object; operator
+        mode writes the custom resource only. Upper estimates."""
+        specs = self.replica_specs
+        templates = {t: len(json.dumps(s.template)) for t, s in specs.items()}
+        largest_type = max(specs, key=lambda t: specs[t].replicas)
+        path: tuple[str | int, ...] = ("spec", self.REPLICA_SPECS_KEY, largest_type, "replicas")
+        if mode == "operator":
+            size = 2048 + sum(templates.values())
+            return OutputEstimate(1, size, size, path)
+        cluster = self.cluster_env_bytes(settings)
+        pods = {t: 3000 + 2 * templates[t] + cluster for t in specs}
+        total = sum(s.replicas * (pods[t] + 1000) for t, s in specs.items())
+        largest = max(pods.values())
+        if self.native_workload(settings) == "jobset":
+            largest = total
+        return OutputEstimate(2 * self.total_replicas() + 2, total, largest, path)
+
+    def is_distributed(self) -> bool:
+        """More than one replica in total (the operator's isDistributed)."""
+        return self.total_replicas() != 1
+
+    def defaulted_spec_update(self) -> dict[str, Any]:
+        """The spec fields the operator's defaulting webhook sets for every kind: the default
+        port of each replica type and cleanPodPolicy None."""
+        run_policy = self.run_policy
+        if run_policy.clean_pod_policy is None:
+            run_policy = run_policy.model_copy(update={"clean_pod_policy": "None"})
+        specs = {t: s.defaulted() for t, s in self.replica_specs.items()}
+        return {self.REPLICA_SPECS_FIELD: specs, "run_policy": run_policy}
+
+    def defaulted(self) -> KubeflowJob:
+        """The job as the operator's defaulting webhook leaves it."""
+        spec = self.spec.model_copy(update=self.defaulted_spec_update())
+        return self.model_copy(update={"spec": spec})
+
+    def replica_problems(self, settings: StackSettings) -> Problems:
+        """ValidateReplicaSpecs: every container has an image and the default container is
+        there; plus kubetrain's GPU rules for every pod template."""
+        problems: Problems = []
+        base: tuple[str | int, ...] = ("spec", self.REPLICA_SPECS_KEY)
+        for t, spec in self.replica_specs.items():
+            for i, container in enumerate(spec.containers()):
+                if not container.get("image"):
+                    path = (*base, t, "template", "spec", "containers", i, "image")
+                    problems.append((path, "every container needs an image"))
+            for path, message in pod_gpu_problems(spec.template.get("spec"), settings.gpu_resource):
+                problems.append(((*base, t, "template", "spec", *path), message))
+            names = [c.get("name") for c in spec.containers()]
+            if spec.DEFAULT_CONTAINER not in names:
+                found = ", ".join(repr(n) for n in names) or "none"
+                problems.append(
+                    (
+                        (*base, t, "template", "spec", "containers"),
+                        f"needs a container named {spec.DEFAULT_CONTAINER!r} (found: {found}); "
+                        "the operator configures and watches that container",
+                    )
+                )
+        return problems
+
+    def native_workload_of(self, settings: StackSettings) -> str | None:
+        """What runs the replica indexes: ``pod``, ``job`` or ``jobset`` in native mode, ``None``
+        in operator mode (the training operator creates the pods)."""
+        if self.mode(settings) != "native":
+            return None
+        return self.native_workload(settings)
+
+    def run_policy_problems(self, settings: StackSettings) -> Problems:
+        """What native mode (with its workload) cannot do of the run policy and the restart
+        policies, and the gang's minAvailable."""
+        problems: Problems = []
+        policy = self.run_policy
+        native = self.mode(settings) == "native"
+        workload = self.native_workload_of(settings)
+        if policy.suspend and workload == "pod":
+            problems.append(
+                (
+                    ("spec", "runPolicy", "suspend"),
+                    "a suspended job needs a controller to resume it; bare pods "
+                    "(kubetrain:nativeWorkload pod) start at once: use nativeWorkload job or "
+                    "jobset (resume by setting suspend: false), operator mode, or leave the job "
+                    "out",
+                )
+            )
+        if workload in ("job", "jobset") and not enabled_by_default(
+            "JobPodFailurePolicy", settings.version
+        ):
+            for rtype, spec in self.replica_specs.items():
+                if spec.restart_policy == "ExitCode":
+                    problems.append(
+                        (
+                            ("spec", self.REPLICA_SPECS_KEY, rtype, "restartPolicy"),
+                            f"ExitCode under a {workload} needs the Job API's podFailurePolicy, "
+                            f"which Kubernetes {settings.kubernetes_version} does not serve by "
+                            "default (beta from 1.26): use kubetrain:kubernetesVersion 1.26 or "
+                            "later, or kubetrain:nativeWorkload pod",
+                        )
+                    )
+        if policy.managed_by == MULTIKUEUE and native:
+            problems.append(
+                (
+                    ("spec", "runPolicy", "managedBy"),
+                    f"{MULTIKUEUE} hands the job to Kueue's MultiKueue, which runs it on another "
+                    "cluster (the training operator leaves it alone); native mode would create its "
+                    "pods here: use operator mode",
+                )
+            )
+        if policy.scheduling_policy is not None:
+            problems += min_available_problems(
+                policy.scheduling_policy.min_available,
+                self.total_replicas(),
+                ("spec", "runPolicy", "schedulingPolicy", "minAvailable"),
+            )
+        return problems
+
+    def derived_names(self, settings: StackSettings) -> list[DerivedName]:
+        names = [
+            DerivedName(self.name, f"{self.KIND} name", DNS1035_LABEL),
+            DerivedName(self.name, "job-name label value", LABEL_VALUE),
+            DerivedName(self.name, "PodGroup name", DNS1123_SUBDOMAIN),
+        ]
+        domain = f".{settings.cluster_domain}" if settings.cluster_domain else ""
+        jobset = self.native_workload_of(settings) == "jobset"
+        for rtype, spec in self.replica_specs.items():
+            last = f"{self.name}-{rtype.lower()}-{spec.replicas - 1}"
+            names.append(DerivedName(last, "Pod and Service name", DNS1035_LABEL))
+            if jobset:
+                # The JobSet controller names its child Jobs <jobset>-<replicatedJob>-<jobIndex>
+                # (placement.GenJobName), and its webhook wants them DNS-1035 labels.
+                names.append(DerivedName(f"{last}-0", "JobSet child Job name", DNS1035_LABEL))
+            names.append(
+                DerivedName(
+                    f"{last}.{self.namespace}.svc{domain}", self.HOST_NAME_USE, DNS1123_SUBDOMAIN
+                )
+            )
+        return names

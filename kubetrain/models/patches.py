@@ -1,0 +1,527 @@
+"""Per-environment overrides: Kustomize-style patches applied to job documents (and plain
+manifests) before they are validated and expanded.
+
+One job document serves several stacks; each stack's ``kubetrain:patches`` changes what it needs,
+in the two forms Kustomize's ``patches`` field accepts, told apart as Kustomize does (a list is
+a JSON patch, a mapping a strategic merge patch):
+
+- **strategic merge patch** (a partial document): mappings merge, ``null`` deletes a key, lists
+  of Kubernetes types merge by their merge key (containers and env vars by ``name``), other
+  lists are replaced; ``$patch: replace`` / ``$patch: delete`` as in Kubernetes. Its target is
+  the document its own ``apiVersion``, ``kind`` and ``metadata`` name, unless ``target`` says.
+- **JSON patch** (RFC 6902, a list of ``add``/``remove``/``replace``/``move``/``copy``/``test``
+  operations), which needs a ``target``; applied with the ``jsonpatch`` library.
+
+Deviation from Kustomize, on purpose: Kustomize knows no schema for a custom resource such as a
+TFJob, so its strategic merge replaces the containers list of a TFJob's pod template whole;
+kubetrain knows the Kubernetes types a job embeds and merges them as Kubernetes merges a
+Deployment's (what a user patching ``containers`` by name expects). And a patch that matches no
+document is an error here (Kustomize skips it silently), since it is a typo or a stale name.
+
+Every problem points into the patch: a patch that targets nothing at its ``target``, a bad
+operation at the operation, and a schema error in what the patch wrote at the patch's line for
+that value (:class:`PatchedDocument`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jsonpatch
+import jsonpointer
+
+from ..kube.schemas import split_api_version
+from .base import plain_copy
+from .errors import InputError, PathPart, Problem
+from .fields import FieldNode, kind_node
+from .source import Document, load_documents, parse_documents
+from .stack import CONFIG_NAMESPACE, Patch, PatchTarget
+
+__all__ = ["PatchSource", "PatchedDocument", "apply_patches", "patch_sources"]
+
+Path_ = tuple[PathPart, ...]
+_DELETE = object()  # a strategic merge directive removed the value
+_JSON_OPS = ("add", "remove", "replace", "move", "copy", "test")
+
+
+@dataclass
+class PatchedDocument(Document):
+    """A document after patches: values a patch wrote are located in the patch.
+
+    ``overlay`` maps a path of the patched document to the patch (as a document) and the path
+    in it that wrote the value there; a problem at or below such a path is reported at the
+    patch's file, line and field path, naming the document it patched.
+    """
+
+    overlay: dict[Path_, tuple[Document, Path_]] = field(default_factory=dict)
+    title: str = ""
+
+    def problem(self, path: Sequence[PathPart], message: str) -> Problem:
+        written = self.as_written(path)
+        for n in range(len(written), -1, -1):
+            hit = self.overlay.get(written[:n])
+            if hit is not None:
+                site, at = hit
+                return site.problem((*at, *written[n:]), f"{message} (patching {self.title})")
+        return super().problem(written, message)
+
+
+@dataclass(frozen=True)
+class PatchSource:
+    """One patch: its content as a document, where it was declared, and what it targets."""
+
+    content: Document
+    entry: Document  # the kubetrain:patches entry, for problems about the patch as a whole
+    target: PatchTarget | None
+
+    @property
+    def is_json_patch(self) -> bool:
+        return isinstance(self.content.data, list)
+
+
+# --- reading the patches ----------------------------------------------------------------------
+
+
+def patch_sources(
+    stack_doc: Document, patches: Sequence[Patch], root: Path, problems: list[Problem]
+) -> list[PatchSource]:
+    """Every patch of ``kubetrain:patches``, inline or read from its file, in order."""
+    out: list[PatchSource] = []
+    key = f"{CONFIG_NAMESPACE}:patches"
+    for i, patch in enumerate(patches):
+        entry = stack_doc.sub(("config", key, i))
+        if patch.path is not None:
+            try:
+                docs = load_documents(root / patch.path)
+            except InputError as exc:
+                problems.append(entry.problem(("path",), str(exc.problems[0])))
+                continue
+            out += [PatchSource(d, entry, patch.target) for d in docs]
+        elif isinstance(patch.patch, str):
+            try:
+                docs = _inline_text(entry, patch.patch)
+            except InputError as exc:
+                problems += exc.problems
+                continue
+            out += [PatchSource(d, entry, patch.target) for d in docs]
+        else:
+            out.append(PatchSource(entry.sub(("patch",)), entry, patch.target))
+    return out
+
+
+def _inline_text(entry: Document, text: str) -> list[Document]:
+    """A patch written as a YAML string (``patch: |``, as in kustomization.yaml): its
+    documents, with lines counted in the stack file when it is a block scalar."""
+    key_line = entry.line_of(("patch",)) or 0
+    source = entry.source.text.splitlines() if entry.source is not None else []
+    block = 0 < key_line <= len(source) and re.search(
+        r":\s*[|>][-+0-9]*\s*(#.*)?$", source[key_line - 1]
+    )
+    prefix = (*entry.prefix, "patch")
+    try:
+        docs = parse_documents(text, entry.file)
+    except InputError as exc:
+        raise InputError(
+            Problem(
+                entry.file,
+                key_line + (p.line or 0) if block and p.line else key_line or None,
+                prefix,
+                p.message,
+            )
+            for p in exc.problems
+        ) from None
+    out = []
+    for doc in docs:
+        lines = {path: (key_line + line if block else key_line) for path, line in doc.lines.items()}
+        out.append(
+            dataclasses.replace(Document.with_lines(entry.file, doc.data, lines), prefix=prefix)
+        )
+    return out
+
+
+# --- matching ---------------------------------------------------------------------------------
+
+
+def _identity(doc: Document, default_namespace: str) -> tuple[str, str, str, str, str] | None:
+    """(group, version, kind, name, namespace) of a document, or ``None`` when it has none."""
+    data = doc.data
+    if not isinstance(data, dict):
+        return None
+    meta = data.get("metadata")
+    meta = meta if isinstance(meta, dict) else {}
+    api_version, kind, name = data.get("apiVersion"), data.get("kind"), meta.get("name")
+    if not (isinstance(api_version, str) and isinstance(kind, str) and isinstance(name, str)):
+        return None
+    group, version = split_api_version(api_version)
+    namespace = meta.get("namespace")
+    return (
+        group,
+        version,
+        kind,
+        name,
+        namespace if isinstance(namespace, str) else default_namespace,
+    )
+
+
+def _target_of(source: PatchSource, problems: list[Problem]) -> PatchTarget | None:
+    """The explicit target, else (strategic merge) the document the patch names itself."""
+    if source.target is not None:
+        return source.target
+    if source.is_json_patch:
+        problems.append(
+            source.entry.problem((), "a JSON patch needs a target (kind and name of the job)")
+        )
+        return None
+    data = source.content.data
+    meta = data.get("metadata") if isinstance(data, dict) else None
+    name = meta.get("name") if isinstance(meta, dict) else None
+    kind = data.get("kind") if isinstance(data, dict) else None
+    if not isinstance(name, str) or not isinstance(kind, str):
+        problems.append(
+            source.content.problem(
+                (),
+                "a strategic merge patch without a target names the document it patches: "
+                "give kind and metadata.name (and apiVersion), or a target",
+            )
+        )
+        return None
+    api_version = data.get("apiVersion")
+    group, version = (
+        split_api_version(api_version) if isinstance(api_version, str) else (None, None)
+    )
+    namespace = meta.get("namespace") if isinstance(meta, dict) else None
+    return PatchTarget(
+        group=group,
+        version=version,
+        kind=kind,
+        name=re.escape(name),
+        namespace=re.escape(namespace) if isinstance(namespace, str) else None,
+    )
+
+
+def _matches(target: PatchTarget, identity: tuple[str, str, str, str, str]) -> bool:
+    """Kustomize's selector: every field given matches; names and namespaces as anchored
+    regular expressions (``kustomize/api/types.Selector``, ``resource.Resource.IsSelected``)."""
+    group, version, kind, name, namespace = identity
+    return (
+        (target.group is None or target.group == group)
+        and (target.version is None or target.version == version)
+        and (target.kind is None or target.kind == kind)
+        and (target.name is None or re.fullmatch(target.name, name) is not None)
+        and (target.namespace is None or re.fullmatch(target.namespace, namespace) is not None)
+    )
+
+
+def _title(identity: tuple[str, str, str, str, str]) -> str:
+    return f"{identity[2]} {identity[4]}/{identity[3]}"
+
+
+# --- applying ---------------------------------------------------------------------------------
+
+
+def apply_patches(
+    docs: Sequence[Document],
+    sources: Sequence[PatchSource],
+    *,
+    default_namespace: str,
+    version: tuple[int, int],
+    problems: list[Problem],
+) -> list[Document]:
+    """``docs`` with every patch applied, in order (documents no patch targets are returned
+    as they are). A patch that targets nothing is a problem."""
+    out: list[Document] = list(docs)
+    for source in sources:
+        target = _target_of(source, problems)
+        if target is None:
+            continue
+        hits = 0
+        for n, doc in enumerate(out):
+            identity = _identity(doc, default_namespace)
+            if identity is None or not _matches(target, identity):
+                continue
+            hits += 1
+            patched = _patched(doc, identity, version)
+            before = len(problems)
+            if source.is_json_patch:
+                _json_patch(patched, source.content, problems)
+            else:
+                _strategic(patched, source.content, version, problems)
+            if len(problems) == before:
+                out[n] = patched
+        if not hits:
+            problems.append(_no_match(source, target, out, default_namespace))
+    return out
+
+
+def _patched(
+    doc: Document, identity: tuple[str, str, str, str, str], version: Any
+) -> PatchedDocument:
+    if isinstance(doc, PatchedDocument):
+        return dataclasses.replace(doc, data=plain_copy(doc.data), overlay=dict(doc.overlay))
+    fields = {f.name: getattr(doc, f.name) for f in dataclasses.fields(Document)}
+    fields["data"] = plain_copy(doc.data)
+    return PatchedDocument(**fields, title=_title(identity))
+
+
+def _no_match(
+    source: PatchSource, target: PatchTarget, docs: Sequence[Document], default_namespace: str
+) -> Problem:
+    known = sorted({_title(i) for d in docs if (i := _identity(d, default_namespace)) is not None})
+    wanted = " ".join(f"{k}={v}" for k, v in target.model_dump(exclude_none=True).items())
+    message = f"patch target ({wanted}) matches no job or manifest of this stack"
+    names = sorted({t.rpartition("/")[2] for t in known})
+    if target.name and (close := difflib.get_close_matches(target.name, names, n=1)):
+        message += f"; did you mean name {close[0]!r}?"
+    shown = ", ".join(known[:8]) + (f" and {len(known) - 8} more" if len(known) > 8 else "")
+    message += f" (documents: {shown or 'none'})"
+    where = ("target",) if source.target is not None else ()
+    doc = source.entry if source.target is not None else source.content
+    return doc.problem(where, message)
+
+
+# --- strategic merge --------------------------------------------------------------------------
+
+
+def _strategic(
+    doc: PatchedDocument, patch: Document, version: tuple[int, int], problems: list[Problem]
+) -> None:
+    if not isinstance(patch.data, dict):
+        problems.append(
+            patch.problem((), "a patch is a mapping (strategic merge) or a list (JSON patch)")
+        )
+        return
+    data = doc.data
+    node = kind_node(str(data.get("apiVersion")), str(data.get("kind")), version)
+    merged = _Merge(doc, patch, problems).merge(data, patch.data, node, (), ())
+    if merged is _DELETE:
+        problems.append(patch.problem(("$patch",), "a patch cannot delete the whole document"))
+        return
+    doc.data = merged
+
+
+@dataclass
+class _Merge:
+    """One strategic merge patch being applied to one document: where its values come from
+    (``site``), the document recording them (``doc.overlay``), and the problems found."""
+
+    doc: PatchedDocument
+    site: Document
+    problems: list[Problem]
+
+    def record(self, path: Path_, patch_path: Path_) -> None:
+        self.doc.overlay[path] = (self.site, patch_path)
+
+    def merge(
+        self, original: Any, patch: Any, node: FieldNode | None, path: Path_, patch_path: Path_
+    ) -> Any:
+        """``patch`` merged into ``original`` as ``strategicpatch.mergeMap`` / ``mergeSlice``
+        of k8s.io/apimachinery do (the directives ``$patch: replace|delete`` included;
+        ``$retainKeys``, ``$setElementOrder`` and ``$deleteFromPrimitiveList`` are not
+        supported)."""
+        if isinstance(patch, dict):
+            return self.merge_map(original, patch, node, path, patch_path)
+        if isinstance(patch, list) and isinstance(original, list):
+            merge_key = node.merge_key if node is not None else None
+            if merge_key is not None and all(isinstance(item, dict) for item in patch):
+                return self.merge_list(original, patch, merge_key, node, path, patch_path)
+        self.record(path, patch_path)
+        return _without_nulls(patch)
+
+    def merge_map(
+        self,
+        original: Any,
+        patch: dict[Any, Any],
+        node: FieldNode | None,
+        path: Path_,
+        patch_path: Path_,
+    ) -> Any:
+        directive = patch.get("$patch")
+        body = {k: v for k, v in patch.items() if k != "$patch"}
+        if directive == "delete":
+            return _DELETE
+        for key in [k for k in body if isinstance(k, str) and k.startswith("$")]:
+            self.problems.append(
+                self.site.problem((*patch_path, key), f"the directive {key!r} is not supported")
+            )
+        if directive not in (None, "merge", "replace"):
+            self.problems.append(
+                self.site.problem(
+                    (*patch_path, "$patch"), f"must be replace, merge or delete, got {directive!r}"
+                )
+            )
+        if directive == "replace" or not isinstance(original, dict):
+            self.record(path, patch_path)
+            return _without_nulls(body)
+        result = dict(original)
+        for key, value in body.items():
+            if isinstance(key, str) and key.startswith("$"):
+                continue
+            child = node.child(key) if node is not None and value is not None else None
+            merged = (
+                _DELETE
+                if value is None
+                else self.merge(original.get(key), value, child, (*path, key), (*patch_path, key))
+            )
+            if merged is _DELETE:
+                result.pop(key, None)
+                self.record((*path, key), (*patch_path, key))
+            else:
+                result[key] = merged
+        return result
+
+    def merge_list(
+        self,
+        original: list[Any],
+        patch: list[Any],
+        key: str,
+        node: FieldNode | None,
+        path: Path_,
+        patch_path: Path_,
+    ) -> Any:
+        items = [(j, item) for j, item in enumerate(patch) if item.get("$patch") != "replace"]
+        result = [] if len(items) < len(patch) else list(original)
+        item_node = node.child(0) if node is not None else None
+        for j, item in items:
+            if key not in item:
+                self.problems.append(
+                    self.site.problem(
+                        (*patch_path, j),
+                        f"a list item of this strategic merge patch needs its merge key {key!r}",
+                    )
+                )
+                continue
+            found = next(
+                (
+                    i
+                    for i, o in enumerate(result)
+                    if isinstance(o, dict) and o.get(key) == item[key]
+                ),
+                None,
+            )
+            if item.get("$patch") == "delete":
+                if found is not None:
+                    del result[found]
+            elif found is None:
+                result.append(_without_nulls(item))
+                self.record((*path, len(result) - 1), (*patch_path, j))
+            else:
+                result[found] = self.merge(
+                    result[found], item, item_node, (*path, found), (*patch_path, j)
+                )
+        return result
+
+
+def _without_nulls(value: Any) -> Any:
+    """A value as a patch writes it where nothing was: ``null`` keys and directives dropped."""
+    if isinstance(value, dict):
+        return {
+            k: _without_nulls(v)
+            for k, v in value.items()
+            if v is not None and not (isinstance(k, str) and k.startswith("$"))
+        }
+    if isinstance(value, list):
+        return [_without_nulls(v) for v in value]
+    return value
+
+
+# --- JSON patch (RFC 6902) --------------------------------------------------------------------
+
+
+def _json_patch(doc: PatchedDocument, patch: Document, problems: list[Problem]) -> None:
+    for j, op in enumerate(patch.data):
+        problem = _bad_operation(op)
+        if problem is not None:
+            problems.append(patch.problem((j, *problem[0]), problem[1]))
+            return
+        try:
+            doc.data = jsonpatch.apply_patch(doc.data, [op], in_place=True)
+        except jsonpatch.JsonPatchTestFailed:
+            problems.append(
+                patch.problem(
+                    (j, "value"),
+                    f"test failed: the value at {op['path']} is not the one given (in {doc.title})",
+                )
+            )
+            return
+        except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException):
+            pointer = op["from"] if op["op"] in ("move", "copy") else op["path"]
+            field = "from" if op["op"] in ("move", "copy") else "path"
+            problems.append(
+                patch.problem((j, field), _missing(doc.data, pointer, op["op"], doc.title))
+            )
+            return
+        written = _as_path(doc.data, op["path"])
+        at: Path_ = (j, "value") if op["op"] in ("add", "replace") else (j,)
+        if op["op"] != "test":
+            doc.overlay[written] = (patch, at)
+
+
+def _bad_operation(op: Any) -> tuple[Path_, str] | None:
+    if not isinstance(op, dict):
+        return (), "a JSON patch operation is a mapping with op and path"
+    if op.get("op") not in _JSON_OPS:
+        return ("op",), f"must be one of {', '.join(_JSON_OPS)}, got {op.get('op')!r}"
+    for key in ("path", "from") if op["op"] in ("move", "copy") else ("path",):
+        value = op.get(key)
+        if not isinstance(value, str) or (value and not value.startswith("/")):
+            return (key,), f"must be a JSON pointer such as /spec/replicas, got {value!r}"
+    if op["op"] in ("add", "replace", "test") and "value" not in op:
+        return (), f"a {op['op']} operation needs a value"
+    return None
+
+
+def _parts(pointer: str) -> list[str]:
+    return [p.replace("~1", "/").replace("~0", "~") for p in pointer.split("/")[1:]]
+
+
+def _as_path(data: Any, pointer: str) -> Path_:
+    """A JSON pointer as a field path (list indexes as numbers, ``-`` as the last item)."""
+    out: list[PathPart] = []
+    current = data
+    for part in _parts(pointer):
+        if isinstance(current, list):
+            index = len(current) - 1 if part == "-" else int(part) if part.isdigit() else 0
+            out.append(index)
+            current = current[index] if 0 <= index < len(current) else None
+        else:
+            out.append(part)
+            current = current.get(part) if isinstance(current, dict) else None
+    return tuple(out)
+
+
+def _missing(data: Any, pointer: str, op: str, title: str) -> str:
+    """Why ``pointer`` does not resolve in ``data``: the first step that fails, and what is
+    there instead."""
+    current = data
+    walked = ""
+    parts = _parts(pointer)
+    for n, part in enumerate(parts):
+        last = n == len(parts) - 1
+        if isinstance(current, dict):
+            if part not in current:
+                if last and op == "add":
+                    break
+                keys = sorted(str(k) for k in current)
+                close = difflib.get_close_matches(part, keys, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else f" (keys: {', '.join(keys)})"
+                return f"{title} has no {part!r} at {walked or '/'}{hint}"
+            current = current[part]
+        elif isinstance(current, list):
+            if not part.isdigit() or int(part) >= len(current) + (last and op == "add"):
+                if part == "-" and last and op == "add":
+                    break
+                return (
+                    f"{title} has {len(current)} items at {walked or '/'}, "
+                    f"so {part!r} is not an index there"
+                )
+            current = current[int(part)] if int(part) < len(current) else None
+        else:
+            return f"{title} has a value, not a mapping or list, at {walked or '/'}"
+        walked += "/" + part.replace("~", "~0").replace("/", "~1")
+    return f"cannot {op} {pointer} in {title}"

@@ -1,0 +1,112 @@
+"""Custom resources checked as the API server checks them, against the CRD that defines them.
+
+Where a custom resource's CRD comes from, first found wins:
+
+1. a CRD given with ``kubetrain validate --crd FILE|DIR`` (the CRDs the cluster really runs);
+2. a CRD among the objects validated together (render's ``_crds/``, or any tree holding CRDs):
+   its custom resources in the same run are checked against it;
+3. kubetrain's own: the CRD kubetrain generates for a kind it owns (TrainingJob, Learner), or,
+   for a third-party kind kubetrain emits (PodGroup, ExternalSecret, Flux and Argo CD objects,
+   TFJob), a structural schema generated from its ``@resource_kind`` model, every embedded
+   Kubernetes type described in full. Those models follow the real CRDs (tested against
+   ``../shared/crds``): no stricter, and refusing what they refuse.
+
+``--schema-location`` JSON schemas are kubeconform's way and stay as they are: a kind they
+provide and no CRD defines is checked against them. Every CRD object is itself checked as the
+API server checks it (:func:`~kubetrain.kube.apiextensions.validate_crd`). Schemas and CEL
+programs are compiled once per process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from functools import cache
+from typing import Any
+
+from ..builders.crd import custom_resource_definition, model_schema, owned_crds
+from ..kube import schemas as k8s
+from ..kube.apiextensions import CRDVersion, crd_versions, validate_crd, validate_custom_resource
+from ..kube.apiextensions.definition import is_crd
+from ..models.base import resource_kinds
+from ..models.errors import InputError, Problem
+from ..models.source import display_path, load_documents
+
+__all__ = ["CustomResources", "builtin_version", "custom_resource_issues"]
+
+Key = tuple[str, str]  # (apiVersion, kind)
+
+
+class _Everything(frozenset[str]):
+    """Every Kubernetes definition is described in full (see ``builders.crd``)."""
+
+    def __contains__(self, item: object) -> bool:
+        return True
+
+
+_ALL_DEFINITIONS = _Everything()
+
+
+@cache
+def builtin_version(api_version: str, kind: str, version: tuple[int, int]) -> CRDVersion | None:
+    """kubetrain's own CRD version of a kind it emits beyond Kubernetes', or ``None``."""
+    for info in owned_crds():
+        if (info.model.API_VERSION, info.kind) == (api_version, kind):
+            return crd_versions(custom_resource_definition(info.model, version), "kubetrain")[0]
+    model = resource_kinds().get((api_version, kind))
+    if model is None:
+        return None
+    group, ver = k8s.split_api_version(api_version)
+    schema = model_schema(model, version, _ALL_DEFINITIONS, kind)
+    return CRDVersion(group, ver, kind, kind.lower() + "s", True, schema, "kubetrain")
+
+
+def custom_resource_issues(
+    crd: CRDVersion, obj: Any, version: tuple[int, int]
+) -> list[k8s.SchemaIssue]:
+    """What the API server would refuse in ``obj`` under ``crd``."""
+    return validate_custom_resource(crd.node, obj, namespaced=crd.namespaced, version=version)
+
+
+class CustomResources:
+    """The CRDs given by the user (``--crd``) and those found among the objects validated."""
+
+    def __init__(self, crd_files: Sequence[tuple[str, Sequence[tuple[str, str]]]] = ()) -> None:
+        """``crd_files``: each ``--crd`` argument and its YAML files (path, path as shown)."""
+        self.given: dict[Key, CRDVersion] = {}
+        self.found: dict[Key, CRDVersion] = {}
+        self._load(crd_files)
+
+    def _load(self, crd_files: Sequence[tuple[str, Sequence[tuple[str, str]]]]) -> None:
+        problems: list[Problem] = []
+        for raw, files in crd_files:
+            count = 0
+            for path, shown in files:
+                for doc in load_documents(path):
+                    if not is_crd(doc.data):
+                        continue
+                    count += 1
+                    issues = validate_crd(doc.data)
+                    problems += [
+                        doc.problem(i.path, f"not a CRD the API server accepts: {i.message}")
+                        for i in issues
+                    ]
+                    if not issues:
+                        for v in crd_versions(doc.data, shown):
+                            self.given.setdefault((v.api_version, v.kind), v)
+            if not count:
+                problems.append(
+                    Problem(display_path(raw), None, (), "no CustomResourceDefinition found")
+                )
+        if problems:
+            raise InputError(problems)
+
+    def add_found(self, objects: Iterable[tuple[Any, str]]) -> None:
+        """Register the valid CRDs among ``objects`` ((object, file) pairs)."""
+        for obj, file in objects:
+            if is_crd(obj) and not validate_crd(obj):
+                for v in crd_versions(obj, file):
+                    self.found.setdefault((v.api_version, v.kind), v)
+
+    def lookup(self, api_version: str, kind: str) -> CRDVersion | None:
+        key = (api_version, kind)
+        return self.given.get(key) or self.found.get(key)

@@ -1,0 +1,638 @@
+"""The API server's create-time checks beyond the corpus: the kinds the corpus does not hold
+(Deployment, DaemonSet, CronJob, ReplicationController, PodTemplate, ConfigMap, Namespace,
+PersistentVolumeClaim, ClusterRole, ClusterRoleBinding), checks that changed between Kubernetes
+versions, mutations of the corpus' accepted objects whose verdict follows from upstream's rules,
+and robustness: no input makes a check fail.
+
+Each case names the upstream rule it stands for; ``tests/test_apiserver_corpus.py`` holds the
+checks to a real server's verdicts.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kubetrain.kube.apiserver import HANDLED_KINDS, embedded_issues, object_issues
+from kubetrain.kube.apiserver.batch import parse_cron
+from kubetrain.models.errors import format_path
+
+from conftest import REPO
+
+V = (1, 36)
+CONTAINER = {"name": "main", "image": "tf:2"}
+TEMPLATE = {"metadata": {"labels": {"app": "x"}}, "spec": {"containers": [CONTAINER]}}
+
+
+def obj(api_version: str, kind: str, **fields: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": api_version,
+        "kind": kind,
+        "metadata": {"name": "x", "namespace": "ml"},
+        **fields,
+    }
+
+
+def cron_job(schedule: str, **job_spec: Any) -> dict[str, Any]:
+    template = {"spec": {"restartPolicy": "Never", "containers": [CONTAINER]}}
+    spec = {"schedule": schedule, "jobTemplate": {"spec": {**job_spec, "template": template}}}
+    return obj("batch/v1", "CronJob", spec=spec)
+
+
+def workload(kind: str, **spec: Any) -> dict[str, Any]:
+    base = {"selector": {"matchLabels": {"app": "x"}}, "template": copy.deepcopy(TEMPLATE)}
+    return obj("apps/v1", kind, spec={**base, **spec})
+
+
+def paths(found: list[Any]) -> list[str]:
+    return [f"{format_path(i.path)}: {i.message}" for i in found]
+
+
+VALID = [
+    workload("Deployment"),
+    workload("Deployment", strategy={"type": "Recreate"}, replicas=0, minReadySeconds=5),
+    workload(
+        "DaemonSet",
+        updateStrategy={
+            "type": "RollingUpdate",
+            "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0},
+        },
+    ),
+    workload(
+        "StatefulSet",
+        serviceName="x",
+        volumeClaimTemplates=[
+            {
+                "metadata": {"name": "data"},
+                "spec": {
+                    "accessModes": ["ReadWriteOnce"],
+                    "resources": {"requests": {"storage": "1Gi"}},
+                },
+            }
+        ],
+    ),
+    obj(
+        "batch/v1",
+        "CronJob",
+        spec={
+            "schedule": "*/5 * * * *",
+            "jobTemplate": {
+                "spec": {
+                    "template": {"spec": {"restartPolicy": "OnFailure", "containers": [CONTAINER]}}
+                }
+            },
+        },
+    ),
+    obj(
+        "batch/v1",
+        "CronJob",
+        spec={
+            "schedule": "@hourly",
+            "timeZone": "Etc/UTC",
+            "jobTemplate": {
+                "spec": {
+                    "template": {"spec": {"restartPolicy": "Never", "containers": [CONTAINER]}}
+                }
+            },
+        },
+    ),
+    obj("v1", "ReplicationController", spec={"template": copy.deepcopy(TEMPLATE)}),
+    obj("v1", "PodTemplate", template=copy.deepcopy(TEMPLATE)),
+    obj("v1", "ConfigMap", data={"a.conf": "x"}, binaryData={"b.bin": "eA=="}),
+    {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ml"}},
+    obj(
+        "v1",
+        "PersistentVolumeClaim",
+        spec={
+            "accessModes": ["ReadWriteOnce"],
+            "resources": {"requests": {"storage": "10Gi"}},
+            "storageClassName": "fast",
+        },
+    ),
+    {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": "r"},
+        "rules": [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}],
+    },
+    {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": "b"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "r"},
+        "subjects": [
+            {"kind": "ServiceAccount", "name": "s", "namespace": "ml"},
+            {"kind": "Group", "name": "devs"},
+        ],
+    },
+    obj(
+        "v1",
+        "Service",
+        spec={
+            "type": "NodePort",
+            "ports": [{"port": 80, "nodePort": 30080}],
+            "externalTrafficPolicy": "Local",
+        },
+    ),
+    obj("v1", "Secret", type="kubernetes.io/tls", data={"tls.crt": "eA==", "tls.key": "eA=="}),
+]
+
+
+@pytest.mark.parametrize("valid", VALID, ids=lambda o: o["kind"])
+def test_valid_objects_pass(valid: dict[str, Any]) -> None:
+    assert paths(object_issues(valid, V)) == []
+
+
+# (object, the finding expected among its findings; "<path>: <start of message>")
+INVALID = [
+    # apps ValidateDeploymentSpec / ValidateRollingUpdateDeployment
+    (
+        workload("Deployment", strategy={"rollingUpdate": {"maxSurge": 0, "maxUnavailable": 0}}),
+        "spec.strategy.rollingUpdate.maxUnavailable: invalid value 0: may not be 0",
+    ),
+    (
+        workload("Deployment", strategy={"type": "Recreate", "rollingUpdate": {}}),
+        "spec.strategy.rollingUpdate: forbidden",
+    ),
+    (
+        workload("Deployment", progressDeadlineSeconds=5, minReadySeconds=10),
+        "spec.progressDeadlineSeconds: invalid value 5: must be greater than minReadySeconds",
+    ),
+    (
+        workload("Deployment", selector={"matchLabels": {"app": "y"}}),
+        "spec.template.metadata.labels: invalid value",
+    ),
+    (
+        workload("Deployment", strategy={"rollingUpdate": {"maxSurge": "150%"}}),
+        "spec.strategy.rollingUpdate.maxSurge: invalid value '150%': must not be greater than 100%",
+    ),
+    # apps ValidateDaemonSetSpec / ValidateRollingUpdateDaemonSet
+    (
+        workload(
+            "DaemonSet", updateStrategy={"rollingUpdate": {"maxSurge": 1, "maxUnavailable": 1}}
+        ),
+        "spec.updateStrategy.rollingUpdate.maxSurge: invalid value 1: may not be set",
+    ),
+    (
+        workload(
+            "DaemonSet",
+            template={**TEMPLATE, "spec": {"restartPolicy": "Never", "containers": [CONTAINER]}},
+        ),
+        "spec.template.spec.restartPolicy: unsupported value 'Never'",
+    ),
+    # apps ValidateStatefulSetSpec (claim templates count as volumes from 1.34)
+    (workload("StatefulSet", podManagementPolicy="Random"), "spec.podManagementPolicy: invalid"),
+    (
+        workload("StatefulSet", serviceName="Bad_Name"),
+        "spec.serviceName: 'Bad_Name' is not a valid",
+    ),
+    (
+        workload("StatefulSet", volumeClaimTemplates=[{"metadata": {"name": "d"}, "spec": {}}]),
+        "spec.volumeClaimTemplates[0].spec.accessModes: required field is missing",
+    ),
+    # batch ValidateCronJobCreate / validateScheduleFormat / ValidateJobTemplateSpec
+    (cron_job("61 * * * *"), "spec.schedule: 61 is out of range (0-59)"),
+    (
+        cron_job("CRON_TZ=UTC 0 * * *"),
+        "spec.schedule: invalid value 'CRON_TZ=UTC 0 * * *': cannot use TZ",
+    ),
+    (
+        cron_job("@daily", selector={}),
+        "spec.jobTemplate.spec.selector: invalid value {}: `selector` will be auto-generated",
+    ),
+    ({**cron_job("@daily"), "metadata": {"name": "c" * 53}}, "metadata.name: invalid value"),
+    # batch validateJobSpec: indexed jobs, pod failure policy
+    (
+        obj(
+            "batch/v1",
+            "Job",
+            spec={
+                "completionMode": "Indexed",
+                "template": {"spec": {"restartPolicy": "Never", "containers": [CONTAINER]}},
+            },
+        ),
+        "spec.completions: required field is missing: when completion mode is Indexed",
+    ),
+    (
+        obj(
+            "batch/v1",
+            "Job",
+            spec={
+                "podFailurePolicy": {
+                    "rules": [
+                        {"action": "FailJob", "onExitCodes": {"operator": "In", "values": [3, 1]}}
+                    ]
+                },
+                "template": {"spec": {"restartPolicy": "OnFailure", "containers": [CONTAINER]}},
+            },
+        ),
+        "spec.podFailurePolicy.rules[0].onExitCodes.values: invalid value [3,1]: must be ordered",
+    ),
+    # core ValidateReplicationController, ValidatePodTemplate, ValidateConfigMap
+    (
+        obj(
+            "v1",
+            "ReplicationController",
+            spec={"selector": {"app": "y"}, "template": copy.deepcopy(TEMPLATE)},
+        ),
+        "spec.template.metadata.labels: invalid value",
+    ),
+    (
+        obj("v1", "PodTemplate", template={"spec": {"containers": []}}),
+        "template.spec.containers: required field is missing",
+    ),
+    (
+        obj("v1", "ConfigMap", data={"a": "x"}, binaryData={"a": "eA=="}),
+        # The path names the key; a value under ConfigMap data is never quoted (docs/security.md).
+        "data.a: invalid value (a string, not shown): duplicate of key present in binaryData",
+    ),
+    (obj("v1", "ConfigMap", data={"bad key": "x"}), "data.bad key: 'bad key' is not a valid"),
+    # core ValidateNamespace, ValidatePersistentVolumeClaim
+    (
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ml.dev"}},
+        "metadata.name: 'ml.dev' is not a valid DNS-1123 label",
+    ),
+    (
+        obj(
+            "v1",
+            "PersistentVolumeClaim",
+            spec={
+                "accessModes": ["ReadWriteOncePod", "ReadWriteOnce"],
+                "resources": {"requests": {"storage": "0"}},
+            },
+        ),
+        "spec.accessModes: forbidden: may not use ReadWriteOncePod with other access modes",
+    ),
+    (
+        obj(
+            "v1",
+            "PersistentVolumeClaim",
+            spec={"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "0"}}},
+        ),
+        "spec.resources.storage: invalid value '0': must be greater than zero",
+    ),
+    # rbac ValidateClusterRole / ValidateClusterRoleBinding
+    (
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": "r"},
+            "rules": [
+                {
+                    "verbs": ["get"],
+                    "resources": ["pods", "nodes"],
+                    "resourceNames": ["a"],
+                    "apiGroups": [""],
+                }
+            ],
+        },
+        "rules[0].resourceNames: required field is missing: resource names cannot apply",
+    ),
+    (
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": "b"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "r"},
+            "subjects": [{"kind": "ServiceAccount", "name": "s"}],
+        },
+        "roleRef.kind: unsupported value 'Role'",
+    ),
+    (
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": "b"},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": "r",
+            },
+            "subjects": [{"kind": "ServiceAccount", "name": "s"}],
+        },
+        "subjects[0].namespace: required field is missing",
+    ),
+    # core ValidateService: LoadBalancer-only fields, node port range, ExternalName
+    (
+        obj(
+            "v1",
+            "Service",
+            spec={"ports": [{"port": 80}], "loadBalancerSourceRanges": ["10.0.0.0/8"]},
+        ),
+        "spec.LoadBalancerSourceRanges: forbidden",
+    ),
+    (
+        obj(
+            "v1",
+            "Service",
+            spec={"type": "ExternalName", "externalName": "bad_host", "clusterIP": "None"},
+        ),
+        "spec.clusterIPs: forbidden: may not be set for ExternalName services",
+    ),
+    # core ValidateSecret: the type's keys; values never shown
+    (
+        obj(
+            "v1",
+            "Secret",
+            type="kubernetes.io/dockerconfigjson",
+            data={".dockerconfigjson": "bm90IGpzb24="},
+        ),
+        'data[".dockerconfigjson"]: must be JSON (the value is not shown)',
+    ),
+    # meta ValidateObjectMeta: the finalizers of the core API groups
+    (
+        {**workload("Deployment"), "metadata": {"name": "x", "finalizers": ["cleanup"]}},
+        "metadata.finalizers: invalid value 'cleanup'",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("invalid", "expected"), INVALID, ids=[f"{o['kind']}-{e.split(': ')[0]}" for o, e in INVALID]
+)
+def test_invalid_objects_are_refused(invalid: dict[str, Any], expected: str) -> None:
+    found = paths(object_issues(invalid, V))
+    assert any(f.startswith(expected) for f in found), found
+
+
+def test_every_handled_kind_has_a_valid_case() -> None:
+    kinds = {f"{o['apiVersion']}/{o['kind']}" for o in VALID}
+    tested_elsewhere = {
+        "v1/Pod",
+        "apps/v1/ReplicaSet",
+        "batch/v1/Job",
+        "v1/ServiceAccount",
+        "rbac.authorization.k8s.io/v1/Role",
+        "rbac.authorization.k8s.io/v1/RoleBinding",
+    }
+    assert HANDLED_KINDS - kinds == tested_elsewhere
+
+
+# --- where the server changed between versions ------------------------------------------------
+
+
+def pod(**spec: Any) -> dict[str, Any]:
+    return obj("v1", "Pod", spec={"containers": [dict(CONTAINER)], **spec})
+
+
+@pytest.mark.parametrize(
+    ("case", "older", "newer"),
+    [
+        # RelaxedEnvironmentVariableValidation, beta in 1.32
+        (
+            pod(containers=[{**CONTAINER, "env": [{"name": "1ABC", "value": "x"}]}]),
+            (1, 31),
+            (1, 32),
+        ),
+        # SidecarContainers, beta in 1.29: restartPolicy on an init container, else dropped
+        (
+            pod(
+                initContainers=[
+                    {
+                        **CONTAINER,
+                        "name": "side",
+                        "restartPolicy": "Always",
+                        "readinessProbe": {"exec": {"command": ["true"]}},
+                    }
+                ]
+            ),
+            (1, 28),
+            (1, 29),
+        ),
+        # ContainerRestartRules, beta in 1.35: restartPolicy on a regular container
+        (pod(containers=[{**CONTAINER, "restartPolicy": "Never"}]), (1, 34), (1, 35)),
+    ],
+    ids=["env-names", "sidecars", "container-restart-policy"],
+)
+def test_checks_follow_the_kubernetes_version(case: dict[str, Any], older: Any, newer: Any) -> None:
+    assert object_issues(case, older), "refused before the change"
+    assert paths(object_issues(case, newer)) == []
+
+
+def test_statefulset_names_are_dns_labels_from_1_27() -> None:
+    sts = {**workload("StatefulSet"), "metadata": {"name": "a.b", "namespace": "ml"}}
+    assert paths(object_issues(sts, (1, 26))) == []
+    assert paths(object_issues(sts, (1, 27)))[0].startswith("metadata.name: 'a.b' is not a valid")
+
+
+def test_statefulset_templates_are_validated_from_1_34() -> None:
+    sts = workload("StatefulSet")
+    sts["spec"]["template"]["spec"]["containers"][0]["volumeMounts"] = [
+        {"name": "missing", "mountPath": "/m"}
+    ]
+    assert paths(object_issues(sts, (1, 33))) == []
+    assert paths(object_issues(sts, (1, 34))) == [
+        "spec.template.spec.containers[0].volumeMounts[0].name: 'missing' not found: no volume "
+        "of that name in spec.volumes"
+    ]
+    # A volume claim template is a volume the mounts may use.
+    sts["spec"]["volumeClaimTemplates"] = [
+        {
+            "metadata": {"name": "missing"},
+            "spec": {
+                "accessModes": ["ReadWriteOnce"],
+                "resources": {"requests": {"storage": "1Gi"}},
+            },
+        }
+    ]
+    assert paths(object_issues(sts, (1, 34))) == []
+
+
+def test_pod_level_resources_hold_their_containers() -> None:
+    # validatePodResourceConsistency (PodLevelResources, beta in 1.34).
+    def container(name: str, cpu: str, **extra: Any) -> dict[str, Any]:
+        return {**CONTAINER, "name": name, "resources": {"limits": {"cpu": cpu}}, **extra}
+
+    spec = {
+        "resources": {"requests": {"cpu": "2"}, "limits": {"cpu": "2"}},
+        "containers": [container("a", "1"), container("b", "1500m")],
+        # A sidecar runs beside the containers; a plain init container only before them.
+        "initContainers": [
+            container("init", "2"),
+            container("side", "250m", restartPolicy="Always"),
+        ],
+    }
+    case = obj("v1", "Pod", spec=spec)
+    assert paths(object_issues(case, (1, 33))) == []
+    assert paths(object_issues(case, (1, 34))) == [
+        # a (1) + b (1.5) + side (0.25): requests default to limits
+        "spec.resources.requests.cpu: invalid value '2': must be greater than or equal to "
+        "aggregate container requests of 2750m"
+    ]
+    spec["resources"] = {"requests": {"cpu": "3"}, "limits": {"cpu": "1200m"}}
+    assert paths(object_issues(case, (1, 34))) == [
+        "spec.resources.requests: invalid value '3': must be less than or equal to cpu limit of "
+        "1200m",
+        "spec.resources.containers[1].cpu.limits: invalid value '1500m': must be less than or "
+        "equal to pod limits of 1200m",
+    ]
+    spec["resources"] = {"requests": {"cpu": "3"}, "limits": {"cpu": "3"}}
+    assert paths(object_issues(case, (1, 34))) == []
+
+
+def test_cron_schedules() -> None:
+    for good in ("*/15 0-6 * jan-mar mon,fri", "@every 1h30m", "0 0 1 1 ?", "@yearly"):
+        assert parse_cron(good) is None, good
+    for bad in ("* * * *", "0 25 * * *", "*/0 * * * *", "@fortnightly", "5-1 * * * *"):
+        assert parse_cron(bad) is not None, bad
+
+
+# --- mutations of the server's accepted objects -------------------------------------------------
+
+CORPUS = REPO.parent / "shared" / "apiserver-corpus" / "create.jsonl"
+
+
+def accepted(kind: str) -> dict[str, Any]:
+    if not CORPUS.is_file():
+        pytest.skip(f"{CORPUS} is absent (../shared is not beside the repository)")
+    for line in CORPUS.read_text(encoding="utf-8").splitlines():
+        case = json.loads(line)
+        if case["kind"] == kind and case["verdict"] == "accepted":
+            result: dict[str, Any] = case["object"]
+            return result
+    raise AssertionError(f"no accepted {kind} in the corpus")
+
+
+def _container(o: dict[str, Any]) -> dict[str, Any]:
+    spec = o["spec"]["template"]["spec"] if "template" in o["spec"] else o["spec"]
+    result: dict[str, Any] = spec["containers"][0]
+    return result
+
+
+# Mutations the corpus does not hold, each refused by a named upstream rule.
+MUTATIONS = {
+    # validateContainerPorts: hostPort range
+    "host-port-0x10000": lambda o: (
+        _container(o).setdefault("ports", []).append({"containerPort": 80, "hostPort": 65536})
+    ),
+    # validateProbe: successThreshold of a liveness probe must be 1
+    "liveness-success-2": lambda o: _container(o).update(
+        livenessProbe={"exec": {"command": ["true"]}, "successThreshold": 2}
+    ),
+    # validateHandler: one action per probe
+    "probe-two-actions": lambda o: _container(o).update(
+        readinessProbe={"exec": {"command": ["true"]}, "tcpSocket": {"port": 80}}
+    ),
+    # validateResourceRequirements: hugepages need cpu or memory
+    "hugepages-alone": lambda o: _container(o).update(
+        resources={"limits": {"hugepages-2Mi": "4Mi"}, "requests": {"hugepages-2Mi": "4Mi"}}
+    ),
+    # validateResourceQuantityHugePageValue: a whole number of pages
+    "hugepages-partial-page": lambda o: _container(o).update(
+        resources={"limits": {"memory": "1Gi", "hugepages-2Mi": "3Mi"}}
+    ),
+    # ValidateSecurityContext: runAsGroup range
+    "run-as-group-2^31": lambda o: _container(o).update(securityContext={"runAsGroup": 2**31}),
+    # ValidateTolerations: tolerationSeconds needs NoExecute
+    "toleration-seconds": lambda o: (
+        o["spec"]["template"]["spec"] if "template" in o["spec"] else o["spec"]
+    ).update(tolerations=[{"key": "k", "operator": "Exists", "tolerationSeconds": 5}]),
+    # validateProjectionSources: a service account token lives at least 10 minutes
+    "short-token": lambda o: (
+        (o["spec"]["template"]["spec"] if "template" in o["spec"] else o["spec"])
+        .setdefault("volumes", [])
+        .append(
+            {
+                "name": "tok",
+                "projected": {
+                    "sources": [{"serviceAccountToken": {"path": "t", "expirationSeconds": 60}}]
+                },
+            }
+        )
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", ["Pod", "Job", "ReplicaSet", "StatefulSet"])
+@pytest.mark.parametrize("mutation", sorted(MUTATIONS))
+def test_mutations_of_accepted_objects_are_refused(kind: str, mutation: str) -> None:
+    base = accepted(kind)
+    assert paths(object_issues(base, V)) == []
+    mutated = copy.deepcopy(base)
+    MUTATIONS[mutation](mutated)
+    assert object_issues(mutated, V), f"{mutation} of an accepted {kind} passes"
+
+
+# --- robustness -----------------------------------------------------------------------------------
+
+JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 2**40)
+    | st.text(max_size=6)
+    | st.floats(allow_nan=False),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=12), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+KEYS = st.sampled_from(
+    [
+        "spec",
+        "template",
+        "containers",
+        "metadata",
+        "ports",
+        "env",
+        "volumes",
+        "resources",
+        "limits",
+        "selector",
+        "rules",
+        "subjects",
+        "data",
+        "name",
+    ]
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    kind=st.sampled_from(sorted(HANDLED_KINDS)),
+    path=st.lists(KEYS | st.integers(0, 2), min_size=1, max_size=5),
+    value=JSON,
+)
+def test_no_input_makes_a_check_fail(kind: str, path: list[Any], value: Any) -> None:
+    api_version, _, name = kind.rpartition("/")
+    target: Any = {
+        "apiVersion": api_version,
+        "kind": name,
+        "metadata": {"name": "x"},
+        "spec": {"template": copy.deepcopy(TEMPLATE)},
+    }
+    node = target
+    for part in path[:-1]:
+        if isinstance(node, dict) and isinstance(part, str):
+            node = node.setdefault(part, {})
+        elif isinstance(node, list) and isinstance(part, int) and part < len(node):
+            node = node[part]
+    if isinstance(node, dict) and isinstance(path[-1], str):
+        node[path[-1]] = value
+    object_issues(target, V)  # returns findings, never raises
+    embedded_issues("io.k8s.api.core.v1.PodTemplateSpec", value, V)
+
+
+def test_values_that_may_be_secret_are_not_repeated() -> None:
+    secret = obj("v1", "Secret", data={"k": "not base64!"}, type="kubernetes.io/dockercfg")
+    text = json.dumps(paths(object_issues(secret, V)))
+    assert "not base64" not in text and "data.k: must be base64-encoded" in text
+    env = pod(
+        containers=[
+            {
+                **CONTAINER,
+                "env": [
+                    {
+                        "name": "A",
+                        "value": "hunter2",
+                        "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}},
+                    }
+                ],
+            }
+        ]
+    )
+    assert "hunter2" not in json.dumps(paths(object_issues(env, V)))

@@ -1,0 +1,305 @@
+"""Everyday commands: render --stdout, validate - / --skip-kind / --reject-kind, diff --stat
+and its summary, init, explain, help texts, and the progress line (terminals only)."""
+
+from __future__ import annotations
+
+import io
+import re
+import shutil
+from pathlib import Path
+
+import click
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from kubetrain import cli
+from kubetrain.render import diff as diff_module
+
+from conftest import REPO
+
+JOB = """\
+config:
+  kubetrain:namespace: ml
+  kubetrain:jobs:
+    - apiVersion: kubeflow.org/v1
+      kind: TFJob
+      metadata: {name: %s}
+      spec:
+        tfReplicaSpecs:
+          Worker:
+            replicas: %d
+            template: {spec: {containers: [{name: tensorflow, image: tf}]}}
+"""
+
+
+def write(project: Path, name: str = "mnist", replicas: int = 2, env: str = "dev") -> None:
+    (project / "stacks" / f"Pulumi.{env}.yaml").write_text(JOB % (name, replicas))
+
+
+# --- render --stdout ---------------------------------------------------------------------------
+
+
+def test_render_stdout_is_the_rendered_files_as_one_stream(repo_copy: Path, run) -> None:
+    shutil.rmtree(repo_copy / "rendered")
+    first = run("render", "--stdout", cwd=repo_copy)
+    assert first.exit_code == 0, first.stderr
+    assert not (repo_copy / "rendered").exists()  # nothing written
+    assert run("render", "--stdout", cwd=repo_copy).stdout == first.stdout  # deterministic
+    # The oracle: the files render writes (without kustomizations and GitOps objects).
+    assert run("render", cwd=repo_copy).exit_code == 0
+    files = sorted(
+        p
+        for env in ("dev", "prod", "staging")
+        for p in (repo_copy / "rendered" / env).rglob("*.yaml")
+        if p.name != "kustomization.yaml"
+    )
+    streamed = [doc for doc in yaml.safe_load_all(first.stdout) if doc is not None]
+    assert len(streamed) == len(files) > 0
+    on_disk = [yaml.safe_load(p.read_text()) for p in files]
+    key = lambda o: (o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"])  # noqa: E731
+    assert sorted(streamed, key=key) == sorted(on_disk, key=key)
+
+
+def test_render_stdout_refuses_out(project: Path, run) -> None:
+    write(project)
+    result = run("render", "--stdout", "--out", "x", cwd=project)
+    assert result.exit_code == 2 and "either --stdout or --out" in result.stderr
+
+
+# --- validate -, --skip-kind, --reject-kind ---------------------------------------------------
+
+POD = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: i}]}\n"
+BAD_CM = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\nspec: {}\n"
+
+
+def test_validate_reads_standard_input(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli.main, ["validate", "-"], input=POD + "---\n" + BAD_CM)
+    assert result.exit_code == 1
+    # The ConfigMap's spec, after the Pod: the line of the stream, not of the document.
+    assert result.stdout.startswith("<stdin>:9: spec: unknown field 'spec' (schema)")
+    assert "Summary: 2 objects: 1 valid, 1 invalid" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("options", "code", "summary"),
+    [
+        pytest.param([], 1, "1 valid, 1 invalid, 0 errors, 0 skipped", id="plain"),
+        pytest.param(["--skip-kind", "ConfigMap"], 0, "1 valid, 0 invalid, 0 errors, 1 skipped", id="skip"),
+        pytest.param(["--skip-kind", "v1/ConfigMap"], 0, "1 valid, 0 invalid, 0 errors, 1 skipped", id="skip-gvk"),
+        pytest.param(["--skip-kind", "apps/v1/ConfigMap"], 1, "1 invalid", id="skip-other-group"),
+        pytest.param(["--skip-kind", "ConfigMap,Pod"], 0, "0 valid, 0 invalid, 0 errors, 2 skipped", id="comma"),
+        pytest.param(["--reject-kind", "Pod", "--skip-kind", "ConfigMap"], 1, "0 valid, 0 invalid, 1 errors, 1 skipped", id="reject"),
+    ],
+)  # fmt: skip
+def test_skip_and_reject_kinds_as_kubeconform(
+    tmp_path: Path, run, options: list[str], code: int, summary: str
+) -> None:
+    (tmp_path / "all.yaml").write_text(POD + "---\n" + BAD_CM)
+    result = run("validate", "all.yaml", *options, cwd=tmp_path)
+    assert result.exit_code == code, result.stdout
+    assert summary in result.stdout
+    if "--reject-kind" in options:
+        assert "prohibited resource kind Pod (reject)" in result.stdout
+
+
+# --- diff --------------------------------------------------------------------------------------
+
+
+def test_diff_stat_and_summary(project: Path, run) -> None:
+    write(project, replicas=2)
+    assert run("render", cwd=project).exit_code == 0
+    write(project, replicas=3)
+    full = run("diff", cwd=project)
+    assert full.exit_code == 1
+    added = sum(
+        1
+        for line in full.stdout.splitlines()
+        if line.startswith("+") and not line.startswith("+++")
+    )
+    removed = sum(
+        1
+        for line in full.stdout.splitlines()
+        if line.startswith("-") and not line.startswith("---")
+    )
+    changed = re.findall(r"^\+\+\+ b/(\S+)", full.stdout, re.M)
+    assert len(changed) == 5  # kustomization, worker 2's pod and service, TF_CONFIG of 0 and 1
+    assert full.stderr.strip() == (
+        f"{len(changed)} files changed, {added} insertions(+), {removed} deletions(-)"
+    )
+    stat = run("diff", "--stat", cwd=project)
+    assert stat.exit_code == 1
+    lines = stat.stdout.splitlines()
+    assert lines[-1].strip() == full.stderr.strip()
+    assert [line.split("|")[0].strip() for line in lines[:-1]] == changed
+
+
+def test_diff_of_a_huge_deleted_stack_is_bounded(
+    project: Path, run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(project, env="one")
+    write(project, name="other", env="two")
+    assert run("render", cwd=project).exit_code == 0
+    (project / "stacks" / "Pulumi.two.yaml").unlink()
+    monkeypatch.setattr(diff_module, "SUMMARY_THRESHOLD", 10)
+    result = run("diff", cwd=project)
+    assert result.exit_code == 1
+    files = sorted(p for p in (project / "rendered" / "two").rglob("*") if p.is_file())
+    assert result.stdout.splitlines() == [
+        f"deleted file {p.relative_to(project).as_posix()} "
+        f"({len(p.read_text().splitlines())} lines)"
+        for p in files
+    ]
+    full = run("diff", "--full", cwd=project)
+    assert full.stdout.count("\n") > len(files) * 5 and "+++ /dev/null" in full.stdout
+
+
+# --- init --------------------------------------------------------------------------------------
+
+
+def test_init_scaffolds_a_project_that_renders(tmp_path: Path, run) -> None:
+    result = run("init", "proj", cwd=tmp_path)
+    assert result.exit_code == 0, result.stderr
+    folder = tmp_path / "proj"
+    assert yaml.safe_load((folder / "Pulumi.yaml").read_text())["stackConfigDir"] == "stacks"
+    assert (folder / "stacks" / "Pulumi.dev.yaml").is_file()
+    rendered = run("render", cwd=folder)
+    assert rendered.exit_code == 0 and rendered.stderr == "", rendered.stderr
+    assert (folder / "rendered" / "dev" / "ml" / "job-mnist-worker-1.yaml").is_file()
+    assert run("validate", cwd=folder).exit_code == 0
+    # Never overwrites: a second init changes nothing.
+    before = (folder / "stacks" / "Pulumi.dev.yaml").read_text()
+    again = run("init", "proj", cwd=tmp_path)
+    assert again.exit_code == 2 and "never overwrites" in again.stderr
+    assert (folder / "stacks" / "Pulumi.dev.yaml").read_text() == before
+
+
+def test_init_refuses_bad_names(tmp_path: Path, run) -> None:
+    result = run("init", "--namespace", "Not_A_Label", cwd=tmp_path)
+    assert result.exit_code == 2 and "--namespace" in result.stderr
+    assert not (tmp_path / "Pulumi.yaml").exists()
+
+
+# --- explain -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        pytest.param(["tfjob"], ["GROUP:      kubeflow.org", "KIND:       TFJob", "VERSION:    v1", "  spec\t<TFJobSpec> -required-"], id="kind"),
+        pytest.param(["TFJob.spec.tfReplicaSpecs"], ["FIELD: tfReplicaSpecs <map[string]TFReplicaSpec>", "  replicas\t<integer>"], id="map-of-models"),
+        pytest.param(["tfjob.spec.tfReplicaSpecs.template.spec.containers"], ["FIELD: containers <[]Container>", "  image\t<string>"], id="into-kubernetes-types"),
+        pytest.param(["tfjob.spec.tfReplicaSpecs.Worker.restartPolicy"], ["ENUM:", "    ExitCode"], id="enum-through-a-key"),
+        pytest.param(["tfjob.spec", "--api-version", "kubeflow.org/v1alpha1"], ["VERSION:    v1alpha1", "  replicaSpecs\t<[]"], id="other-version"),
+        pytest.param(["trainingjob.spec.trainer.min-instance"], ["FIELD: min-instance <integer>"], id="seed-keys"),
+        pytest.param(["configmap.data"], ["KIND:       ConfigMap", "FIELD: data <map[string]string>"], id="built-in-kind"),
+    ],
+)  # fmt: skip
+def test_explain(run, args: list[str], expected: list[str]) -> None:
+    result = run("explain", *args)
+    assert result.exit_code == 0, result.stderr
+    for line in expected:
+        assert line in result.stdout.splitlines() or any(
+            out.startswith(line) for out in result.stdout.splitlines()
+        ), line
+
+
+def test_explain_uses_the_models_descriptions(run) -> None:
+    from kubetrain.models.kubeflow import ReplicaSpec
+
+    result = run("explain", "tfjob.spec.tfReplicaSpecs.replicas")
+    description = ReplicaSpec.model_fields["replicas"].description
+    assert description and description in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param(["tfjb"], "unknown kind 'tfjb'; did you mean 'TFJob'?", id="kind"),
+        pytest.param(["tfjob.spec.tfReplicas"], "did you mean 'tfReplicaSpecs'?", id="field"),
+        pytest.param(["tfjob", "--api-version", "v9"], "not v9", id="version"),
+    ],
+)
+def test_explain_errors(run, args: list[str], message: str) -> None:
+    result = run("explain", *args)
+    assert result.exit_code == 2 and message in result.stderr
+
+
+# --- help --------------------------------------------------------------------------------------
+
+COMMANDS = sorted(cli.main.commands)
+
+
+def test_top_help_is_never_truncated(run) -> None:
+    result = run("--help")
+    assert "..." not in result.stdout.replace("COMMAND [ARGS]...", "")
+    for name in COMMANDS:
+        assert re.search(rf"^  {name}\s+\S", result.stdout, re.M), name
+    assert "Exit codes:" in result.stdout and "Examples:" in result.stdout
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_every_command_has_examples_and_exit_codes(run, name: str) -> None:
+    result = run(name, "--help")
+    assert result.exit_code == 0
+    assert "Examples:" in result.stdout and "Exit codes:" in result.stdout
+    assert "2  bad input or usage" in result.stdout
+    assert "..." not in result.stdout.replace("[PATHS]...", "")
+
+
+# --- progress ----------------------------------------------------------------------------------
+
+
+class Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_line_on_a_terminal() -> None:
+    now = [0.0]
+    stream = Tty()
+    progress = cli.TerminalProgress(stream, clock=lambda: now[0], delay=0.5, interval=0.1)
+    progress.phase("building dev", 4)
+    progress.advance()
+    assert stream.getvalue() == ""  # quick commands show nothing
+    now[0] = 1.0
+    progress.advance()
+    assert stream.getvalue().endswith("building dev [############............] 2/4")
+    progress.advance()  # redrawn at most every 0.1 s
+    assert stream.getvalue().endswith("2/4")
+    now[0] = 1.2
+    progress.phase("writing")
+    assert stream.getvalue().endswith("\r\x1b[Kwriting")
+    progress.close()
+    assert stream.getvalue().endswith("\r\x1b[K")  # erased
+
+
+def test_no_progress_when_stderr_is_not_a_terminal(project: Path, run) -> None:
+    write(project)
+    result = run("render", cwd=project)
+    assert result.exit_code == 0 and result.stderr == ""
+    with cli._progress() as progress:  # CliRunner-free: pytest's stderr is no terminal either
+        assert not isinstance(progress, cli.TerminalProgress)
+
+
+def test_progress_is_shown_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    stream = Tty()
+    monkeypatch.setattr("sys.stderr", stream)
+    monkeypatch.delenv("TERM", raising=False)
+    with cli._progress() as progress:
+        assert isinstance(progress, cli.TerminalProgress)
+        progress.delay = 0
+        progress.phase("checking dev", 1)
+    assert "checking dev" in stream.getvalue() and stream.getvalue().endswith("\r\x1b[K")
+
+
+def test_the_cli_docstring_lists_the_exit_codes() -> None:
+    assert cli.EXIT_CODES.split("\n")[1:] == [
+        "Exit codes:",
+        "  0  success",
+        "  1  validation failure or drift",
+        "  2  bad input or usage (FILE:LINE: path: message)",
+    ]
+    assert isinstance(cli.main, click.Group)
+    assert REPO.is_dir()

@@ -1,0 +1,52 @@
+"""Release-ready packaging: one version (kubetrain.__version__) that the package metadata, the CI
+workflow users copy and the pre-commit snippet they paste all name; metadata that builds without
+warnings (an SPDX license expression, a setuptools that reads it)."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from importlib.metadata import version as installed_version
+
+from packaging.licenses import canonicalize_license_expression
+from packaging.specifiers import SpecifierSet
+
+import kubetrain
+
+from conftest import REPO
+
+PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
+TAG = f"v{kubetrain.__version__}"
+
+
+def test_the_version_is_kubetrain_version() -> None:
+    project = PYPROJECT["project"]
+    assert "version" not in project and "version" in project["dynamic"]
+    attr = PYPROJECT["tool"]["setuptools"]["dynamic"]["version"]["attr"]
+    assert attr == "kubetrain.__version__"
+    assert installed_version("kubetrain") == kubetrain.__version__  # what pip installed
+
+
+def test_ci_workflow_and_pre_commit_snippets_pin_this_version() -> None:
+    """Every place that tells users which kubetrain to install names the release tag of this
+    version (v<kubetrain.__version__>), so a release is one tag of the version in the code."""
+    pins = []
+    for path in [
+        REPO / "README.md",
+        *sorted((REPO / "docs").glob("*.md")),
+        *sorted((REPO / "ci").rglob("*.yml")),
+    ]:
+        text = path.read_text()
+        pins += [(path.name, m) for m in re.findall(r"kubetrain(?:\.git)?@(v[\w.]+)", text)]
+        pins += [(path.name, m) for m in re.findall(r"^\s*rev:\s*(\S+)", text, re.M)]
+    assert any(name == "kubetrain.yml" for name, _ in pins), "the CI workflow pins a version"
+    assert [p for p in pins if p[1] != TAG] == []
+
+
+def test_license_is_an_spdx_expression_setuptools_reads() -> None:
+    license_ = PYPROJECT["project"]["license"]
+    assert isinstance(license_, str)  # not the deprecated {text = ...} table
+    assert canonicalize_license_expression(license_) == license_
+    (setuptools,) = [r for r in PYPROJECT["build-system"]["requires"] if r.startswith("setuptools")]
+    # PEP 639 license expressions are read from setuptools 77 on; older ones warn or fail.
+    assert not SpecifierSet(setuptools.removeprefix("setuptools")).contains("76.9")

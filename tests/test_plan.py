@@ -1,0 +1,219 @@
+"""``kubetrain plan``: per environment, what applying the stacks now changes against rendered/
+(add, change in place, replace naming the immutable field, delete) and the totals before and
+after; always exit 0 (diff is the drift gate)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from conftest import REPO
+
+
+def plan_json(run, cwd: Path, *args: str) -> dict[str, dict[str, Any]]:
+    result = run("plan", "--output", "json", *args, cwd=cwd)
+    assert result.exit_code == 0, result.stderr
+    return {env["name"]: env for env in json.loads(result.stdout)["environments"]}
+
+
+def edit(repo: Path, env: str, old: str, new: str) -> None:
+    path = repo / "stacks" / f"Pulumi.{env}.yaml"
+    text = path.read_text()
+    assert text.count(old) == 1, old
+    path.write_text(text.replace(old, new))
+
+
+def test_the_committed_tree_is_the_plan_of_the_stacks(run) -> None:
+    plans = plan_json(run, REPO)
+    assert sorted(plans) == ["dev", "prod", "staging"]
+    for env in plans.values():
+        assert env["changes"] == [] and env["summary"]["unchanged"] > 20
+        assert env["totals"]["before"] == env["totals"]["after"]
+    # Counted from the objects: prod runs resnet50's chief, 4 PS, 8 workers and the evaluator
+    # (cpu 4 + 4 x 8 + 8 x 8 + 2, memory 16 + 4 x 32 + 8 x 32 + 8 Gi, GPUs 2 + 8 x 2), and
+    # dist-mnist's PS and 8 workers as the stack's patches make them (2 cpu, 4Gi each worker).
+    totals = plans["prod"]["totals"]["after"]
+    assert totals["jobs"]["TFJob ml-prod/resnet50"] == {
+        "pods": 14,
+        "resources": {"cpu": "102", "memory": "408Gi", "nvidia.com/gpu": "18"},
+    }
+    assert totals["jobs"]["TFJob ml-prod/dist-mnist-for-e2e-test"] == {
+        "pods": 9,
+        "resources": {"cpu": "16", "memory": "32Gi"},
+    }
+    assert totals["all"] == {
+        "pods": 23,
+        "resources": {"cpu": "118", "memory": "440Gi", "nvidia.com/gpu": "18"},
+    }
+    assert totals["namespaces"] == {"ml-prod": totals["all"]}
+
+
+def test_scaling_a_tfjob_replaces_its_jobset(repo_copy: Path, run) -> None:
+    """The issue's case: prod's resnet50 PS from 4 to 5 rewrites TF_CONFIG in all 14 pods. prod
+    runs each Kubeflow job as a JobSet, whose replicatedJobs cannot change in place: the JobSet
+    is replaced (its run restarts), and the new PS gets its Service."""
+    edit(repo_copy, "prod", "            replicas: 4\n", "            replicas: 5\n")
+    env = plan_json(run, repo_copy, "--stack", "prod")["prod"]
+    by_action: dict[str, list[str]] = {}
+    for change in env["changes"]:
+        by_action.setdefault(change["action"], []).append(f"{change['kind']} {change['name']}")
+    assert sorted(by_action["add"]) == ["Service resnet50-ps-4"]
+    (replaced,) = [c for c in env["changes"] if c["action"] == "replace"]
+    assert (replaced["kind"], replaced["name"]) == ("JobSet", "resnet50")
+    assert replaced["fields"] == ["spec.replicatedJobs"] and replaced["restarts"]
+    assert env["restartedJobs"] == ["TFJob ml-prod/resnet50"]
+    before, after = (
+        env["totals"][t]["jobs"]["TFJob ml-prod/resnet50"] for t in ("before", "after")
+    )
+    assert (before["pods"], after["pods"]) == (14, 15)
+    assert (before["resources"]["cpu"], after["resources"]["cpu"]) == ("102", "110")
+    assert (before["resources"]["memory"], after["resources"]["memory"]) == ("408Gi", "440Gi")
+    # ... and the other job of the environment is untouched.
+    assert (
+        env["totals"]["before"]["jobs"]["TFJob ml-prod/dist-mnist-for-e2e-test"]
+        == (env["totals"]["after"]["jobs"]["TFJob ml-prod/dist-mnist-for-e2e-test"])
+    )
+    # plan only previews: exit 0 and nothing written; diff still reports the drift.
+    text = run("plan", "--stack", "prod", cwd=repo_copy)
+    assert text.exit_code == 0
+    assert (
+        "  -/+ JobSet ml-prod/resnet50: spec.replicatedJobs cannot change in place  "
+        "[TFJob ml-prod/resnet50]"
+    ) in text.stdout
+    assert "job TFJob ml-prod/resnet50: pods 14 -> 15; cpu 102 -> 110; memory 408Gi -> 440Gi" in (
+        text.stdout
+    )
+    assert run("diff", "--stack", "prod", cwd=repo_copy).exit_code == 1
+
+
+def test_scaling_a_tfjob_of_bare_pods_replaces_every_pod_whose_tf_config_changes(
+    repo_copy: Path, run
+) -> None:
+    """The same under nativeWorkload pod: every Pod whose TF_CONFIG changes is replaced."""
+    edit(
+        repo_copy,
+        "prod",
+        "  kubetrain:nativeWorkload: jobset\n",
+        "  kubetrain:nativeWorkload: pod\n",
+    )
+    assert run("render", "--stack", "prod", cwd=repo_copy).exit_code == 0
+    edit(repo_copy, "prod", "            replicas: 4\n", "            replicas: 5\n")
+    env = plan_json(run, repo_copy, "--stack", "prod")["prod"]
+    added = sorted(f"{c['kind']} {c['name']}" for c in env["changes"] if c["action"] == "add")
+    assert added == ["Pod resnet50-ps-4", "Service resnet50-ps-4"]
+    replaced = [c for c in env["changes"] if c["action"] == "replace"]
+    assert len(replaced) == 14
+    assert all(
+        c["kind"] == "Pod"
+        and c["fields"] == ["spec.containers[tensorflow].env[TF_CONFIG].value"]
+        and c["restarts"]
+        for c in replaced
+    )
+
+
+def test_the_default_workload_replaces_bare_pods_with_jobs(repo_copy: Path, run) -> None:
+    """A tree rendered when Kubeflow jobs were bare Pods (nativeWorkload pod, the objects of
+    kubetrain before the setting): the default, a Job per replica, deletes every Pod and adds
+    a Job of the same name; every such job's run restarts, its totals are unchanged."""
+    edit(
+        repo_copy,
+        "dev",
+        "  kubetrain:namespace: ml-dev\n",
+        "  kubetrain:namespace: ml-dev\n  kubetrain:nativeWorkload: pod\n",
+    )
+    assert run("render", "--stack", "dev", cwd=repo_copy).exit_code == 0
+    edit(repo_copy, "dev", "  kubetrain:nativeWorkload: pod\n", "")
+    env = plan_json(run, repo_copy, "--stack", "dev")["dev"]
+    deleted = {c["name"] for c in env["changes"] if c["action"] == "delete"}
+    added = {c["name"] for c in env["changes"] if c["action"] == "add"}
+    assert {c["kind"] for c in env["changes"] if c["action"] == "delete"} == {"Pod"}
+    assert {c["kind"] for c in env["changes"] if c["action"] == "add"} == {"Job"}
+    assert deleted == added and len(deleted) == 17  # every replica of the 8 Kubeflow jobs
+    assert sorted(env["restartedJobs"]) == sorted(
+        {c["job"] for c in env["changes"] if c["action"] == "add"}
+    )
+    assert env["totals"]["before"] == env["totals"]["after"]
+
+
+def test_an_image_changes_a_pod_in_place_and_replaces_a_job(repo_copy: Path, run) -> None:
+    edit(repo_copy, "dev", "tf-dist-mnist-test:1.0", "tf-dist-mnist-test:1.1")
+    (change,) = plan_json(run, repo_copy, "--stack", "dev")["dev"]["changes"]
+    assert (change["action"], change["kind"], change["name"]) == (
+        "replace",
+        "Job",
+        "mnist-smoke-worker-0",
+    )
+    assert change["fields"] == ["spec.template"]  # a Job's template is immutable
+    edit(
+        repo_copy,
+        "dev",
+        "  kubetrain:namespace: ml-dev\n",
+        "  kubetrain:namespace: ml-dev\n  kubetrain:nativeWorkload: pod\n",
+    )
+    edit(repo_copy, "dev", "tf-dist-mnist-test:1.1", "tf-dist-mnist-test:1.0")
+    assert run("render", "--stack", "dev", cwd=repo_copy).exit_code == 0
+    edit(repo_copy, "dev", "tf-dist-mnist-test:1.0", "tf-dist-mnist-test:1.1")
+    (change,) = plan_json(run, repo_copy, "--stack", "dev")["dev"]["changes"]
+    assert change["action"] == "change" and change["name"] == "mnist-smoke-worker-0"
+    assert change["fields"] == ["spec.containers[tensorflow].image"]
+    assert change["restarts"]  # the kubelet restarts the container
+
+
+def test_more_trainers_replace_the_trainer_job_and_gpus_are_counted(repo_copy: Path, run) -> None:
+    edit(
+        repo_copy,
+        "staging",
+        "          min-instance: 2\n          max-instance: 8\n",
+        "          min-instance: 3\n          max-instance: 8\n",
+    )
+    env = plan_json(run, repo_copy, "--stack", "staging")["staging"]
+    before = env["totals"]["before"]["jobs"]["TrainingJob ml-staging/ctr-gpu"]
+    after = env["totals"]["after"]["jobs"]["TrainingJob ml-staging/ctr-gpu"]
+    assert (before["pods"], after["pods"]) == (5, 6)
+    assert (before["resources"]["nvidia.com/gpu"], after["resources"]["nvidia.com/gpu"]) == (
+        "2",
+        "3",
+    )
+    trainer = next(c for c in env["changes"] if c["name"] == "ctr-gpu-trainer")
+    # The trainers' env (TRAINERS) is in the Job's template: immutable.
+    assert trainer["action"] == "replace" and trainer["fields"] == ["spec.template"]
+    pserver = next(c for c in env["changes"] if c["name"] == "ctr-gpu-pserver")
+    assert pserver["action"] == "change" and not pserver["restarts"]
+
+
+def test_a_deleted_stack_plans_the_deletion_of_its_environment(repo_copy: Path, run) -> None:
+    (repo_copy / "stacks" / "Pulumi.staging.yaml").unlink()
+    plans = plan_json(run, repo_copy)
+    staging = plans["staging"]
+    assert staging["summary"]["delete"] == len(staging["changes"]) > 20
+    assert {c["action"] for c in staging["changes"]} == {"delete"}
+    assert staging["totals"]["after"]["all"] == {"pods": 0, "resources": {}}
+    assert plans["dev"]["changes"] == []
+    # Its namespace is not deleted by any engine: the plan says so.
+    (namespace,) = [c for c in staging["changes"] if c["kind"] == "Namespace"]
+    assert "no engine deletes" in namespace["reason"]
+    # Both of prod's folders are one environment.
+    (repo_copy / "stacks" / "Pulumi.prod.yaml").unlink()
+    prod = plan_json(run, repo_copy)["prod"]
+    assert prod["folders"] == ["rendered/prod", "rendered/clusters/prod"]
+    assert {c["kind"] for c in prod["changes"]} >= {"JobSet", "Kustomization", "GitRepository"}
+
+
+def test_a_change_of_mode_shows_what_goes_and_what_comes(repo_copy: Path, run) -> None:
+    """Native to operator: the job's pods are deleted (its run restarts) and its custom
+    resource added; the operator's pods are counted from the resource's replica templates."""
+    edit(
+        repo_copy,
+        "staging",
+        "  kubetrain:namespace: ml-staging\n",
+        "  kubetrain:namespace: ml-staging\n  kubetrain:mode: operator\n",
+    )
+    env = plan_json(run, repo_copy, "--stack", "staging")["staging"]
+    added = {(c["kind"], c["name"]) for c in env["changes"] if c["action"] == "add"}
+    assert ("TFJob", "dist-mnist") in added
+    deleted = {(c["kind"], c["name"]) for c in env["changes"] if c["action"] == "delete"}
+    assert ("JobSet", "dist-mnist") in deleted  # staging runs dist-mnist as a JobSet
+    assert "TFJob ml-staging/dist-mnist" in env["restartedJobs"]
+    jobs = env["totals"]["after"]["jobs"]
+    assert jobs["TFJob ml-staging/dist-mnist"]["pods"] == 6
