@@ -40,6 +40,21 @@ JOBS: list[dict[str, Any]] = [
         },
     },
     {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "PyTorchJob",
+        "metadata": {"name": "torch"},
+        "spec": {
+            "elasticPolicy": {"rdzvBackend": "c10d", "minReplicas": 1, "maxReplicas": 2},
+            "pytorchReplicaSpecs": {
+                "Worker": {
+                    "replicas": 2,
+                    "restartPolicy": "OnFailure",
+                    "template": {"spec": {"containers": [{"name": "pytorch", "image": "torch:2"}]}},
+                }
+            },
+        },
+    },
+    {
         "apiVersion": "kubeflow.org/v1alpha1",
         "kind": "TFJob",
         "metadata": {"name": "old"},
@@ -213,6 +228,7 @@ STACK_EXTRAS = st.fixed_dictionaries(
     {},
     optional={
         "kubetrain:mode": st.sampled_from(["native", "operator"]) | HOSTILE,
+        "kubetrain:nativeWorkload": st.sampled_from(["pod", "job", "jobset"]),
         "kubetrain:namespace": st.sampled_from(["ml", "default"]) | HOSTILE,
         "kubetrain:kubernetesVersion": st.sampled_from(["1.30", "1.33", 1.3]) | HOSTILE,
         "kubetrain:credentials": st.just({"db": {"password": SECRET}})
@@ -263,7 +279,7 @@ def check_contract(root: Path, *args: str, never: tuple[str, ...] = (SECRET,)) -
     return result.exit_code
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     jobs=st.lists(hostile_jobs(), min_size=1, max_size=2), extras=STACK_EXTRAS, style=st.booleans()
 )
