@@ -904,8 +904,9 @@ def init_project(folder: Path, stack: str = "dev", namespace: str = "ml") -> lis
         ),
         folder / "stacks" / "jobs" / "mnist.yaml": _JOB,
     }
-    existing = [p for p in files if p.exists()]
-    if (folder / "Pulumi.yml").exists():
+    # lexists: a dangling symbolic link is a file there too (writing would follow it).
+    existing = [p for p in files if os.path.lexists(p)]
+    if os.path.lexists(folder / "Pulumi.yml"):
         existing.append(folder / "Pulumi.yml")
     if existing:
         raise InputError(
@@ -914,7 +915,7 @@ def init_project(folder: Path, stack: str = "dev", namespace: str = "ml") -> lis
         )
     for path, text in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        _replace_file(path, text.encode("utf-8"))
     return list(files)
 
 

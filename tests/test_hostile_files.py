@@ -482,3 +482,12 @@ def test_schema_never_replaces_a_file_it_did_not_write(project: Path, run, kind:
     mine.unlink()
     assert run("schema", "--out", str(out), cwd=project).exit_code == 0
     assert run("schema", "--out", str(out), cwd=project).exit_code == 0  # its own files: replaced
+
+
+def test_init_never_writes_through_a_dangling_link(tmp_path: Path, run) -> None:
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "stacks" / "Pulumi.dev.yaml").symlink_to(tmp_path / "elsewhere.yaml")
+    result = run("init", cwd=tmp_path)
+    assert result.exit_code == 2
+    assert "stacks/Pulumi.dev.yaml: exists; kubetrain init never overwrites a file" in result.stderr
+    assert not (tmp_path / "elsewhere.yaml").exists() and not (tmp_path / "Pulumi.yaml").exists()
