@@ -354,3 +354,38 @@ def test_load_all_and_parse_documents_agree_on_errors() -> None:
         with pytest.raises(InputError) as slow:
             parse_documents(text, "f.yaml")
         assert str(fast.value) == str(slow.value)
+
+
+ANY = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**64), 2**64)
+    | st.floats()
+    | st.text(max_size=4)
+    | st.sampled_from(["\x7f", "\ufffe", "ok"]),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.text(max_size=3) | st.integers() | st.booleans(), inner, max_size=3)
+    ),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    config=st.dictionaries(
+        st.sampled_from(["kubetrain:jobs", "kubetrain:mode", "aws:region", "x", 1]), ANY, max_size=4
+    ),
+    deep=st.integers(0, 105),
+)
+def test_the_quick_pass_and_the_full_rules_agree(config: dict, deep: int) -> None:
+    """The quick pass (no paths kept) answers exactly when the full rules find nothing, with
+    and without another package's values to skip."""
+    from kubetrain.models.source import foreign_config, is_plain_data, value_problems
+
+    nested: Any = "x"
+    for _ in range(deep):
+        nested = [nested]
+    for doc in ({"config": config}, {"config": {**config, "kubetrain:jobs": nested}}):
+        for skip in (None, foreign_config):
+            assert is_plain_data(doc, skip) == (not value_problems(doc, skip=skip))

@@ -99,13 +99,18 @@ class _Loader(yaml.CSafeLoader):
         a later one). One entry per key also keeps merges of merges from growing exponentially
         (a "merge bomb")."""
         seen: dict[tuple[str, str], yaml.Node] = {}
+        merges = False
         for key_node, _ in node.value:
-            if isinstance(key_node, yaml.ScalarNode) and key_node.tag != "tag:yaml.org,2002:merge":
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                merges = True
+            elif isinstance(key_node, yaml.ScalarNode):
                 key = (key_node.tag, key_node.value)
                 if key in seen:
                     raise _DuplicateKey(node, key_node, seen[key])
                 seen[key] = key_node
         super().flatten_mapping(node)
+        if not merges:  # every key once already
+            return
         where: dict[Any, int] = {}
         pairs: list[tuple[yaml.Node, yaml.Node]] = []
         for key_node, value_node in node.value:
@@ -480,12 +485,13 @@ def _key_text(key: Any) -> str:
     return f"a {type(key).__name__}"
 
 
-def is_plain_data(value: Any) -> bool:
+def is_plain_data(value: Any, skip: Skip | None = None, depth: int = 0) -> bool:
     """Whether :func:`value_problems` would find nothing, for a value without shared parts
-    (no YAML alias): one quick pass, with no path kept."""
+    (no YAML alias) found ``depth`` levels deep: one quick pass, keeping paths only as deep as
+    ``skip`` looks (two levels, :func:`foreign_config`)."""
     strings: list[str] = []
     add = strings.append
-    todo: list[tuple[Any, int]] = [(value, 0)]
+    todo: list[tuple[Any, int]] = [(value, depth)]
     pop, push = todo.pop, todo.append
     while todo:
         v, depth = pop()
@@ -495,6 +501,10 @@ def is_plain_data(value: Any) -> bool:
         elif kind is dict:
             if depth >= MAX_DEPTH:
                 return False
+            if skip is not None and depth == 0:
+                if not _plain_top(v, skip):
+                    return False
+                continue
             for k, item in v.items():
                 if type(k) is not str:
                     return False
@@ -514,6 +524,25 @@ def is_plain_data(value: Any) -> bool:
         elif kind is not bool and v is not None:
             return False
     return UNREADABLE.search("".join(strings)) is None
+
+
+def _plain_top(value: dict[Any, Any], skip: Skip) -> bool:
+    """:func:`is_plain_data` of a document whose top two levels ``skip`` may leave alone."""
+    for k, item in value.items():
+        if type(k) is not str or UNREADABLE.search(k):
+            return False
+        if skip((k,)):
+            continue
+        if type(item) is not dict:
+            if not is_plain_data(item, depth=1):
+                return False
+            continue
+        for k2, item2 in item.items():
+            if type(k2) is not str or UNREADABLE.search(k2):
+                return False
+            if not skip((k, k2)) and not is_plain_data(item2, depth=2):
+                return False
+    return True
 
 
 def value_problems(
@@ -566,9 +595,10 @@ def load_all(
     except (yaml.YAMLError, RecursionError):
         return [d.data for d in parse_documents(text, file, skip=skip)]
     # Without an alias ("*name") no two values are shared, and one quick pass does.
-    quick = "*" not in text and skip is None
+    quick = "*" not in text
     if not all(
-        is_plain_data(d) if quick else not value_problems(d, limit=1, skip=skip) for d in docs
+        is_plain_data(d, skip) if quick else not value_problems(d, limit=1, skip=skip)
+        for d in docs
     ):
         return [d.data for d in parse_documents(text, file, skip=skip)]
     return docs
