@@ -597,8 +597,7 @@ def load_all(
     # Without an alias ("*name") no two values are shared, and one quick pass does.
     quick = "*" not in text
     if not all(
-        is_plain_data(d, skip) if quick else not value_problems(d, limit=1, skip=skip)
-        for d in docs
+        is_plain_data(d, skip) if quick else not value_problems(d, limit=1, skip=skip) for d in docs
     ):
         return [d.data for d in parse_documents(text, file, skip=skip)]
     return docs
