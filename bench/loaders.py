@@ -5,7 +5,9 @@
 Renders N objects with kubetrain's writer and loads every document back with (a) PyYAML's
 libyaml loader (``CSafeLoader``; construction is Python), (b) yaml-rs, checking that both give
 the same values. kubetrain's writer quotes every scalar that YAML 1.1 and 1.2 could read
-differently, so the faster YAML 1.2 parser is safe on these files (and only on these).
+differently, so the faster YAML 1.2 parser is safe on these files, and only on these:
+``kubetrain.render.yamlout.read_generated`` uses it only when the writer, given the values
+yaml-rs read, writes back exactly the file's text.
 """
 
 from __future__ import annotations

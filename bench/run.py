@@ -130,7 +130,7 @@ def child(kind: str, args: list[str]) -> dict[str, Any]:
         from kubetrain.models.source import load_all
 
         files = sorted(p for p in Path(args[0]).rglob("*.yaml") if p.name != "kustomization.yaml")
-        sample = [load_all(p.read_text())[0] for p in files[: int(args[1])]]
+        sample = [load_all(p.read_text(), str(p))[0] for p in files[: int(args[1])]]
         start = time.perf_counter()
         for obj in sample:
             kubernetes_validate.validate(obj, "1.33", strict=True)

@@ -5,18 +5,19 @@ The CLI is a thin shell over these; tests and other tools can call them directly
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 import os
 import re
+import stat
+import tempfile
 import textwrap
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, Protocol
-
-import yaml
 
 from .builders import Built, build_stack
 from .builders.crd import kubeconform_schema, openapi_schema, owned_crds
@@ -29,11 +30,12 @@ from .models.base import job_kinds
 from .models.editor import job_schema, stack_schema
 from .models.fields import kind_node
 from .models.load import find_project_root, stack_name
-from .models.source import display_path
+from .models.source import display_path, file_kind, load_documents
 from .models.stack import StackSettings
 from .plan import EnvironmentPlan, plan_environment, read_rendered
 from .render import (
     KUSTOMIZATION,
+    OutputLock,
     PendingTree,
     TreeChange,
     diff_tree,
@@ -42,7 +44,8 @@ from .render import (
     remove_tree,
     write_tree,
 )
-from .render.tree import check_ownership, is_crd
+from .render.tree import check_ownership, is_crd, read_file
+from .render.yamlout import read_generated
 from .validate import (
     DEFAULT_VERSION,
     RULES,
@@ -60,6 +63,7 @@ from .validate.kubeconform import find_kubeconform, merge_results, run_kubeconfo
 
 __all__ = [
     "JOB_SCHEMA_FILE",
+    "SCHEMA_MARK",
     "STACK_SCHEMA_FILE",
     "Engine",
     "Planned",
@@ -131,10 +135,9 @@ class Project:
         path = self.pulumi_yaml
         if path is None:
             return None
-        try:
-            data = yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader) or {}
-        except yaml.YAMLError as exc:
-            raise InputError.single(display_path(path), f"invalid YAML: {exc}") from None
+        # Pulumi's file: kubetrain reads stackConfigDir only, and judges nothing else.
+        docs = load_documents(path, skip=lambda p: p != ("stackConfigDir",))
+        data = docs[0].data if docs else None
         configured = data.get("stackConfigDir") if isinstance(data, dict) else None
         return self.root / configured if isinstance(configured, str) else None
 
@@ -385,6 +388,20 @@ def render(
     _warned(plans, strict, warnings)
     # Environments whose stack file is gone: their output goes too (when all of it is ours).
     stale = _stale_folders(project, stacks) if not names and config is None else []
+    trees = [f for p in plans for f in (p.out_dir, p.delivery_dir) if f is not None]
+    with OutputLock([*trees, *stale]):
+        return _write(plans, stale, strict, warnings, progress)
+
+
+def _write(
+    plans: Sequence[Planned],
+    stale: Sequence[Path],
+    strict: bool,
+    warnings: list[str] | None,
+    progress: Progress,
+) -> list[TreeChange]:
+    """Write the plans' trees and remove ``stale`` folders (the output folders locked), once
+    every plan's objects pass validation; nothing is written otherwise."""
     for p in plans:  # refuse before anything is written
         for folder in (p.out_dir, p.delivery_dir):
             if folder is not None:
@@ -393,8 +410,11 @@ def render(
         check_ownership(folder)
     # The trees are written to staging folders while the objects are validated: the file
     # system's work overlaps the checks. Nothing is swapped in unless every stack is valid.
-    pending = [PendingTree(p.out_dir, p.iter_files(), p.stack.source_name) for p in plans]
+    pending: list[PendingTree] = []
     try:
+        for p in plans:
+            pending.append(PendingTree(p.out_dir, p.iter_files(), p.stack.source_name))
+            pending[-1].start()
         for p in plans:
             _check(p, progress)
         _checked(plans, strict, warnings)
@@ -406,7 +426,7 @@ def render(
                 source = p.stack.source_name
                 if p.delivery_files:
                     changes.append(write_tree(p.delivery_dir, p.delivery_files, source))
-                elif p.delivery_dir.exists():
+                elif os.path.lexists(p.delivery_dir):
                     changes.append(remove_tree(p.delivery_dir, source))
         changes += [remove_tree(folder) for folder in stale]
     finally:
@@ -540,16 +560,28 @@ def _plan_folders(
 
 def _stale_folders(project: Project, stacks: Sequence[Stack]) -> list[Path]:
     """``rendered/<env>`` and ``rendered/clusters/<env>`` folders with no stack file for
-    ``<env>`` (its output would otherwise stay deployed by GitOps after the stack is deleted)."""
+    ``<env>`` (its output would otherwise stay deployed by GitOps after the stack is deleted),
+    and whatever else there render must refuse to work next to: a symbolic link, a FIFO, a
+    device or a socket, and a ``rendered/clusters`` that is not a plain folder. Regular files
+    directly in ``rendered/`` (a README) are left alone."""
     current = {s.name for s in stacks} | RESERVED_STACK_NAMES
     out = []
-    for base in (project.rendered_dir, project.rendered_dir / CLUSTERS_DIR):
-        if base.is_dir():
-            out += [
-                child
-                for child in sorted(base.iterdir())
-                if child.is_dir() and not child.name.startswith(".") and child.name not in current
-            ]
+    clusters = project.rendered_dir / CLUSTERS_DIR
+    if os.path.lexists(clusters) and not stat.S_ISDIR(os.lstat(clusters).st_mode):
+        out.append(clusters)
+    for base in (project.rendered_dir, clusters):
+        if not base.is_dir() or base.is_symlink():
+            continue
+        with os.scandir(base) as it:
+            children = sorted(it, key=lambda e: e.name)
+        for child in children:
+            if child.name.startswith("."):
+                continue
+            if child.is_dir(follow_symlinks=False):
+                if child.name not in current:
+                    out.append(Path(child.path))
+            elif not child.is_file(follow_symlinks=False):
+                out.append(Path(child.path))
     return out
 
 
@@ -644,7 +676,7 @@ def validate_paths(
         crds=crds,
     )
     progress.phase("reading")
-    items, early, versions, texts = read_objects(paths)
+    items, early, versions, texts = read_objects(paths, fast=read_generated)
     progress.phase("validating", len(items))
     report = validator.validate(items, {} if version else versions, progress.advance)
     for settings, indexes in _check_groups(project, items, stack).values():
@@ -690,37 +722,101 @@ def _json(value: Any) -> str:
     return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
+#: The ``$comment`` of every schema ``kubetrain schema`` writes: how it knows a file it may
+#: replace from a user's file of the same name.
+SCHEMA_MARK = "Generated by kubetrain. Do not edit: run `kubetrain schema`."
+
+
 def schema_files(version: tuple[int, int] = DEFAULT_VERSION) -> dict[str, str]:
     """Relative path -> content of every schema ``kubetrain schema`` writes: the editor schemas
     of the stack file and of a job document, and a kubeconform-layout schema
-    (``<group>/<kind>_<version>.json``, strict) for each CRD kubetrain owns."""
-    files = {
-        STACK_SCHEMA_FILE: _json(stack_schema(version)),
-        JOB_SCHEMA_FILE: _json(job_schema(version)),
+    (``<group>/<kind>_<version>.json``, strict) for each CRD kubetrain owns. Each carries
+    :data:`SCHEMA_MARK` as its ``$comment``."""
+    schemas = {
+        STACK_SCHEMA_FILE: stack_schema(version),
+        JOB_SCHEMA_FILE: job_schema(version),
     }
     for info in owned_crds():
         path = f"{info.group}/{info.kind.lower()}_{info.version}.json"
-        files[path] = _json(kubeconform_schema(openapi_schema(info, version)))
-    return files
+        schemas[path] = kubeconform_schema(openapi_schema(info, version))
+    return {path: _json({"$comment": SCHEMA_MARK, **schema}) for path, schema in schemas.items()}
 
 
 def write_schemas(
     project: Project, out: Path | None = None, version: tuple[int, int] = DEFAULT_VERSION
 ) -> list[tuple[Path, bool]]:
     """Write :func:`schema_files` under ``out`` (default ``schemas/`` in the project root);
-    returns each file and whether it changed."""
+    returns each file and whether it changed. A file of the same name that kubetrain did not
+    write (no :data:`SCHEMA_MARK`), or anything but a regular file there, is an input error,
+    and then nothing is written."""
     folder = out if out is not None else project.root / "schemas"
-    if folder.exists() and not folder.is_dir():
+    if os.path.lexists(folder) and not folder.is_dir():
         raise InputError.single(display_path(folder), "is a file, expected a folder")
-    written = []
-    for rel, text in schema_files(version).items():
+    files = schema_files(version)
+    current: dict[str, bytes | None] = {}
+    problems = []
+    for rel in files:
         path = folder / rel
-        changed = not path.is_file() or path.read_text(encoding="utf-8") != text
+        current[rel] = None
+        if not os.path.lexists(path):
+            continue
+        mode = os.lstat(path).st_mode
+        data = read_file(path) if stat.S_ISREG(mode) else None
+        why = f"is {file_kind(mode)}" if data is None else _not_a_schema_of_ours(data)
+        if why:
+            problems.append(
+                Problem(
+                    display_path(path), None, (), f"{why}; kubetrain schema will not replace it"
+                )
+            )
+        current[rel] = data
+    if problems:
+        raise InputError(problems)
+    written = []
+    for rel, text in files.items():
+        path = folder / rel
+        data = text.encode("utf-8")
+        changed = current[rel] != data
         if changed:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+            _replace_file(path, data)
         written.append((path, changed))
     return written
+
+
+def _not_a_schema_of_ours(data: bytes) -> str | None:
+    try:
+        schema = json.loads(data)
+    except (ValueError, RecursionError):
+        return "is not JSON"
+    if not isinstance(schema, dict) or schema.get("$comment") != SCHEMA_MARK:
+        # Schemas written before kubetrain marked them have no $comment either: those are
+        # deleted once by hand, since nothing tells them from a user's file.
+        return (
+            "was not written by kubetrain schema (its $comment is not kubetrain's; a schema "
+            "from a kubetrain that did not mark them yet can be deleted)"
+        )
+    return None
+
+
+def _replace_file(path: Path, data: bytes) -> None:
+    """Write ``path`` whole or not at all: a new file renamed over the old one."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, staging = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    except OSError as exc:
+        exc.filename = exc.filename or str(path)
+        raise
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(staging, 0o644)
+        os.replace(staging, path)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(staging)
+        if isinstance(exc, OSError):
+            exc.filename = exc.filename or str(path)
+        raise
 
 
 # --- kubetrain init ---------------------------------------------------------------------------
@@ -808,8 +904,9 @@ def init_project(folder: Path, stack: str = "dev", namespace: str = "ml") -> lis
         ),
         folder / "stacks" / "jobs" / "mnist.yaml": _JOB,
     }
-    existing = [p for p in files if p.exists()]
-    if (folder / "Pulumi.yml").exists():
+    # lexists: a dangling symbolic link is a file there too (writing would follow it).
+    existing = [p for p in files if os.path.lexists(p)]
+    if os.path.lexists(folder / "Pulumi.yml"):
         existing.append(folder / "Pulumi.yml")
     if existing:
         raise InputError(
@@ -818,7 +915,7 @@ def init_project(folder: Path, stack: str = "dev", namespace: str = "ml") -> lis
         )
     for path, text in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        _replace_file(path, text.encode("utf-8"))
     return list(files)
 
 

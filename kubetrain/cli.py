@@ -24,6 +24,7 @@ import click
 from . import __version__, app
 from .kube.schemas import parse_version
 from .models import CheckFailed, InputError, declarations
+from .models.errors import printable
 from .models.source import display_path
 from .plan import format_text, to_json
 from .validate import DEFAULT_VERSION, format_report
@@ -31,7 +32,23 @@ from .validate import DEFAULT_VERSION, format_report
 __all__ = ["main", "run", "tune_gc"]
 
 F = TypeVar("F", bound=Callable[..., Any])
-EXIT_FAILED, EXIT_INPUT = 1, 2
+EXIT_FAILED, EXIT_INPUT, EXIT_INTERRUPTED = 1, 2, 130
+
+
+def _echo(text: str, *, err: bool = False, nl: bool = True) -> None:
+    """``click.echo`` to stdout or stderr, which may be closed (``kubetrain validate | head``,
+    ``2>&-``): the output is then dropped, and the exit code stays the command's own."""
+    try:
+        click.echo(text, err=err, nl=nl)
+    except OSError:  # EPIPE, EBADF: nobody reads; later writes (and the flush at exit) go nowhere
+        stream = sys.stderr if err else sys.stdout
+        try:
+            fd = stream.fileno()
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, fd)
+            os.close(devnull)
+        except (OSError, ValueError, AttributeError):
+            pass
 
 
 def _errors_to_exit_codes(fn: F) -> F:
@@ -41,17 +58,23 @@ def _errors_to_exit_codes(fn: F) -> F:
             return fn(*args, **kwargs)
         except InputError as exc:
             for problem in exc.problems:
-                click.echo(str(problem), err=True)
+                _echo(str(problem), err=True)
             sys.exit(EXIT_INPUT)
         except CheckFailed as exc:
-            click.echo(str(exc).rstrip("\n"), err=True)
+            _echo(str(exc).rstrip("\n"), err=True)
             sys.exit(EXIT_FAILED)
         except OSError as exc:
             # A path the user gave that cannot be used (an --out under /proc, a read-only
-            # folder): bad input, reported without a traceback.
+            # folder): bad input, reported without a traceback. Every OS error kubetrain lets
+            # through names its path; the fallback names the command.
             where = display_path(exc.filename) if exc.filename else "kubetrain"
-            click.echo(f"{where}: {exc.strerror or exc}", err=True)
+            _echo(printable(f"{where}: {exc.strerror or exc}"), err=True)
             sys.exit(EXIT_INPUT)
+        except KeyboardInterrupt:
+            # The writers stopped and their staging folders are gone (PendingTree): every
+            # folder holds its old tree or its new one.
+            _echo("kubetrain: interrupted", err=True)
+            sys.exit(EXIT_INTERRUPTED)
 
     return cast(F, wrapper)
 
@@ -135,7 +158,7 @@ def _progress() -> Iterator[app.Progress]:
 
 def _echo_warnings(warnings: list[str]) -> None:
     for line in warnings:
-        click.echo(line, err=True)
+        _echo(line, err=True)
 
 
 _STRICT_HELP = (
@@ -233,7 +256,7 @@ def render(
                 project, stacks, config, strict=strict, warnings=warnings, progress=progress
             )
         _echo_warnings(warnings)
-        click.echo(stream, nl=False)
+        _echo(stream, nl=False)
         return
     with _progress() as progress:
         changes = app.render(
@@ -247,7 +270,7 @@ def render(
             else f"{len(change.added)} added, {len(change.changed)} changed, "
             f"{len(change.removed)} removed"
         )
-        click.echo(f"{display_path(change.folder)}: {summary}")
+        _echo(printable(f"{display_path(change.folder)}: {summary}"))
 
 
 def _kinds(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
@@ -375,7 +398,7 @@ def validate(
             strict=strict,
             progress=progress,
         )
-    click.echo(format_report(report, output), nl=False)  # type: ignore[arg-type]
+    _echo(format_report(report, output), nl=False)  # type: ignore[arg-type]
     if not report.ok:
         sys.exit(EXIT_FAILED)
 
@@ -412,9 +435,9 @@ def diff(stacks: tuple[str, ...], stat: bool, full: bool) -> None:
         )
     _echo_warnings(warnings)
     if drift:
-        click.echo(drift.stat() if stat else drift.text, nl=False)
+        _echo(drift.stat() if stat else drift.text, nl=False)
         if not stat:
-            click.echo(drift.summary, err=True)
+            _echo(drift.summary, err=True)
         sys.exit(EXIT_FAILED)
 
 
@@ -446,9 +469,9 @@ def plan(stacks: tuple[str, ...], output: str) -> None:
     """
     plans = app.plan(app.Project.find(), stacks)
     if output == "json":
-        click.echo(json.dumps(to_json(plans), indent=2, sort_keys=True))
+        _echo(json.dumps(to_json(plans), indent=2, sort_keys=True))
     else:
-        click.echo(format_text(plans), nl=False)
+        _echo(format_text(plans), nl=False)
 
 
 @main.command(
@@ -478,7 +501,7 @@ def schema(out: Path | None, kubernetes_version: tuple[int, int] | None) -> None
     """
     version = kubernetes_version or DEFAULT_VERSION
     for path, changed in app.write_schemas(app.Project.find(), out, version):
-        click.echo(f"{display_path(path)}: {'written' if changed else 'unchanged'}")
+        _echo(printable(f"{display_path(path)}: {'written' if changed else 'unchanged'}"))
 
 
 @main.command(
@@ -503,7 +526,7 @@ def init(folder: Path, stack: str, namespace: str) -> None:
       kubetrain init ml-platform --stack staging --namespace ml-staging
     """
     for path in app.init_project(folder, stack, namespace):
-        click.echo(f"{display_path(path)}: written")
+        _echo(f"{display_path(path)}: written")
 
 
 @main.command(
@@ -537,7 +560,7 @@ def explain(
       kubetrain explain tfjob.spec --api-version kubeflow.org/v1alpha1
       kubetrain explain configmap.data
     """
-    click.echo(app.explain(target, api_version, kubernetes_version or DEFAULT_VERSION), nl=False)
+    _echo(app.explain(target, api_version, kubernetes_version or DEFAULT_VERSION), nl=False)
 
 
 def tune_gc() -> None:

@@ -29,14 +29,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
 from .builders.gang import pod_requests
 from .builders.lifecycle import is_retained
 from .kube.immutable import update_refusals
 from .kube.paths import differences
 from .kube.quantity import Quantity, format_quantity
+from .models.source import display_path, load_all
 from .render.tree import generated_for, read_tree
+from .render.yamlout import read_generated
 from .validate.semantic import pod_templates
 
 __all__ = [
@@ -272,7 +272,8 @@ def read_rendered(folder: Path) -> list[Sourced]:
         job = generated_for(text)
         if job is None or not path.endswith((".yaml", ".yml")):
             continue
-        for obj in yaml.load_all(text, Loader=yaml.CSafeLoader):
+        # As every input is read (models/source.py): a hand-edited file cannot crash the plan.
+        for obj in load_all(text, display_path(folder / path), fast=read_generated):
             if isinstance(obj, dict) and not str(obj.get("apiVersion", "")).startswith(
                 "kustomize.config.k8s.io/"
             ):

@@ -248,7 +248,8 @@ INVALID = [
     ),
     (
         obj("v1", "ConfigMap", data={"a": "x"}, binaryData={"a": "eA=="}),
-        "data.a: invalid value 'a': duplicate of key present in binaryData",
+        # The path names the key; a value under ConfigMap data is never quoted (docs/security.md).
+        "data.a: invalid value (a string, not shown): duplicate of key present in binaryData",
     ),
     (obj("v1", "ConfigMap", data={"bad key": "x"}), "data.bad key: 'bad key' is not a valid"),
     # core ValidateNamespace, ValidatePersistentVolumeClaim

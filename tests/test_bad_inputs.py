@@ -52,7 +52,7 @@ def test_error_in_a_job_file_names_that_file(project: Path, run) -> None:
     assert result.exit_code == 2
     assert (
         "stacks/jobs/a.yaml:12: spec.tfReplicaSpecs.Worker.replicas: "
-        "Input should be a valid integer, unable to parse string as an integer, got 'many'"
+        "Input should be a valid integer, got 'many'"
     ) in result.stderr
 
 

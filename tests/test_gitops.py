@@ -255,7 +255,9 @@ def test_without_crds_there_is_one_kustomization() -> None:
         (o["kind"], o["metadata"]["name"]) for o in delivery_objects(gitops, "prod", has_crds=False)
     ]
     assert kinds == [("GitRepository", "kubetrain-prod"), ("Kustomization", "kubetrain-prod")]
-    argo = GitOps.model_validate({"repoURL": "u", "engines": ["argocd"], "namespace": "gitops"})
+    argo = GitOps.model_validate(
+        {"repoURL": "https://git.example.com/ml.git", "engines": ["argocd"], "namespace": "gitops"}
+    )
     (app,) = delivery_objects(argo, "prod", has_crds=True)
     assert app["kind"] == "Application" and app["metadata"]["namespace"] == "gitops"
 

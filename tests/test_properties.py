@@ -14,11 +14,17 @@ from hypothesis import strategies as st
 
 from kubetrain.builders import build_stack
 from kubetrain.models import InputError, load_stack
+from kubetrain.models.source import UNREADABLE
 from kubetrain.validate import Located, Validator
 
 from helpers import env, objects, replica_pods
 
 NAME = st.from_regex(r"[a-z][a-z0-9]{0,10}", fullmatch=True)
+#: Any text kustomize can read back (the characters kubetrain refuses are left out).
+READABLE_TEXT = st.text(
+    st.characters(exclude_categories=("Cs",)).filter(lambda c: UNREADABLE.match(c) is None),
+    max_size=20,
+)
 TYPES = ["Chief", "Master", "PS", "Worker", "Evaluator"]
 
 
@@ -47,7 +53,7 @@ def tfjobs(draw: st.DrawFn) -> dict[str, Any]:
                 }
             }
         if draw(st.booleans()):
-            container["env"] = [{"name": "A", "value": draw(st.text(max_size=20))}]
+            container["env"] = [{"name": "A", "value": draw(READABLE_TEXT)}]
         spec: dict[str, Any] = {"template": {"spec": {"containers": [container]}}}
         replicas = 1 if t in ("Chief", "Master") else draw(st.integers(1, 4))
         spec["replicas"] = replicas

@@ -98,7 +98,7 @@ def test_validate_uses_the_written_crd_schema(project: Path, run, tmp_path: Path
     assert "5 objects: 3 valid, 0 invalid, 0 errors, 2 skipped" in ok.stdout
     # ... and the strict schema rejects an unknown field.
     cr_file = project / "rendered/dev/ml/trainingjob-tj.yaml"
-    (cr,) = load_all(cr_file.read_text())
+    (cr,) = load_all(cr_file.read_text(), str(cr_file))
     cr["spec"]["trainer"]["passes"] = 3
     (tmp_path / "bad.yaml").write_text(yaml.safe_dump(cr))
     bad = run("validate", str(tmp_path / "bad.yaml"), "--schema-location", location, cwd=project)

@@ -17,10 +17,12 @@ __all__ = [
     "LABEL_VALUE",
     "PORT_NAME",
     "NameRule",
+    "check_api_version_kind",
     "check_config_map_key",
     "check_env_var_name",
     "check_label_key",
     "check_path_segment",
+    "looks_like_credential",
 ]
 
 
@@ -102,6 +104,22 @@ def check_label_key(key: str) -> str | None:
     return None
 
 
+def check_api_version_kind(api_version: str, kind: str) -> str | None:
+    """Check the syntax of an object's ``apiVersion`` and ``kind``, as kube-apiserver's
+    ``ValidateCustomResourceDefinitionNames`` and ``ValidateCustomResourceDefinitionVersion``
+    do for the kinds it can serve: the group a DNS-1123 subdomain, the version a DNS-1035 label,
+    the kind (lower-cased) a DNS-1035 label. Anything else can never be served, and is never
+    put into a path or URL (a kind ``../../x`` would name another file)."""
+    group, slash, version = api_version.rpartition("/")
+    if slash and (problem := DNS1123_SUBDOMAIN.check(group)):
+        return f"the API group of apiVersion: {problem}"
+    if problem := DNS1035_LABEL.check(version):
+        return f"the version of apiVersion: {problem}"
+    if problem := DNS1035_LABEL.check(kind.lower()):
+        return f"kind (lower-cased): {problem}"
+    return None
+
+
 #: A named port (IANA_SVC_NAME, as in upstream ``validation.IsValidPortName``).
 PORT_NAME = NameRule(
     "port name (IANA_SVC_NAME)",
@@ -156,3 +174,52 @@ def check_path_segment(name: str) -> str | None:
     if "/" in name or "%" in name:
         return f"{name!r} may not contain '/' or '%'"
     return None
+
+
+# Field and variable names that hold credential material, compared without case, '-' and '_'.
+_CREDENTIAL_WORDS = frozenset(
+    {
+        "accesskey",
+        "accesskeyid",
+        "accesstoken",
+        "apikey",
+        "auth",
+        "authtoken",
+        "bearertoken",
+        "clientsecret",
+        "hmac",
+        "passwd",
+        "password",
+        "privatekey",
+        "secret",
+        "secretaccesskey",
+        "secretkey",
+        "sessiontoken",
+        "token",
+        "username",
+    }
+)
+_CREDENTIAL_SUFFIXES = (
+    "accesskey",
+    "accesskeyid",
+    "apikey",
+    "passwd",
+    "password",
+    "privatekey",
+    "secret",
+    "secretkey",
+    "token",
+    "username",
+)
+
+
+def _squash(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+@functools.lru_cache(maxsize=16384)
+def looks_like_credential(name: str) -> bool:
+    """Whether a field or env var name is one that holds credential material
+    (``accessKey``, ``secret-key``, ``COS_APIKEY``, ``AWS_SECRET_ACCESS_KEY``, ``password``)."""
+    squashed = _squash(name)
+    return squashed in _CREDENTIAL_WORDS or squashed.endswith(_CREDENTIAL_SUFFIXES)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema_rs
+
+from .names import looks_like_credential
 
 __all__ = [
     "CLUSTER_SCOPED_KINDS",
@@ -32,12 +34,14 @@ __all__ = [
     "definitions",
     "definitions_registry",
     "embedded_validator",
+    "holds_sensitive",
     "parse_version",
     "schema_issues",
     "sensitive_path",
     "split_api_version",
     "supported_versions",
     "unknown_field_message",
+    "value_shape",
     "version_dir",
 ]
 
@@ -224,17 +228,116 @@ class SchemaIssue:
     message: str
 
 
-_SENSITIVE_KEY = re.compile(
-    r"(?i)(password|passwd|secret|token|api[-_]?key|access[-_]?key|credential)"
-)
+def value_shape(value: Any) -> str:
+    """What a value is, for messages that must not show it: ``a string``, ``a number``,
+    ``a mapping``..."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    for kind, text in ((str, "a string"), (dict, "a mapping"), (list, "a list")):
+        if isinstance(value, kind):
+            return text
+    return "null" if value is None else f"a {type(value).__name__}"
 
 
-def sensitive_path(path: tuple[str | int, ...]) -> bool:
-    """Whether a value at ``path`` may hold secret material: Secret data, env var values, and
-    fields named like credentials."""
+def _bound(word: str) -> Callable[[dict[str, Any]], str]:
+    return lambda d: f"{word} {json.dumps(d.get('limit'))}"
+
+
+# What a failed keyword says about a value without showing it.
+_WITHOUT_VALUE: dict[str, Callable[[dict[str, Any]], str]] = {
+    "type": lambda d: "is not of type " + " or ".join(map(str, d.get("types", []))),
+    "enum": lambda d: f"is not one of {json.dumps(d.get('options'))}",
+    "const": lambda d: f"is not {json.dumps(d.get('expected_value'))}",
+    "maxLength": lambda d: f"is longer than {d.get('limit')} characters",
+    "minLength": lambda d: f"is shorter than {d.get('limit')} characters",
+    "pattern": lambda d: f"does not match {json.dumps(d.get('pattern'))}",
+    "format": lambda d: f"is not a valid {d.get('format')}",
+    "minimum": _bound("is less than the minimum of"),
+    "maximum": _bound("is greater than the maximum of"),
+    "exclusiveMinimum": _bound("is not greater than"),
+    "exclusiveMaximum": _bound("is not less than"),
+    "multipleOf": lambda d: f"is not a multiple of {d.get('multiple_of')}",
+    "minItems": lambda d: f"has fewer than {d.get('limit')} items",
+    "minProperties": lambda d: f"has fewer than {d.get('limit')} fields",
+    "maxItems": lambda d: f"has more than {d.get('limit')} items",
+    "uniqueItems": lambda d: "has repeated items",
+    "oneOf": lambda d: "must be a string or a number",
+    "anyOf": lambda d: "is not valid under any of the allowed schemas",
+}
+# Keywords whose messages name keys only, never a value.
+_KEYS_ONLY = frozenset({"required", "additionalProperties", "unevaluatedProperties"})
+
+
+def _without_value(error: Any) -> str:
+    """The message of ``error`` without the value it is about (which may be a secret)."""
+    kind = error.kind
+    name = getattr(kind, "name", "")
+    if name in _KEYS_ONLY:
+        return str(error.message)
+    try:
+        details = kind.as_dict()
+    except (AttributeError, TypeError, ValueError):
+        details = {}
+    explain = _WITHOUT_VALUE.get(name)
+    rule = explain(details) if explain else f"breaks the schema's {name or 'rules'}"
+    return f"the value given ({value_shape(error.instance)}, not shown) {rule}"
+
+
+def holds_sensitive(value: Any, path: tuple[str | int, ...]) -> bool:
+    """Whether a mapping or list at ``path`` holds a key whose value is sensitive (an
+    ``args: {password: ...}`` mapping where a list belongs)."""
+    todo: list[tuple[Any, tuple[str | int, ...]]] = [(value, path)]
+    while todo:
+        node, at = todo.pop()
+        if isinstance(node, dict):
+            for key, item in node.items():
+                if isinstance(key, str) and sensitive_path((*at, key)):
+                    return True
+                todo.append((item, (*at, key)))
+        elif isinstance(node, list):
+            todo += [(item, (*at, i)) for i, item in enumerate(node)]
+    return False
+
+
+def _specific(errors: Iterable[Any]) -> Iterator[Any]:
+    """The errors, each ``anyOf`` failure replaced by the errors of the branch that got
+    furthest into the value (an optional list's items rather than "not null"), when one did."""
+    for error in errors:
+        if getattr(error.kind, "name", "") != "anyOf":
+            yield error
+            continue
+        try:
+            branches = [list(b) for b in error.kind.as_dict().get("context", [])]
+        except (AttributeError, TypeError, ValueError):
+            branches = []
+        depth = len(error.instance_path)
+        deepest = max(
+            branches,
+            key=lambda b: max((len(e.instance_path) for e in b), default=0),
+            default=[],
+        )
+        if any(len(e.instance_path) > depth for e in deepest):
+            yield from _specific(deepest)
+        else:
+            yield error
+
+
+#: Fields whose values a message never quotes: env vars (and any ``value``), Secret and
+#: ConfigMap data, credentials.
+_SENSITIVE_FIELDS = frozenset({"env", "value", "data", "stringData", "binaryData", "credentials"})
+
+
+def sensitive_path(path: Sequence[str | int]) -> bool:
+    """Whether a message about the value at ``path`` must not quote it, whatever its type: a
+    whole document (a stack file that is one scalar), anything under an env entry, Secret or
+    ConfigMap data, ``credentials`` or a credential-named key
+    (:func:`~.names.looks_like_credential`, the rule job documents' credentials obey too)."""
+    if not path:
+        return True
     return any(
-        isinstance(part, str)
-        and (part in ("data", "stringData", "value") or _SENSITIVE_KEY.search(part) is not None)
+        isinstance(part, str) and (part in _SENSITIVE_FIELDS or looks_like_credential(part))
         for part in path
     )
 
@@ -264,17 +367,21 @@ def schema_issues(
     validator: jsonschema_rs.Validator,
     instance: Any,
     defs: Mapping[str, Any] | None = None,
+    *,
+    base: tuple[str | int, ...] = (),
 ) -> Iterator[SchemaIssue]:
     """Every violation of ``validator`` in ``instance``, most specific first, without repeats.
 
     ``oneOf`` failures (int-or-string values and quantities) get a message that says so; an
     unknown field is reported at its own path, with the closest known field when ``defs`` (the
-    Kubernetes definitions the validator refers to) says which fields there are.
+    Kubernetes definitions the validator refers to) says which fields there are. The message of
+    a violation at a sensitive path (:func:`sensitive_path`; ``base`` is where ``instance``
+    sits), or about a value holding one, never shows the value, whatever its type.
     """
     if validator.is_valid(instance):
         return
     seen: set[tuple[tuple[str | int, ...], str]] = set()
-    for error in validator.iter_errors(instance):
+    for error in _specific(validator.iter_errors(instance)):
         path = tuple(error.instance_path)
         unexpected = getattr(error.kind, "unexpected", None)
         if isinstance(unexpected, list):
@@ -285,13 +392,14 @@ def schema_issues(
                     seen.add(issue)
                     yield SchemaIssue(*issue)
             continue
-        message = error.message
-        if "'oneOf'" in message:
+        where = (*base, *path)
+        if sensitive_path(where) or holds_sensitive(error.instance, where):
+            message = _without_value(error)
+        elif "'oneOf'" in error.message:
             # Kubernetes uses oneOf only for int-or-string and quantities.
             message = f"{json.dumps(error.instance)} must be a string or a number"
-        if sensitive_path(path) and not isinstance(error.instance, dict | list | bool | None):
-            # Never repeat what may be a credential (Secret data, env values) in a report.
-            message = message.replace(json.dumps(error.instance), "the value given")
+        else:
+            message = error.message
         key = (path, message)
         if key not in seen:
             seen.add(key)

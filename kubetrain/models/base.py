@@ -21,6 +21,7 @@ from pydantic import (
     field_validator,
 )
 
+from ..kube.limits import INT32_MAX
 from ..kube.names import (
     DNS1035_LABEL,
     DNS1123_LABEL,
@@ -29,6 +30,7 @@ from ..kube.names import (
     NameRule,
     check_label_key,
 )
+from .limits import MAX_REPLICAS
 
 if TYPE_CHECKING:
     from .stack import StackSettings
@@ -42,10 +44,13 @@ __all__ = [
     "DNSLabel",
     "DNSSubdomain",
     "DerivedName",
+    "Int32",
     "JobDocument",
     "JobMeta",
     "K8sType",
     "LabelValue",
+    "OutputEstimate",
+    "Replicas",
     "Strict",
     "job_kind",
     "job_kinds",
@@ -79,9 +84,30 @@ def upstream(**schema: Any) -> dict[str, Any]:
 
 
 class Strict(BaseModel):
-    """Base of every input model: unknown keys are errors, values are immutable."""
+    """Base of every input model: unknown keys are errors, values are immutable, and types are
+    strict (``replicas: yes``, ``"3"`` and ``1.0`` are not integers; a float field takes an
+    integer)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True)
+
+
+#: An ``int32`` of Kubernetes' API (seconds, counts, ports): at most 2**31 - 1 (every such field
+#: also sets its own lower bound).
+Int32 = Annotated[int, Field(le=INT32_MAX)]
+#: A replica count (an ``int32`` to Kubernetes), capped at :data:`~.limits.MAX_REPLICAS`.
+Replicas = Annotated[int, Field(le=MAX_REPLICAS)]
+
+
+@dataclass(frozen=True)
+class OutputEstimate:
+    """What one job will render, estimated at load time so a stack past the output budget
+    (docs/limits.md) is refused before anything is built: objects, bytes of YAML, the bytes of
+    its largest object, and the field that drives the size (for messages)."""
+
+    objects: int
+    bytes: int
+    largest: int
+    path: tuple[str | int, ...] = ()
 
 
 def plain_copy(value: Any) -> Any:
@@ -240,6 +266,13 @@ class JobDocument(Strict):
     def semantic_problems(self, settings: StackSettings) -> list[tuple[tuple[str | int, ...], str]]:
         """Rules a schema cannot express, as (field path, message) pairs."""
         return []
+
+    def output_estimate(self, settings: StackSettings, mode: str) -> OutputEstimate:
+        """What the job renders in ``mode`` (see :class:`OutputEstimate`). This default suits a
+        kind rendering a few objects whatever its counts; a kind rendering objects per replica
+        (a Pod per replica, an env listing every pod) overrides it."""
+        size = 4096 + len(self.model_dump_json(by_alias=True))
+        return OutputEstimate(8, 8 * size, size)
 
 
 J = TypeVar("J", bound=type[JobDocument])

@@ -9,6 +9,7 @@ traceback.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -21,11 +22,31 @@ __all__ = [
     "Problem",
     "Severity",
     "format_path",
+    "printable",
 ]
 
 PathPart = str | int
 #: ``error``: the input is wrong; ``warning``: a fact about it (fails only under ``--strict``).
 Severity = Literal["error", "warning"]
+
+# What a terminal or an XML report must not receive raw: C0 and C1 controls and DEL (escape
+# sequences, line breaks that would split one problem over two lines), Unicode line and
+# paragraph separators, the bidirectional overrides and isolates (text shown in another order
+# than it is), the BOM, noncharacters and lone surrogates (no UTF-8 form: printing them fails).
+_UNPRINTABLE = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff\ufffe\uffff\ud800-\udfff]"
+)
+
+
+def _escape(m: re.Match[str]) -> str:
+    code = ord(m[0])
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable(text: str) -> str:
+    """``text`` with every character that could reach a terminal or a report as something else
+    written as an escape (``\\x1b``, ``\\u202e``); other text is returned unchanged."""
+    return _UNPRINTABLE.sub(_escape, text) if _UNPRINTABLE.search(text) else text
 
 
 def format_path(path: Sequence[PathPart]) -> str:
@@ -42,7 +63,7 @@ def format_path(path: Sequence[PathPart]) -> str:
             out.append(f'["{part}"]')
         else:
             out.append(f".{part}" if out else part)
-    return "".join(out) or "(document)"
+    return printable("".join(out)) or "(document)"
 
 
 @dataclass(frozen=True, order=True)
@@ -61,11 +82,11 @@ class Problem:
     severity: Severity = "error"
 
     def __str__(self) -> str:
-        where = f"{self.file}:{self.line}" if self.line else self.file
+        where = printable(f"{self.file}:{self.line}" if self.line else self.file)
         message = f"warning: {self.message}" if self.severity == "warning" else self.message
         if not self.path:
-            return f"{where}: {message}"
-        return f"{where}: {format_path(self.path)}: {message}"
+            return f"{where}: {printable(message)}"
+        return f"{where}: {format_path(self.path)}: {printable(message)}"
 
     def as_error(self) -> Problem:
         """The same problem as an error (``--strict``)."""

@@ -12,13 +12,24 @@ the rules of its own webhook.
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import ConfigDict, Field, field_validator
 
 from ..kube.features import enabled_by_default
 from ..kube.names import DNS1035_LABEL, DNS1123_SUBDOMAIN, LABEL_VALUE
-from .base import DerivedName, JobDocument, K8sType, Strict, plain_copy, upstream
+from .base import (
+    DerivedName,
+    Int32,
+    JobDocument,
+    K8sType,
+    OutputEstimate,
+    Replicas,
+    Strict,
+    plain_copy,
+    upstream,
+)
 from .resources import pod_gpu_problems
 from .scheduling import check_resource_list, min_available_problems
 from .stack import NATIVE_WORKLOADS
@@ -56,12 +67,12 @@ PodTemplateSpec = Annotated[
 class SchedulingPolicy(Strict):
     """Gang-scheduling settings (``runPolicy.schedulingPolicy``)."""
 
-    min_available: int | None = Field(
+    min_available: Int32 | None = Field(
         default=None,
         alias="minAvailable",
         ge=1,
         description="Pods that must be schedulable together. Default: every pod of the job.",
-        json_schema_extra=upstream(minimum=None),
+        json_schema_extra=upstream(minimum=None, maximum=None),
     )
     queue: str | None = Field(default=None, description="Scheduler queue of the PodGroup.")
     min_resources: dict[str, int | str] | None = Field(
@@ -73,12 +84,12 @@ class SchedulingPolicy(Strict):
     priority_class: str | None = Field(
         default=None, alias="priorityClass", description="PriorityClass of the PodGroup."
     )
-    schedule_timeout_seconds: int | None = Field(
+    schedule_timeout_seconds: Int32 | None = Field(
         default=None,
         alias="scheduleTimeoutSeconds",
         ge=0,
         description="Seconds the scheduler waits for the gang (scheduler-plugins only).",
-        json_schema_extra=upstream(minimum=None),
+        json_schema_extra=upstream(minimum=None, maximum=None),
     )
 
     @field_validator("min_resources")
@@ -96,12 +107,12 @@ class RunPolicy(Strict):
         description="Which pods the operator deletes when the job ends. Default: None.",
         json_schema_extra=upstream(enum=None),
     )
-    ttl_seconds_after_finished: int | None = Field(
+    ttl_seconds_after_finished: Int32 | None = Field(
         default=None,
         alias="ttlSecondsAfterFinished",
         ge=0,
         description="Seconds to keep a finished job.",
-        json_schema_extra=upstream(minimum=None),
+        json_schema_extra=upstream(minimum=None, maximum=None),
     )
     active_deadline_seconds: int | None = Field(
         default=None,
@@ -110,12 +121,12 @@ class RunPolicy(Strict):
         description="Deadline of the job in seconds.",
         json_schema_extra=upstream(minimum=None),
     )
-    backoff_limit: int | None = Field(
+    backoff_limit: Int32 | None = Field(
         default=None,
         alias="backoffLimit",
         ge=0,
         description="Retries before the job fails.",
-        json_schema_extra=upstream(minimum=None),
+        json_schema_extra=upstream(minimum=None, maximum=None),
     )
     scheduling_policy: SchedulingPolicy | None = Field(
         default=None, alias="schedulingPolicy", description="Gang-scheduling settings."
@@ -144,11 +155,11 @@ class ReplicaSpec(Strict):
     # kubetrain's rules below are its own (it builds the pods), checked at load time only.
     model_config = ConfigDict(json_schema_extra=upstream(required=None))
 
-    replicas: int = Field(
+    replicas: Replicas = Field(
         default=1,
         ge=1,
-        description="Number of pods of this type. Default: 1.",
-        json_schema_extra=upstream(minimum=None),
+        description="Number of pods of this type (at most 10000). Default: 1.",
+        json_schema_extra=upstream(minimum=None, maximum=None),
     )
     template: PodTemplateSpec = Field(description="Pod template of the replicas.")
     restart_policy: RestartPolicy = Field(
@@ -243,6 +254,30 @@ class KubeflowJob(JobDocument):
 
     def total_replicas(self) -> int:
         return sum(s.replicas for s in self.replica_specs.values())
+
+    def cluster_env_bytes(self, settings: StackSettings) -> int:
+        """Bytes of env each pod carries about the job's other pods (a TFJob's ``TF_CONFIG``
+        lists them all); none unless a kind says so (see :meth:`output_estimate`)."""
+        return 0
+
+    def output_estimate(self, settings: StackSettings, mode: str) -> OutputEstimate:
+        """Per replica index a workload (a Pod, or a Job) and a Service, each pod carrying
+        :meth:`cluster_env_bytes`; a JobSet holds every index's Job in one object; operator
+        mode writes the custom resource only. Upper estimates."""
+        specs = self.replica_specs
+        templates = {t: len(json.dumps(s.template)) for t, s in specs.items()}
+        largest_type = max(specs, key=lambda t: specs[t].replicas)
+        path: tuple[str | int, ...] = ("spec", self.REPLICA_SPECS_KEY, largest_type, "replicas")
+        if mode == "operator":
+            size = 2048 + sum(templates.values())
+            return OutputEstimate(1, size, size, path)
+        cluster = self.cluster_env_bytes(settings)
+        pods = {t: 3000 + 2 * templates[t] + cluster for t in specs}
+        total = sum(s.replicas * (pods[t] + 1000) for t, s in specs.items())
+        largest = max(pods.values())
+        if self.native_workload(settings) == "jobset":
+            largest = total
+        return OutputEstimate(2 * self.total_replicas() + 2, total, largest, path)
 
     def is_distributed(self) -> bool:
         """More than one replica in total (the operator's isDistributed)."""

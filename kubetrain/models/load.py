@@ -9,6 +9,7 @@ import dataclasses
 import difflib
 import glob
 import json
+import os
 import re
 import types
 import typing
@@ -27,15 +28,17 @@ from .base import (
     DerivedName,
     JobDocument,
     K8sType,
+    OutputEstimate,
     job_kinds,
     plain_copy,
     resource_kinds,
 )
 from .errors import InputError, PathPart, Problem
+from .limits import MAX_OBJECT_BYTES, MAX_OBJECTS, MAX_OUTPUT_BYTES
 from .patches import apply_patches, patch_sources
 from .resources import as_built
-from .secrets import credential_value_message, looks_like_credential
-from .source import Document, display_path, load_documents
+from .secrets import credential_problems, credential_value_message, looks_like_credential
+from .source import Document, display_path, foreign_config, load_documents, value_problems
 from .stack import CONFIG_NAMESPACE, NATIVE_WORKLOADS, StackFile, StackSettings
 
 __all__ = [
@@ -55,7 +58,10 @@ __all__ = [
     "stack_name",
 ]
 
-_STACK_FILE = re.compile(r"^Pulumi\.(?P<name>[A-Za-z0-9_.-]+)\.ya?ml$")
+# Pulumi's stack names: letters, digits, '-', '_' and '.'. kubetrain also refuses a leading
+# '.': the name is a folder under rendered/, and ".", ".." or a hidden folder cannot be one.
+_STACK_FILE = re.compile(r"^Pulumi\.(?P<name>.+)\.ya?ml$")
+_STACK_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*")
 Mode = Literal["native", "operator"]
 
 
@@ -154,6 +160,13 @@ def stack_name(path: Path) -> str:
         raise InputError.single(
             display_path(path), "a stack file must be named Pulumi.<stack>.yaml"
         )
+    if not _STACK_NAME.fullmatch(m["name"]) or len(m["name"]) > 100:
+        raise InputError.single(
+            display_path(path),
+            f"the stack name {m['name']!r} is not one kubetrain can render: letters, digits, "
+            "'-', '_' and '.' (not first), at most 100 characters, as Pulumi allows; it names "
+            "the folder rendered/<stack>",
+        )
     return m["name"]
 
 
@@ -168,11 +181,17 @@ def find_project_root(start: Path) -> Path:
 
 def discover_stacks(stacks_dir: Path, names: Sequence[str] = ()) -> list[Path]:
     """Stack files in ``stacks_dir``, all of them or the ``names`` asked for, sorted by name."""
-    found = {
-        stack_name(p): p
-        for p in sorted(stacks_dir.glob("Pulumi.*.y*ml"))
-        if _STACK_FILE.match(p.name)
-    }
+    found: dict[str, Path] = {}
+    problems: list[Problem] = []
+    for p in sorted(stacks_dir.glob("Pulumi.*.y*ml")):
+        if not _STACK_FILE.match(p.name):
+            continue
+        try:
+            found[stack_name(p)] = p
+        except InputError as exc:  # said, not skipped: a stack nobody renders is a surprise
+            problems += exc.problems
+    if problems:
+        raise InputError(problems)
     if not names:
         if not found:
             raise InputError.single(
@@ -195,7 +214,7 @@ def load_stack(path: str | Path, *, project_root: Path | None = None, jobs: bool
     path = Path(path)
     name = stack_name(path)
     root = project_root or find_project_root(path.parent)
-    docs = load_documents(path)
+    docs = load_documents(path, skip=foreign_config)
     if len(docs) != 1:
         raise InputError.single(
             display_path(path), f"a stack file holds exactly one YAML document, found {len(docs)}"
@@ -230,9 +249,11 @@ def load_stack_config(
         for key, raw in config.items()
         if key != "credentials"
     }
-    doc = Document.with_lines(
-        display_path(path), {"config": ours}, _lines_of_same_values(file, ours)
-    )
+    shown = display_path(path)
+    problems = [Problem(shown, None, p, m) for p, m in value_problems({"config": ours})]
+    if problems:
+        raise InputError(problems)
+    doc = Document.with_lines(shown, {"config": ours}, _lines_of_same_values(file, ours))
     return _load_stack_document(doc, name, path, project_root)
 
 
@@ -251,7 +272,15 @@ def load_job(
     attribute names (``tf_replica_specs``), which is how Pulumi SDKs send component inputs.
     Problems name ``file`` and the field path (``settings.*`` for settings).
     """
-    problems: list[Problem] = []
+    problems: list[Problem] = [
+        Problem(file, None, path, message)
+        for path, message in (
+            *value_problems(dict(document)),
+            *(((("settings", *p), m) for p, m in value_problems(dict(settings or {})))),
+        )
+    ]
+    if problems:  # not plain data: nothing below could read it
+        raise InputError(problems)
     given = dict(settings or {})
     for key in (
         "jobs",
@@ -274,9 +303,16 @@ def load_job(
     stack_settings = _validate(StackSettings, settings_doc, problems)
     if stack_settings is None or problems:
         raise InputError(problems)
-    kind_cls = job_kinds().get((document.get("apiVersion"), document.get("kind")))  # type: ignore[arg-type]
+    api_version, kind = document.get("apiVersion"), document.get("kind")
+    kind_cls = (
+        job_kinds().get((api_version, kind))
+        if isinstance(api_version, str) and isinstance(kind, str)
+        else None
+    )
     data = document_keys(kind_cls, dict(document)) if kind_cls is not None else dict(document)
     loaded = _load_job(Document(file, 0, data), stack_settings, problems)
+    if loaded is not None and not problems:
+        problems += _output_budget([loaded], stack_settings)
     if loaded is None or problems:
         raise InputError(problems)
     return loaded, stack_settings
@@ -359,7 +395,7 @@ def _decode_config_value(key: str, raw: str) -> Any:
         return raw
     try:
         return json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         return raw
 
 
@@ -421,6 +457,8 @@ def _load_stack_document(
         if loaded is not None:
             loaded_jobs.append(loaded)
     problems += _duplicates(loaded_jobs)
+    if not problems:
+        problems += _output_budget(loaded_jobs, settings)
     manifests = [m for d in manifest_docs if (m := _load_manifest(d, settings, problems))]
     problems += _duplicate_manifests(manifests)
     if problems:
@@ -490,24 +528,53 @@ def _documents(
         yield stack_doc.sub(("config", f"{CONFIG_NAMESPACE}:{key}", i))
     files_key, patterns = files
     seen: set[Path] = set()
+    inside = root.resolve()
     for i, pattern in enumerate(patterns):
+        where = ("config", f"{CONFIG_NAMESPACE}:{files_key}", i)
+        if _leaves(pattern):
+            problems.append(
+                stack_doc.problem(
+                    where,
+                    f"{pattern!r} reaches outside the project: patterns are relative to "
+                    f"{display_path(root)}, without '..' parts",
+                )
+            )
+            continue
         matches = sorted(glob.glob(pattern, root_dir=root, recursive=True))
         if not matches:
             problems.append(
                 stack_doc.problem(
-                    ("config", f"{CONFIG_NAMESPACE}:{files_key}", i),
+                    where,
                     f"{pattern!r} matches no file (patterns are relative to {display_path(root)})",
                 )
             )
         for match in matches:
-            file = (root / match).resolve()
-            if file in seen or file.is_dir():
+            try:
+                file = (root / match).resolve(strict=True)
+            except (OSError, RuntimeError):  # a dangling link or a loop: reading says which
+                file = root / match
+            if file in seen or os.path.isdir(file):
                 continue
             seen.add(file)
+            if not file.is_relative_to(inside):
+                problems.append(
+                    stack_doc.problem(
+                        where,
+                        f"{match!r} is a symbolic link to {file}, outside the project: the "
+                        "files a stack reads must be inside it",
+                    )
+                )
+                continue
             try:
                 yield from load_documents(file)
             except InputError as exc:
                 problems += exc.problems
+
+
+def _leaves(pattern: str) -> bool:
+    """Whether a ``jobFiles`` / ``manifestFiles`` pattern can match outside the project."""
+    parts = re.split(r"[/\\]", pattern)
+    return os.path.isabs(pattern) or pattern.startswith("~") or ".." in parts
 
 
 def _load_job(doc: Document, settings: StackSettings, problems: list[Problem]) -> LoadedJob | None:
@@ -549,8 +616,10 @@ def _load_job(doc: Document, settings: StackSettings, problems: list[Problem]) -
             )
         )
         return None
-    job = _validate(cls, doc, problems)
-    if job is None:
+    found = credential_problems(data)
+    problems += [doc.problem(path, message) for path, message in found]
+    job = _validate(cls, doc, problems, secrets=[path for path, _ in found])
+    if job is None or found:
         return None
     if job.metadata.namespace is None:
         meta = job.metadata.model_copy(update={"namespace": settings.namespace})
@@ -718,6 +787,50 @@ def _duplicates(jobs: Iterable[LoadedJob]) -> list[Problem]:
     return problems
 
 
+#: Bytes each object adds to its kustomization.yaml (a resources line).
+_KUSTOMIZATION_LINE = 80
+
+
+def _output_budget(jobs: Sequence[LoadedJob], settings: StackSettings) -> list[Problem]:
+    """The stack's output within the bounds of docs/limits.md: each object small enough for
+    Kubernetes to store, and all of them within kubetrain's budget of objects and bytes (a
+    TFJob's output grows with the square of its replicas). Checked before anything is built."""
+    problems: list[Problem] = []
+    objects = size = 0
+    biggest: tuple[int, LoadedJob, OutputEstimate] | None = None
+    for job in jobs:
+        estimate = job.job.output_estimate(settings, job.mode)
+        if estimate.largest > MAX_OBJECT_BYTES:
+            problems.append(
+                job.source.problem(
+                    estimate.path,
+                    f"one object of this job would be about {_mib(estimate.largest)}; Kubernetes "
+                    f"stores objects of at most {_mib(MAX_OBJECT_BYTES)} (etcd's request limit), "
+                    "so it could never be created: use fewer replicas",
+                )
+            )
+        objects += estimate.objects
+        size += estimate.bytes + _KUSTOMIZATION_LINE * estimate.objects
+        if biggest is None or estimate.bytes > biggest[0]:
+            biggest = (estimate.bytes, job, estimate)
+    if biggest is not None and (objects > MAX_OBJECTS or size > MAX_OUTPUT_BYTES):
+        _, job, estimate = biggest
+        problems.append(
+            job.source.problem(
+                estimate.path,
+                f"the stack would render {objects:,} objects, about {_mib(size)}; kubetrain "
+                f"renders at most {MAX_OBJECTS:,} objects and {_mib(MAX_OUTPUT_BYTES)} per stack "
+                f"(docs/limits.md); the largest part is this {job.document.KIND}: "
+                f"{estimate.objects:,} objects, about {_mib(estimate.bytes)}",
+            )
+        )
+    return problems
+
+
+def _mib(size: int) -> str:
+    return f"{size / 2**20:,.1f} MiB"
+
+
 def _name_budget(job: JobDocument, settings: StackSettings, doc: Document) -> list[Problem]:
     """Every derived name and label value within Kubernetes limits; name the longest offender."""
     failing: dict[str, tuple[DerivedName, str]] = {}
@@ -748,16 +861,23 @@ def _validate(
     *,
     data: Any = None,
     keymap: typing.Callable[[PathPart], PathPart] | None = None,
+    secrets: Sequence[tuple[PathPart, ...]] = (),
 ) -> M | None:
+    """``cls`` validated from ``doc``; its errors go to ``problems``. A message never quotes a
+    value that may be secret: one at a sensitive path, or holding one of ``secrets`` (paths of
+    credential material found in the document)."""
     value = doc.data if data is None else data
     try:
         return cls.model_validate(value)
     except ValidationError as exc:
         for error in exc.errors(include_url=False):
             loc = _real_path(value, error["loc"])
+            secret = k8s.sensitive_path(doc.base + loc) or any(
+                p[: len(loc)] == loc for p in secrets
+            )
             if keymap is not None and loc:
                 loc = (keymap(loc[0]), *loc[1:])
-            problems.append(doc.problem(loc, _message(cls, error)))
+            problems.append(doc.problem(loc, _message(cls, error, quote=not secret)))
         return None
 
 
@@ -784,8 +904,13 @@ def _real_path(data: Any, loc: Sequence[Any]) -> tuple[PathPart, ...]:
     return tuple(path)
 
 
-def _message(root: type[BaseModel], error: Any) -> str:
+def _message(root: type[BaseModel], error: Any, *, quote: bool = True) -> str:
+    """pydantic's error as kubetrain's message; with ``quote=False`` (a value that may be secret
+    material, see :func:`~kubetrain.kube.schemas.sensitive_path`) the value received is never
+    shown."""
     kind, msg, value = error["type"], error["msg"], error.get("input")
+    if not quote and kind not in ("missing", "extra_forbidden", "value_error"):
+        return f"{msg}, got {k8s.value_shape(value)} (not shown)"
     if kind == "missing":
         return "required field is missing"
     if kind == "extra_forbidden":
@@ -794,7 +919,9 @@ def _message(root: type[BaseModel], error: Any) -> str:
             return credential_value_message()
         return _unknown_field(root, tuple(error["loc"][:-1]), key)
     if kind == "value_error":
-        return str(msg).removeprefix("Value error, ")
+        message = str(msg).removeprefix("Value error, ")
+        # kubetrain's own checks end with ", got <value>" when they quote one.
+        return message if quote else message.rpartition(", got ")[0] or message
     if kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
         op = {
             "greater_than_equal": ">=",
@@ -803,13 +930,21 @@ def _message(root: type[BaseModel], error: Any) -> str:
             "less_than": "<",
         }
         bound = next(iter(error["ctx"].values()))
-        return f"must be {op[kind]} {bound}, got {value!r}"
+        return f"must be {op[kind]} {bound}, got {_quoted(value)}"
     if isinstance(value, str | int | float | bool) or value is None:
-        return f"{msg}, got {value!r}"
-    shape = (
-        "a mapping" if isinstance(value, dict) else "a list" if isinstance(value, list) else None
-    )
-    return f"{msg}, got {shape or type(value).__name__}"
+        return f"{msg}, got {_quoted(value)}"
+    return f"{msg}, got {k8s.value_shape(value)}"
+
+
+def _quoted(value: Any) -> str:
+    """A value as messages show it: as YAML wrote it, ``true``, ``null``, ``'text'``, ``NaN``."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if value is None:
+        return "null"
+    if isinstance(value, float) and value != value:
+        return "NaN"
+    return repr(value)
 
 
 def _unknown_field(root: type[BaseModel], parent: tuple[Any, ...], key: Any) -> str:
@@ -934,7 +1069,8 @@ def _embedded_value(
         validator = k8s.embedded_validator(version, marker.definition)
         defs = k8s.definitions(version)["$defs"]
         schema = [
-            (issue.path, issue.message) for issue in k8s.schema_issues(validator, value, defs)
+            (issue.path, issue.message)
+            for issue in k8s.schema_issues(validator, value, defs, base=path)
         ]
         # What the API server checks beyond the schema, of the value as it is built into an
         # object (only of a value the schema accepts: the checks read values of their types).

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
-from .base import K8sType, Strict, upstream
+from .base import Int32, K8sType, Replicas, Strict, upstream
 from .kinds import declare
 from .kubeflow import (
     KubeflowJob,
@@ -86,19 +86,19 @@ class RDZVConf(Strict):
 class ElasticPolicy(Strict):
     """Elastic training with torchrun (``spec.elasticPolicy``)."""
 
-    min_replicas: int | None = Field(
+    min_replicas: Replicas | None = Field(
         default=None,
         alias="minReplicas",
         ge=1,
-        json_schema_extra=upstream(minimum=None),
+        json_schema_extra=upstream(minimum=None, maximum=None),
         description="Fewest workers the job runs with (PET_NNODES min). Default: maxReplicas, "
         "else the Worker replicas.",
     )
-    max_replicas: int | None = Field(
+    max_replicas: Replicas | None = Field(
         default=None,
         alias="maxReplicas",
         ge=1,
-        json_schema_extra=upstream(minimum=None),
+        json_schema_extra=upstream(minimum=None, maximum=None),
         description="Most workers the job scales to (PET_NNODES max). Default: minReplicas, else "
         "the Worker replicas.",
     )
@@ -133,18 +133,18 @@ class ElasticPolicy(Strict):
         default=None,
         description="Run a local standalone rendezvous (PET_STANDALONE). Default: false.",
     )
-    n_proc_per_node: int | None = Field(
+    n_proc_per_node: Int32 | None = Field(
         default=None,
         alias="nProcPerNode",
         ge=1,
-        json_schema_extra=upstream(minimum=None),
+        json_schema_extra=upstream(minimum=None, maximum=None),
         description="Deprecated: use spec.nprocPerNode. Processes per node (PET_NPROC_PER_NODE).",
     )
-    max_restarts: int | None = Field(
+    max_restarts: Int32 | None = Field(
         default=None,
         alias="maxRestarts",
         ge=0,
-        json_schema_extra=upstream(minimum=None),
+        json_schema_extra=upstream(minimum=None, maximum=None),
         description="Worker-group restarts before the job fails (PET_MAX_RESTARTS).",
     )
     metrics: list[MetricSpec] | None = Field(

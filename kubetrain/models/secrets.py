@@ -10,6 +10,12 @@ names (``kubetrain:secretStore``), in Pulumi mode in the stack's encrypted confi
   message repeats the value received, since it may be secret material.
 * :func:`looks_like_credential` and :func:`credential_value_message`, used for keys such as
   ``accessKey`` or ``password`` written where no such field exists, and for env var names.
+* :func:`credential_problems`, the one rule every job document of every kind and mode obeys:
+  no credential-named env var, annotation, label, node-selector key or command-line flag with a
+  literal value (see its docstring, and :data:`NOT_CREDENTIALS_ANNOTATION` for names that only
+  look like credentials).
+* which values a message must never quote is :func:`kubetrain.kube.schemas.sensitive_path`,
+  built on the same credential names.
 * :class:`ExternalSecret`, the model of the ``external-secrets.io/v1`` objects kubetrain writes,
   registered so ``kubetrain validate`` checks them without an extra schema location.
 """
@@ -17,20 +23,31 @@ names (``kubetrain:secretStore``), in Pulumi mode in the stack's encrypted confi
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Mapping
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BeforeValidator, Field
 
+from ..kube.names import looks_like_credential
 from .base import K8sType, Strict, resource_kind
 
 __all__ = [
     "CREDENTIAL_NAME_PATTERN",
+    "NOT_CREDENTIALS_ANNOTATION",
     "PULL_CREDENTIAL_KEY",
     "CredentialName",
     "ExternalSecret",
+    "credential_problems",
     "credential_value_message",
+    "is_credential_entry",
     "looks_like_credential",
+    "not_credentials",
 ]
+
+#: Annotation of a job document naming, comma-separated, env vars, annotation, label and
+#: node-selector keys and command-line flags that look like credentials but hold none
+#: (``kubetrain.io/not-credentials: "VAULT_TOKEN_PATH,vault.hashicorp.com/agent-inject-token"``).
+NOT_CREDENTIALS_ANNOTATION = "kubetrain.io/not-credentials"
 
 #: Key of an image pull credential that holds a docker config JSON (written under
 #: ``.dockerconfigjson`` in the pull Secret; no leading dot, so Pulumi config paths stay plain).
@@ -42,53 +59,6 @@ CREDENTIAL_NAME_PATTERN = r"[A-Za-z0-9]([-A-Za-z0-9_/]*[A-Za-z0-9])?"
 _CREDENTIAL_NAME = re.compile(CREDENTIAL_NAME_PATTERN)
 _CREDENTIAL_NAME_MAX = 253
 
-# Field and variable names that hold credential material, compared without case, '-' and '_'.
-_CREDENTIAL_WORDS = frozenset(
-    {
-        "accesskey",
-        "accesskeyid",
-        "accesstoken",
-        "apikey",
-        "auth",
-        "authtoken",
-        "bearertoken",
-        "clientsecret",
-        "hmac",
-        "passwd",
-        "password",
-        "privatekey",
-        "secret",
-        "secretaccesskey",
-        "secretkey",
-        "sessiontoken",
-        "token",
-        "username",
-    }
-)
-_CREDENTIAL_SUFFIXES = (
-    "accesskey",
-    "accesskeyid",
-    "apikey",
-    "passwd",
-    "password",
-    "privatekey",
-    "secret",
-    "secretkey",
-    "token",
-    "username",
-)
-
-
-def _squash(name: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", name.lower())
-
-
-def looks_like_credential(name: str) -> bool:
-    """Whether a field or env var name is one that holds credential material
-    (``accessKey``, ``secret-key``, ``COS_APIKEY``, ``AWS_SECRET_ACCESS_KEY``, ``password``)."""
-    squashed = _squash(name)
-    return squashed in _CREDENTIAL_WORDS or squashed.endswith(_CREDENTIAL_SUFFIXES)
-
 
 def credential_value_message(where: str = "here") -> str:
     """The message for credential material written in a job document (never quotes the value)."""
@@ -98,6 +68,137 @@ def credential_value_message(where: str = "here") -> str:
         "kubetrain:secretStore) or set it with `pulumi config set --secret --path "
         "'kubetrain:credentials.<name>.<key>'` (Pulumi mode)"
     )
+
+
+# --- the one rule: no credential in a job document ----------------------------------------------
+
+#: Fields whose keys are free-form names with string values: a credential-named key there is
+#: credential material (``annotations: {password: ...}``).
+_NAMED_VALUES = ("annotations", "labels", "nodeSelector", "NodeSelector")
+#: Fields holding command lines (lists of arguments, or one shell line): ``--password=...`` and
+#: ``TOKEN=...`` there are credential material.
+_COMMAND_LINES = ("command", "args", "entrypoint")
+_ASSIGNMENT = re.compile(r"-{0,2}([A-Za-z_][A-Za-z0-9_.-]*)=(.*)", re.DOTALL)
+# A value that only refers to another env var ($(VAR) or ${VAR}) holds nothing itself.
+_REFERENCE = re.compile(r"\$\([A-Za-z_][A-Za-z0-9_]*\)|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?")
+
+Path = tuple[str | int, ...]
+
+
+def not_credentials(annotations: Any) -> frozenset[str]:
+    """The names a job document's :data:`NOT_CREDENTIALS_ANNOTATION` lists (given its
+    ``metadata.annotations``)."""
+    listed = (
+        annotations.get(NOT_CREDENTIALS_ANNOTATION) if isinstance(annotations, Mapping) else None
+    )
+    if not isinstance(listed, str):
+        return frozenset()
+    return frozenset(name.strip() for name in listed.split(",") if name.strip())
+
+
+def _literal(value: Any) -> bool:
+    """Whether ``value`` holds something of its own (not empty, not only env references)."""
+    if isinstance(value, bool) or value is None:
+        return False
+    if isinstance(value, str):
+        return bool(_REFERENCE.sub("", value).strip())
+    return True
+
+
+def _is_credential(name: Any, allowed: frozenset[str]) -> bool:
+    return isinstance(name, str) and name not in allowed and looks_like_credential(name)
+
+
+def is_credential_entry(name: Any, value: Any, allowed: frozenset[str]) -> bool:
+    """Whether ``name: value`` (an env var, an annotation...) is credential material by the
+    rule of :func:`credential_problems`."""
+    return _is_credential(name, allowed) and _literal(value)
+
+
+def _flags(value: Any) -> Iterator[tuple[Path, str]]:
+    """(path, flag name) of every ``--name=value`` / ``NAME=value`` word with a literal value."""
+    items = enumerate(value) if isinstance(value, list) else [((), value)]
+    for index, item in items:
+        if not isinstance(item, str):
+            continue
+        path: Path = (index,) if isinstance(index, int) else ()
+        for word in item.split():
+            m = _ASSIGNMENT.fullmatch(word.strip("'\""))
+            if m and _literal(m[2]):
+                yield path, m[1]
+
+
+def credential_problems(document: Any) -> list[tuple[Path, str]]:
+    """Credential material written in a job document, as (field path, message) pairs.
+
+    One rule for every kind and mode, wherever the document holds it (pod templates of any
+    replica, a Learner's env, metadata): a credential-named (:func:`looks_like_credential`)
+
+    * env var with a literal ``value`` (``valueFrom`` a Secret is the way; a value that only
+      refers to another var, ``$(DB_PASSWORD)``, is fine), in Kubernetes' list form or a
+      Learner's ``env`` mapping;
+    * annotation, label or node-selector key with a non-empty value;
+    * ``--flag=value`` or ``NAME=value`` word in a ``command``, ``args`` or ``entrypoint``.
+
+    A name listed in the job's :data:`NOT_CREDENTIALS_ANNOTATION` is not a credential. The
+    messages never quote the value.
+    """
+    meta = document.get("metadata") if isinstance(document, Mapping) else None
+    allowed = not_credentials(meta.get("annotations") if isinstance(meta, Mapping) else None)
+    found: list[tuple[Path, str]] = []
+    todo: list[tuple[Any, Path]] = [(document, ())]
+    while todo:
+        value, path = todo.pop()
+        if isinstance(value, list):
+            todo += [(item, (*path, i)) for i, item in enumerate(value)]
+            continue
+        if not isinstance(value, dict):
+            continue
+        for key, item in value.items():
+            here = (*path, key)
+            if key == "env":
+                found += _env_problems(item, here, allowed)
+            elif key in _NAMED_VALUES and isinstance(item, dict):
+                found += [
+                    ((*here, name), credential_value_message(f"in {key}") + _ALLOW_HINT)
+                    for name, text in item.items()
+                    if is_credential_entry(name, text, allowed)
+                ]
+            elif key in _COMMAND_LINES:
+                found += [
+                    ((*here, *at), credential_value_message(f"in {key} ({flag}=...)") + _ALLOW_HINT)
+                    for at, flag in _flags(item)
+                    if _is_credential(flag, allowed)
+                ]
+            if isinstance(item, dict | list):
+                todo.append((item, here))
+    return sorted(found, key=lambda p: [str(x) for x in p[0]])
+
+
+_ALLOW_HINT = (
+    f"; if the name only looks like a credential, list it in the job's "
+    f"{NOT_CREDENTIALS_ANNOTATION} annotation"
+)
+
+
+def _env_problems(env: Any, path: Path, allowed: frozenset[str]) -> list[tuple[Path, str]]:
+    message = (
+        credential_value_message("in env") + "; give it with valueFrom.secretKeyRef" + _ALLOW_HINT
+    )
+    if isinstance(env, dict):  # a Learner's env mapping
+        return [
+            ((*path, name), message)
+            for name, value in env.items()
+            if is_credential_entry(name, value, allowed)
+        ]
+    if isinstance(env, list):
+        return [
+            ((*path, i, "value"), message)
+            for i, entry in enumerate(env)
+            if isinstance(entry, dict)
+            and is_credential_entry(entry.get("name"), entry.get("value"), allowed)
+        ]
+    return []
 
 
 def _credential_name(value: Any) -> Any:

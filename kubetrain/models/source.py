@@ -1,53 +1,130 @@
 """Strict YAML reading that remembers where every value came from.
 
-Stack files and job documents are parsed with libyaml (``CSafeLoader``) into plain Python values
-plus a table from field path to line number, so every later error can be printed as
-``FILE:LINE: path.to.field: message``. A key given twice in one mapping is an error (PyYAML
-silently keeps the last one). Timestamps stay strings, as they do for Pulumi and Kubernetes.
+Every input (stack files, job files, the files ``kubetrain validate`` checks) is read the way
+``kubectl`` reads it: YAML 1.1 with PyYAML's resolver (``yes`` is true, ``010`` is 8), parsed by
+libyaml (``CSafeLoader``), into plain JSON data. On top of that reading, kubetrain refuses what
+kubectl would turn into something else or choke on, each with ``FILE:LINE: path: message``:
+
+* a key given twice in one mapping (PyYAML silently keeps the last one; a key a YAML merge
+  ``<<`` brings in may be overridden, as YAML says);
+* a mapping key that is not a string (``yes:``, ``1:``, ``~:``): JSON has no such keys;
+* ``!!binary``, ``!!timestamp``, ``!!set``, ``!!omap`` and ``!!pairs`` values, and the numbers
+  JSON cannot hold (``.nan``, ``.inf``, integers beyond 64 bits), where kubetrain reads them
+  (another Pulumi package's config is its own business);
+* strings kustomize cannot read back (DEL, C1 controls, U+FFFE/U+FFFF; see :data:`UNREADABLE`);
+* recursive aliases, aliases expanding past :data:`~.limits.MAX_ALIAS_VALUES` values (the
+  "billion laughs"), nesting deeper than :data:`~.limits.MAX_DEPTH`.
+
+Timestamps stay strings, as they do for Pulumi and for kubectl (go-yaml keeps them as strings
+when decoding into untyped values). Files are read only when they are regular files of at most
+:data:`~.limits.MAX_FILE_BYTES`: a FIFO, a device or a symbolic-link loop is an input error
+rather than a hang.
+
+Values are loaded fast (no line table); a file with a problem is parsed again, tracking lines,
+so that the message can say where.
 """
 
 from __future__ import annotations
 
+import datetime
+import errno
+import math
 import os
-from collections.abc import Sequence
+import re
+import stat
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import yaml
-import yaml_rs
 
 from .errors import InputError, PathPart, Problem
+from .limits import INT64_MAX, INT64_MIN, MAX_ALIAS_VALUES, MAX_DEPTH, MAX_FILE_BYTES
 
 __all__ = [
     "GENERATED_MARK",
+    "UNREADABLE",
     "Document",
     "display_path",
+    "file_kind",
+    "foreign_config",
+    "is_plain_data",
     "load_all",
     "load_documents",
+    "os_message",
     "parse_documents",
+    "read_text",
+    "value_problems",
 ]
 
 Path_ = tuple[PathPart, ...]
+#: A reader that may load a text faster than PyYAML and prove it got the same values: the
+#: documents, or ``None`` to let PyYAML read the text.
+FastReader = Callable[[str], list[Any] | None]
+#: Where a document holds values kubetrain does not read (see :func:`value_problems`).
+Skip = Callable[[Path_], bool]
+
+#: Characters kustomize (go-yaml v3) cannot read back once written, even escaped: DEL, the C1
+#: controls but NEL, the surrogates and the noncharacters U+FFFE and U+FFFF. ``kubectl
+#: kustomize`` of a file holding one fails (the test suite checks this set against kubectl).
+UNREADABLE = re.compile("[\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
+
+# What PyYAML builds for the YAML types JSON has no counterpart for, and what to write instead.
+_NOT_JSON: dict[type, str] = {
+    bytes: "a !!binary value is not JSON: write the base64 text as a string",
+    datetime.date: "a !!timestamp value is not JSON: write the time as a string",
+    datetime.datetime: "a !!timestamp value is not JSON: write the time as a string",
+    set: "a !!set is not JSON: write a list",
+    tuple: "an !!omap or !!pairs entry is not JSON: write a mapping",
+}
+
+
+class _DuplicateKey(yaml.constructor.ConstructorError):
+    """A key given twice in one mapping (the mapping node is kept to find its path)."""
+
+    def __init__(self, mapping: yaml.MappingNode, key: yaml.Node, first: yaml.Node) -> None:
+        super().__init__(None, None, f"found duplicate key {key.value!r}", key.start_mark)
+        self.mapping = mapping
+        self.key = key
+        self.first = first
 
 
 class _Loader(yaml.CSafeLoader):
-    """libyaml parser, safe constructors, no implicit timestamps, no duplicate keys."""
+    """libyaml parser, safe constructors, no implicit timestamps, no duplicate keys, no types
+    JSON cannot hold."""
 
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+    def flatten_mapping(self, node: yaml.MappingNode) -> None:
+        """PyYAML's merge (``<<``), after refusing keys given twice, and keeping one entry per
+        key: the one that wins (a key given in the mapping beats a merged one, an earlier merge
+        a later one). One entry per key also keeps merges of merges from growing exponentially
+        (a "merge bomb")."""
         seen: dict[tuple[str, str], yaml.Node] = {}
+        merges = False
         for key_node, _ in node.value:
-            if isinstance(key_node, yaml.ScalarNode) and key_node.tag != "tag:yaml.org,2002:merge":
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                merges = True
+            elif isinstance(key_node, yaml.ScalarNode):
                 key = (key_node.tag, key_node.value)
                 if key in seen:
-                    raise yaml.constructor.ConstructorError(
-                        f"while constructing a mapping (line {seen[key].start_mark.line + 1})",
-                        node.start_mark,
-                        f"found duplicate key {key_node.value!r}",
-                        key_node.start_mark,
-                    )
+                    raise _DuplicateKey(node, key_node, seen[key])
                 seen[key] = key_node
-        return super().construct_mapping(node, deep=deep)
+        super().flatten_mapping(node)
+        if not merges:  # every key once already
+            return
+        where: dict[Any, int] = {}
+        pairs: list[tuple[yaml.Node, yaml.Node]] = []
+        for key_node, value_node in node.value:
+            ident = (
+                (key_node.tag, key_node.value)
+                if isinstance(key_node, yaml.ScalarNode)
+                else id(key_node)
+            )
+            if ident in where:
+                pairs[where[ident]] = (key_node, value_node)  # the later entry wins, in place
+            else:
+                where[ident] = len(pairs)
+                pairs.append((key_node, value_node))
+        node.value = pairs
 
 
 _Loader.yaml_implicit_resolvers = {
@@ -63,14 +140,23 @@ class _Lines:
     find lines, so large job files load quickly.
     """
 
-    def __init__(self, text: str, file: str, tables: list[dict[Path_, int]] | None = None) -> None:
+    def __init__(
+        self,
+        text: str,
+        file: str,
+        tables: list[dict[Path_, int]] | None = None,
+        *,
+        skip: Skip | None = None,
+    ) -> None:
         self.text = text
         self.file = file
         self._tables = tables
+        self._skip = skip
 
     def table(self, index: int) -> dict[Path_, int]:
         if self._tables is None:
-            self._tables = [d.lines for d in parse_documents(self.text, self.file)]
+            docs = parse_documents(self.text, self.file, skip=self._skip)
+            self._tables = [d.lines for d in docs]
         return self._tables[index] if index < len(self._tables) else {}
 
 
@@ -153,12 +239,17 @@ class Document:
 
 
 def display_path(path: str | os.PathLike[str]) -> str:
-    """A path as users should read it: relative to the working directory when below it."""
-    p = Path(path)
+    """A path as users should read it: relative to the working directory when below it. The
+    path is named as given, never resolved: a symbolic link is shown as the link (and a loop
+    of links cannot make this fail)."""
     try:
-        return str(p.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(p)
+        absolute = os.path.abspath(path)
+        relative = os.path.relpath(absolute, os.getcwd())
+    except (ValueError, OSError):
+        return os.fspath(path)
+    if relative == os.pardir or relative.startswith(os.pardir + os.sep):
+        return absolute if os.path.isabs(path) else os.path.normpath(os.fspath(path))
+    return relative
 
 
 #: First words of every file kubetrain writes. Such a file is kubetrain's to replace, and its
@@ -166,76 +257,429 @@ def display_path(path: str | os.PathLike[str]) -> str:
 GENERATED_MARK = "# Generated by kubetrain"
 
 
-def load_all(text: str) -> list[Any]:
-    """Every non-empty document of ``text``, fast (no line table); same rules as
-    :func:`parse_documents`. Raises ``yaml.YAMLError``."""
-    if text.startswith(GENERATED_MARK):
-        # kubetrain's own output quotes every scalar YAML 1.1 and 1.2 could read differently,
-        # so a YAML 1.2 parser reads it exactly as PyYAML would, about six times faster.
-        try:
-            value = yaml_rs.loads(text, parse_datetime=False)
-        except yaml_rs.YAMLDecodeError:
-            pass  # not what kubetrain wrote after all: let PyYAML say what is wrong
-        else:
-            if isinstance(value, dict):
-                return [value]
-    return [doc for doc in yaml.load_all(text, Loader=_Loader) if doc is not None]
+# --- files -----------------------------------------------------------------------------------
 
 
-def load_documents(path: str | os.PathLike[str]) -> list[Document]:
-    """Read every YAML document of ``path`` (a missing or unreadable file is an input error)."""
-    shown = display_path(path)
+_FILE_KINDS = (
+    (stat.S_ISREG, "a regular file"),
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISLNK, "a symbolic link"),
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def file_kind(mode: int) -> str:
+    """What a file of this ``st_mode`` is, for messages (``a named pipe (FIFO)``)."""
+    return next((text for test, text in _FILE_KINDS if test(mode)), "not a regular file")
+
+
+def os_message(exc: OSError) -> str:
+    """What went wrong reading a path, for messages (``cannot read: ...``)."""
+    if exc.errno == errno.ELOOP:
+        return "cannot read: a loop of symbolic links"
+    return f"cannot read: {exc.strerror or exc}"
+
+
+def read_text(path: str | os.PathLike[str], what: str = "a YAML file") -> str:
+    """The UTF-8 text of the regular file ``path``. Anything else (a folder, a FIFO, a device,
+    a symbolic-link loop, a file over :data:`~.limits.MAX_FILE_BYTES`, bytes that are not UTF-8)
+    is an :class:`InputError` naming the path. Opening never blocks: a FIFO is opened
+    non-blocking and refused by its type, so no reader waits for a writer that never comes."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        text = Path(path).read_bytes().decode("utf-8")
+        fd = os.open(path, flags)
     except FileNotFoundError:
-        raise InputError.single(shown, "file not found") from None
-    except IsADirectoryError:
-        raise InputError.single(shown, "is a directory, expected a YAML file") from None
-    except UnicodeDecodeError as exc:
-        raise InputError.single(shown, f"not UTF-8 text ({exc.reason})") from None
+        raise InputError.single(display_path(path), "file not found") from None
     except OSError as exc:
-        raise InputError.single(shown, f"cannot read: {exc.strerror}") from None
+        raise InputError.single(display_path(path), os_message(exc)) from None
     try:
-        values = load_all(text)
-    except (yaml.YAMLError, RecursionError, TypeError):
-        # The slow, line-tracking parser says exactly what and where.
-        return parse_documents(text, shown)
-    lines = _Lines(text, shown)
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise InputError.single(
+                display_path(path), f"is {file_kind(info.st_mode)}, expected {what}"
+            )
+        if info.st_size > MAX_FILE_BYTES:
+            raise InputError.single(display_path(path), _too_big(info.st_size))
+        chunks, size = [], 0
+        # Read to the end, but never more than the limit (a file may grow, and files under
+        # /proc say they are empty).
+        while chunk := os.read(fd, min(1 << 20, MAX_FILE_BYTES + 1 - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > MAX_FILE_BYTES:
+                raise InputError.single(display_path(path), _too_big(size))
+    except OSError as exc:
+        raise InputError.single(display_path(path), os_message(exc)) from None
+    finally:
+        os.close(fd)
+    try:
+        return b"".join(chunks).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError.single(display_path(path), f"not UTF-8 text ({exc.reason})") from None
+
+
+def _too_big(size: int) -> str:
+    return (
+        f"is {size / 2**20:.0f} MiB; kubetrain reads files of at most "
+        f"{MAX_FILE_BYTES // 2**20} MiB (docs/limits.md)"
+    )
+
+
+# --- what a value may hold -------------------------------------------------------------------
+
+
+class _Abort(Exception):
+    """A structural problem: the walk stops at the first one."""
+
+    def __init__(self, path: Path_, message: str) -> None:
+        super().__init__(message)
+        self.path = path
+        self.message = message
+
+
+def _unreadable(text: str) -> str | None:
+    m = UNREADABLE.search(text)
+    if m is None:
+        return None
+    return (
+        f"holds the character U+{ord(m[0]):04X}, which kustomize and kubectl cannot read back "
+        "(DEL, C1 controls, surrogates, U+FFFE and U+FFFF are refused)"
+    )
+
+
+class _Walk:
+    """One pass over a document: every rule of :func:`value_problems`.
+
+    Containers reached twice (YAML aliases) are checked once; their size counts every time,
+    so an alias bomb is caught without being expanded, and a container holding itself is
+    a recursive alias.
+    """
+
+    def __init__(self, limit: int, skip: Skip | None = None) -> None:
+        self.problems: list[tuple[Path_, str]] = []
+        self.limit = limit
+        self.skip = skip
+        self.known: dict[int, tuple[int, int]] = {}  # id -> (values, height)
+        self.active: set[int] = set()
+        self.unique = 0
+        self.total = 0
+
+    def note(self, path: Path_, message: str) -> None:
+        if len(self.problems) < self.limit:
+            self.problems.append((path, message))
+
+    def visit(self, value: Any, path: Path_, depth: int) -> tuple[int, int]:
+        """(values, height) of ``value``: how many values it holds, counting aliases expanded,
+        and how deep it nests."""
+        kind = type(value)
+        if kind is str:
+            if (problem := _unreadable(value)) is not None:
+                self.note(path, problem)
+            return 1, 0
+        if kind is dict or kind is list:
+            return self._container(value, path, depth)
+        if kind is bool or value is None:
+            return 1, 0
+        if kind is int:
+            if not INT64_MIN <= value <= INT64_MAX:
+                self.note(path, "an integer beyond 64 bits: Kubernetes cannot read it")
+            return 1, 0
+        if kind is float:
+            if math.isnan(value):
+                self.note(path, "NaN (.nan) is not a number JSON, or Kubernetes, can hold")
+            elif math.isinf(value):
+                self.note(path, "infinity (.inf) is not a number JSON, or Kubernetes, can hold")
+            return 1, 0
+        self.note(
+            path,
+            _NOT_JSON.get(kind)
+            or f"a {kind.__name__} is not plain data (strings, numbers, booleans, null)",
+        )
+        return 1, 0
+
+    def _container(self, value: Any, path: Path_, depth: int) -> tuple[int, int]:
+        key = id(value)
+        if key in self.active:
+            raise _Abort(path, "a recursive alias: this value contains itself")
+        known = self.known.get(key)
+        if known is not None:  # an alias of a value already checked
+            size, height = known
+            self._count(size, path)
+            if depth + height > MAX_DEPTH:
+                raise _Abort(path[:8], _too_deep())
+            return known
+        if depth >= MAX_DEPTH:
+            raise _Abort(path[:8], _too_deep())
+        self.active.add(key)
+        size, height = 1, 0
+        if type(value) is dict:
+            for k, item in value.items():
+                if type(k) is not str:
+                    self.note(path, f"a key must be a string, not {_key_text(k)}: quote it")
+                    continue
+                if self.skip is not None and self.skip((*path, k)):
+                    size += self._foreign(item, (*path, k))
+                    continue
+                if (problem := _unreadable(k)) is not None:
+                    self.note(path, f"a key {problem}")
+                n, h = self.visit(item, (*path, k), depth + 1)
+                size += n
+                height = max(height, h + 1)
+        else:
+            for i, item in enumerate(value):
+                n, h = self.visit(item, (*path, i), depth + 1)
+                size += n
+                height = max(height, h + 1)
+        self.active.discard(key)
+        self.known[key] = (size, height)
+        self.unique += 1
+        self._count(1, path)
+        return size, height
+
+    def _foreign(self, value: Any, path: Path_) -> int:
+        """Someone else's value (another Pulumi package's config): no rule of kubetrain's
+        applies, but its aliases are counted all the same (expanded, without recursion), so a
+        bomb or a loop there cannot reach a reader either."""
+        seen: set[int] = set()
+        size = 0
+        todo: list[tuple[Any, bool]] = [(value, False)]
+        while todo:
+            v, aliased = todo.pop()
+            size += 1
+            if aliased:
+                self._count(1, path)
+            kind = type(v)
+            if kind is not dict and kind is not list:
+                continue
+            if id(v) in seen:
+                aliased = True
+            else:
+                seen.add(id(v))
+            todo += [(item, aliased) for item in (v.values() if kind is dict else v)]
+        return size
+
+    def _count(self, values: int, path: Path_) -> None:
+        self.total += values
+        if self.total - self.unique > MAX_ALIAS_VALUES:
+            raise _Abort(
+                path,
+                f"aliases expand this document to more than {MAX_ALIAS_VALUES:,} values "
+                "(an alias bomb, such as the billion laughs)",
+            )
+
+
+def _too_deep() -> str:
+    return f"nested more than {MAX_DEPTH} levels deep below here (docs/limits.md)"
+
+
+def _key_text(key: Any) -> str:
+    if key is None:
+        return "null (YAML reads an empty key, ~ and null so)"
+    if isinstance(key, bool):
+        return f"the boolean {str(key).lower()} (YAML 1.1 reads yes, no, on, off, y, n so)"
+    if isinstance(key, int | float):
+        return f"the number {key!r}"
+    return f"a {type(key).__name__}"
+
+
+def is_plain_data(value: Any, skip: Skip | None = None, depth: int = 0) -> bool:
+    """Whether :func:`value_problems` would find nothing, for a value without shared parts
+    (no YAML alias) found ``depth`` levels deep: one quick pass, keeping paths only as deep as
+    ``skip`` looks (two levels, :func:`foreign_config`)."""
+    strings: list[str] = []
+    add = strings.append
+    todo: list[tuple[Any, int]] = [(value, depth)]
+    pop, push = todo.pop, todo.append
+    while todo:
+        v, depth = pop()
+        kind = type(v)
+        if kind is str:
+            add(v)
+        elif kind is dict:
+            if depth >= MAX_DEPTH:
+                return False
+            if skip is not None and depth == 0:
+                if not _plain_top(v, skip):
+                    return False
+                continue
+            for k, item in v.items():
+                if type(k) is not str:
+                    return False
+                add(k)
+                push((item, depth + 1))
+        elif kind is list:
+            if depth >= MAX_DEPTH:
+                return False
+            for item in v:
+                push((item, depth + 1))
+        elif kind is int:
+            if not INT64_MIN <= v <= INT64_MAX:
+                return False
+        elif kind is float:
+            if not math.isfinite(v):
+                return False
+        elif kind is not bool and v is not None:
+            return False
+    return UNREADABLE.search("".join(strings)) is None
+
+
+def _plain_top(value: dict[Any, Any], skip: Skip) -> bool:
+    """:func:`is_plain_data` of a document whose top two levels ``skip`` may leave alone."""
+    for k, item in value.items():
+        if type(k) is not str or UNREADABLE.search(k):
+            return False
+        if skip((k,)):
+            continue
+        if type(item) is not dict:
+            if not is_plain_data(item, depth=1):
+                return False
+            continue
+        for k2, item2 in item.items():
+            if type(k2) is not str or UNREADABLE.search(k2):
+                return False
+            if not skip((k, k2)) and not is_plain_data(item2, depth=2):
+                return False
+    return True
+
+
+def value_problems(
+    value: Any, limit: int = 20, *, skip: Skip | None = None
+) -> list[tuple[Path_, str]]:
+    """Why ``value`` is not plain data kubetrain accepts, as (field path, message) pairs (at
+    most ``limit``; empty when it is). The rules are the module's; messages never repeat a value
+    (it may be secret material). Below a path where ``skip`` holds, only aliases are checked
+    (bombs and loops): the value is someone else's (see :func:`foreign_config`)."""
+    walk = _Walk(limit, skip)
+    try:
+        walk.visit(value, (), 0)
+    except _Abort as exc:
+        return [(exc.path, exc.message)]
+    except RecursionError:  # unreachable within MAX_DEPTH; kept so no input makes a traceback
+        return [((), _too_deep())]
+    return walk.problems
+
+
+def foreign_config(path: Path_) -> bool:
+    """Whether ``path`` of a Pulumi stack file holds a value another program reads: the config
+    of another namespace (``aws:region``), or ESC's ``environment``. kubetrain's value rules do
+    not apply there (Pulumi reads YAML 1.2, where ``yes:`` is a string key)."""
+    if path == ("environment",):
+        return True
+    if len(path) != 2 or path[0] != "config" or not isinstance(path[1], str):
+        return False
+    namespace, colon, _ = path[1].partition(":")
+    return bool(colon) and namespace != "kubetrain"
+
+
+# --- reading YAML ----------------------------------------------------------------------------
+
+
+def load_all(
+    text: str, file: str, *, fast: FastReader | None = None, skip: Skip | None = None
+) -> list[Any]:
+    """Every non-empty document of ``text`` (named ``file`` in messages), without a line table;
+    the same rules and the same values as :func:`parse_documents`, which is asked for the line
+    of any problem (so this raises an :class:`InputError` exactly when it does).
+
+    ``fast`` may read the text first (``kubetrain validate`` reads files kubetrain wrote with
+    a faster parser, when it can prove the values are PyYAML's); it answers only with documents
+    that obey the same rules."""
+    docs = fast(text) if fast is not None else None
+    if docs is not None:
+        return docs
+    try:
+        docs = [doc for doc in yaml.load_all(text, Loader=_Loader) if doc is not None]
+    except (yaml.YAMLError, RecursionError):
+        return [d.data for d in parse_documents(text, file, skip=skip)]
+    # Without an alias ("*name") no two values are shared, and one quick pass does.
+    quick = "*" not in text
+    if not all(
+        is_plain_data(d, skip) if quick else not value_problems(d, limit=1, skip=skip) for d in docs
+    ):
+        return [d.data for d in parse_documents(text, file, skip=skip)]
+    return docs
+
+
+def load_documents(path: str | os.PathLike[str], *, skip: Skip | None = None) -> list[Document]:
+    """Read every YAML document of ``path`` (a missing, unreadable or unusual file is an input
+    error; see :func:`read_text`). ``skip``: see :func:`value_problems`."""
+    shown = display_path(path)
+    text = read_text(path)
+    values = load_all(text, shown, skip=skip)
+    lines = _Lines(text, shown, skip=skip)
     return [Document(shown, i, value, lines) for i, value in enumerate(values)]
 
 
-def parse_documents(text: str, file: str) -> list[Document]:
-    """Parse ``text`` (named ``file`` in messages) into documents; empty documents are skipped."""
+def yaml_error(exc: yaml.YAMLError, text: str) -> tuple[int | None, str]:
+    """The line of a YAML error and its message on one line, ``invalid YAML: ...``."""
+    line: int | None = None
+    if isinstance(exc, yaml.MarkedYAMLError):
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        context = exc.context or ""
+        if context and exc.context_mark is not None and exc.problem_mark is not None:
+            first = exc.context_mark.line + 1
+            if first != line:
+                context += f" (from line {first})"
+        message = " ".join(part for part in (context, exc.problem or "") if part)
+        if tab := _tab_message(text, line):
+            return line, tab
+    elif isinstance(exc, yaml.reader.ReaderError):
+        line = text.count("\n", 0, exc.position) + 1 if exc.position <= len(text) else None
+        character = (
+            f"U+{exc.character:04X}" if isinstance(exc.character, int) else repr(exc.character)
+        )
+        message = f"unacceptable character {character}: {exc.reason}"
+    else:
+        message = str(exc)
+    return line, "invalid YAML: " + " ".join(message.split())
+
+
+def parse_documents(text: str, file: str, *, skip: Skip | None = None) -> list[Document]:
+    """Parse ``text`` (named ``file`` in messages) into documents with their line tables; empty
+    documents are skipped. Any problem (see the module docstring) is an :class:`InputError`.
+    ``skip``: see :func:`value_problems`."""
     loader = _Loader(text)
     docs: list[Document] = []
     tables: list[dict[Path_, int]] = []
-    source = _Lines(text, file, tables)
+    source = _Lines(text, file, tables, skip=skip)
+    node: yaml.Node | None = None
     try:
         index = 0
         while loader.check_node():
             node = loader.get_node()
             if node is None:
                 continue
-            lines: dict[tuple[PathPart, ...], int] = {}
-            data = _construct(loader, node, (), lines, file)
+            data = loader.construct_document(node)
             if data is None:  # an empty document
                 continue
+            problems = value_problems(data, skip=skip)
+            if problems:
+                raise InputError(
+                    Problem(file, _line_at(node, path), path, message) for path, message in problems
+                )
+            lines: dict[Path_, int] = {}
+            _record_lines(node, (), lines)
             tables.append(lines)
             docs.append(Document(file, index, data, source))
             index += 1
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else None
-        message = _tab_message(text, line) or "invalid YAML: " + " ".join(
-            part for part in (exc.context, exc.problem) if part
-        )
-        raise InputError.single(file, message, line=line) from None
-    except yaml.YAMLError as exc:
-        raise InputError.single(file, f"invalid YAML: {exc}") from None
-    except RecursionError:
+    except _DuplicateKey as exc:
+        path = _path_to(node, exc.mapping) if node is not None else ()
+        key = exc.key.value
         raise InputError.single(
-            file, "invalid YAML: nesting too deep (or a recursive alias)"
+            file,
+            f"duplicate key {key!r} (first given on line {exc.first.start_mark.line + 1})",
+            line=exc.key.start_mark.line + 1,
+            path=(*(path or ()), key),
         ) from None
+    except yaml.YAMLError as exc:
+        line, message = yaml_error(exc, text)
+        raise InputError.single(file, message, line=line) from None
+    except RecursionError:  # libyaml bounds nesting itself; kept so nothing makes a traceback
+        raise InputError.single(file, f"invalid YAML: {_too_deep()}") from None
     finally:
         loader.dispose()
     return docs
@@ -257,38 +701,58 @@ def _tab_message(text: str, line: int | None) -> str | None:
     )
 
 
-def _construct(
-    loader: _Loader,
-    node: yaml.Node,
-    path: tuple[PathPart, ...],
-    lines: dict[tuple[PathPart, ...], int],
-    file: str,
-) -> Any:
-    lines.setdefault(path, node.start_mark.line + 1)
-    if isinstance(node, yaml.MappingNode):
-        loader.flatten_mapping(node)
-        result: dict[Any, Any] = {}
-        for key_node, value_node in node.value:
-            if not isinstance(key_node, yaml.ScalarNode):
-                raise InputError.single(
-                    file,
-                    "a mapping key must be a scalar",
-                    line=key_node.start_mark.line + 1,
-                    path=path,
-                )
-            key = loader.construct_object(key_node)
-            if key in result:
-                raise InputError.single(
-                    file,
-                    f"duplicate key {key!r} (first given on line {lines[(*path, key)]})",
-                    line=key_node.start_mark.line + 1,
-                    path=(*path, key),
-                )
-            lines[(*path, key)] = key_node.start_mark.line + 1
-            result[key] = _construct(loader, value_node, (*path, key), lines, file)
-        return result
-    if isinstance(node, yaml.SequenceNode):
-        return [
-            _construct(loader, item, (*path, i), lines, file) for i, item in enumerate(node.value)
-        ]
-    return loader.construct_object(node)
+def _record_lines(root: yaml.Node, base: Path_, lines: dict[Path_, int]) -> None:
+    """The line of every path under ``root`` (its mappings already flattened by construction,
+    so a key merged with ``<<`` and then given again has the line where it is given again).
+    Iterative: a value kubetrain does not read may nest as deep as libyaml allows."""
+    todo: list[tuple[yaml.Node, Path_]] = [(root, base)]
+    while todo:
+        node, path = todo.pop()
+        lines.setdefault(path, node.start_mark.line + 1)
+        if isinstance(node, yaml.MappingNode):
+            for key_node, value_node in node.value:
+                key = (*path, key_node.value)
+                lines[key] = key_node.start_mark.line + 1
+                todo.append((value_node, key))
+        elif isinstance(node, yaml.SequenceNode):
+            todo += [(item, (*path, i)) for i, item in enumerate(node.value)]
+
+
+def _line_at(node: yaml.Node, path: Path_) -> int:
+    """The line of ``path`` below ``node`` (or of the deepest part of it that exists)."""
+    line = node.start_mark.line + 1
+    for part in path:
+        if isinstance(node, yaml.MappingNode):
+            found = [
+                (k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == part
+            ]
+            if not found:
+                break
+            key_node, node = found[-1]
+            line = key_node.start_mark.line + 1
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
+            if not 0 <= part < len(node.value):
+                break
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            break
+    return line
+
+
+def _path_to(root: yaml.Node, target: yaml.Node) -> Path_ | None:
+    """The path of ``target`` below ``root`` (each node visited once, aliases included)."""
+    seen: set[int] = set()
+    todo: list[tuple[yaml.Node, Path_]] = [(root, ())]
+    while todo:
+        node, path = todo.pop()
+        if node is target:
+            return path
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            todo += [(v, (*path, k.value)) for k, v in node.value if isinstance(k, yaml.ScalarNode)]
+        elif isinstance(node, yaml.SequenceNode):
+            todo += [(v, (*path, i)) for i, v in enumerate(node.value)]
+    return None

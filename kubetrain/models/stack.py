@@ -9,6 +9,7 @@ the documented contract keep loading; their descriptions say which.
 from __future__ import annotations
 
 import re
+import urllib.parse
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -36,6 +37,7 @@ __all__ = [
     "StackFile",
     "StackSettings",
     "go_duration",
+    "repo_url_problem",
 ]
 
 #: The Pulumi config namespace of kubetrain's keys (``kubetrain:namespace`` ...).
@@ -202,6 +204,30 @@ class ArgoSettings(Strict):
     )
 
 
+def repo_url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be the Git URL of the GitOps objects (see ``GitOps.repo_url``);
+    ``None`` when it can. Never quotes the URL."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        _ = parts.port  # raises ValueError for a port that is not one
+    except ValueError:
+        return "is not a URL (the value is not shown: it may hold a credential)"
+    if parts.scheme not in ("https", "http", "ssh") or not url.startswith(f"{parts.scheme}://"):
+        return (
+            "must be an https://, http:// or ssh:// URL, as Flux's GitRepository requires "
+            "(the value is not shown: it may hold a credential)"
+        )
+    if not parts.hostname or any(c.isspace() or not c.isprintable() for c in url):
+        return "must name a host, without spaces or control characters (the value is not shown)"
+    if parts.password is not None or (parts.username is not None and parts.scheme != "ssh"):
+        return (
+            "must not hold credentials (user:token@): the URL is written in plain text into the "
+            "Flux and Argo CD objects; give the repository's credentials to Flux (secretRef) or "
+            "Argo CD (a repository Secret) instead"
+        )
+    return None
+
+
 class GitOps(Strict):
     """Where Flux and Argo CD find ``rendered/<env>`` (delivery objects under rendered/clusters)."""
 
@@ -232,6 +258,17 @@ class GitOps(Strict):
         description="Folder of the kubetrain project (Pulumi.yaml) inside the Git repository, "
         "with '/' separators. Default: the repository root.",
     )
+
+    @field_validator("repo_url")
+    @classmethod
+    def _repo_url(cls, value: str) -> str:
+        """What Flux's GitRepository accepts (its CRD's pattern ``^(http|https|ssh)://.*$``),
+        without credentials: no user or token in an http(s) URL, no password in an ssh one
+        (``ssh://git@host/...`` names a user only). The value is never quoted: it may hold a
+        token."""
+        if problem := repo_url_problem(value):
+            raise ValueError(problem)
+        return value
 
     @field_validator("project_dir")
     @classmethod

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
-from .base import DerivedName, JobDocument, Strict, plain_copy, upstream
+from .base import DerivedName, Int32, JobDocument, Replicas, Strict, plain_copy, upstream
 from .kinds import declare
 from .kubeflow import (
     KubeflowJob,
@@ -123,6 +123,18 @@ class TFJob(KubeflowJob):
         update = {**self.defaulted_spec_update(), "success_policy": self.spec.success_policy or ""}
         return self.model_copy(update={"spec": self.spec.model_copy(update=update)})
 
+    def cluster_env_bytes(self, settings: StackSettings) -> int:
+        """``TF_CONFIG`` lists every pod's host, ``<job>-<type>-<index>.<namespace>.svc
+        [.<domain>]:<port>``, JSON-quoted and escaped again in YAML: each pod's grows with the
+        job, and the job's output with its square."""
+        if not self.is_distributed():
+            return 0
+        domain = len(settings.cluster_domain or "") + 1
+        return 120 + sum(
+            s.replicas * (len(self.name) + len(t) + len(self.namespace) + domain + 30)
+            for t, s in self.replica_specs.items()
+        )
+
     def semantic_problems(self, settings: StackSettings) -> list[tuple[tuple[str | int, ...], str]]:
         problems: list[tuple[tuple[str | int, ...], str]] = []
         specs = self.spec.tf_replica_specs
@@ -148,7 +160,7 @@ _V1ALPHA1_TYPES: dict[str, ReplicaType] = {"MASTER": "Master", "PS": "PS", "WORK
 
 class ChiefPolicy(Strict):
     replica_name: Literal["MASTER", "PS", "WORKER"] = Field(default="MASTER", alias="replicaName")
-    replica_index: int = Field(default=0, alias="replicaIndex", ge=0)
+    replica_index: Int32 = Field(default=0, alias="replicaIndex", ge=0)
 
 
 class TerminationPolicy(Strict):
@@ -158,7 +170,9 @@ class TerminationPolicy(Strict):
 class ReplicaSpecV1Alpha1(Strict):
     """One entry of ``spec.replicaSpecs`` in a v1alpha1 TFJob."""
 
-    replicas: int = Field(default=1, ge=1, description="Number of pods. Default: 1.")
+    replicas: Replicas = Field(
+        default=1, ge=1, description="Number of pods (at most 10000). Default: 1."
+    )
     template: PodTemplateSpec = Field(description="Pod template with a container named tensorflow.")
     tf_port: int = Field(
         default=DEFAULT_PORT,
@@ -240,9 +254,12 @@ class TFJobV1Alpha1(JobDocument):
             template = plain_copy(spec.template)
             pod_spec = template["spec"] = template.get("spec") or {}
             for c in pod_spec.get("containers") or []:
-                if c.get("name") == DEFAULT_CONTAINER:
+                # Kubernetes' schemas let a list item be null: skip what is not a container.
+                if isinstance(c, dict) and c.get("name") == DEFAULT_CONTAINER:
                     ports = c["ports"] = c.get("ports") or []
-                    if not any(p.get("name") == DEFAULT_PORT_NAME for p in ports):
+                    if not any(
+                        isinstance(p, dict) and p.get("name") == DEFAULT_PORT_NAME for p in ports
+                    ):
                         ports.append({"name": DEFAULT_PORT_NAME, "containerPort": spec.tf_port})
             replica: dict[str, Any] = {"replicas": spec.replicas, "template": template}
             if restart := pod_spec.pop("restartPolicy", None):

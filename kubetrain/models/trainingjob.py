@@ -28,7 +28,7 @@ from pydantic import AliasChoices, BeforeValidator, Field, field_validator, mode
 
 from ..kube.names import DNS1123_LABEL, DNS1123_SUBDOMAIN, LABEL_VALUE
 from ..kube.quantity import cpu_cores_ceil
-from .base import DerivedName, JobDocument, K8sType, Strict, _check_map_keys
+from .base import DerivedName, Int32, JobDocument, K8sType, Replicas, Strict, _check_map_keys
 from .kinds import declare
 from .resources import gpu_count, gpu_problems
 
@@ -119,12 +119,12 @@ class TrainerSpec(Strict):
     workspace: str = Field(
         description="Folder holding the training program in the image (env TRAINER_PACKAGE)."
     )
-    min_instance: int = Field(
+    min_instance: Replicas = Field(
         alias="min-instance",
         ge=1,
-        description="Trainers started (Job parallelism, env TRAINERS).",
+        description="Trainers started (Job parallelism, env TRAINERS; at most 10000).",
     )
-    max_instance: int = Field(
+    max_instance: Replicas = Field(
         alias="max-instance",
         ge=1,
         description="Trainers an elastic job may scale up to; equals min-instance unless "
@@ -140,10 +140,12 @@ class TrainerSpec(Strict):
 class PserverSpec(Strict):
     """The parameter servers: a ReplicaSet of ``min-instance`` pods (``spec.pserver``)."""
 
-    min_instance: int = Field(
-        alias="min-instance", ge=1, description="Parameter servers started (env PSERVERS)."
+    min_instance: Replicas = Field(
+        alias="min-instance",
+        ge=1,
+        description="Parameter servers started (env PSERVERS; at most 10000).",
     )
-    max_instance: int = Field(
+    max_instance: Replicas = Field(
         alias="max-instance", ge=1, description="Upper bound; EDL never scales pservers."
     )
     resources: ResourceRequirements = Field(
@@ -199,11 +201,13 @@ class TrainingJobSpec(Strict):
     ports_num: int = Field(
         default=DEFAULT_PORTS_NUM,
         ge=1,
+        le=65535,
         description="Ports for dense parameter updates. Default: 1.",
     )
     ports_num_for_sparse: int = Field(
         default=DEFAULT_PORTS_NUM_FOR_SPARSE,
         ge=1,
+        le=65535,
         description="Ports for sparse parameter updates. Default: 1.",
     )
     fault_tolerant: bool = Field(
@@ -211,7 +215,7 @@ class TrainingJobSpec(Strict):
         description="Run a master (with etcd) so trainers may fail and the job may scale "
         "between min-instance and max-instance. Default: false.",
     )
-    passes: int = Field(
+    passes: Int32 = Field(
         default=DEFAULT_PASSES,
         ge=1,
         description="Passes over the training data (PADDLE_INIT_NUM_PASSES). Default: 1.",

@@ -5,6 +5,7 @@ from .tree import (
     CRDS_DIR,
     GENERATED_MARK,
     KUSTOMIZATION,
+    OutputLock,
     PendingTree,
     TreeChange,
     file_header,
@@ -12,7 +13,6 @@ from .tree import (
     object_path,
     plan_files,
     plan_grouped_files,
-    read_tree,
     remove_tree,
     write_tree,
 )
@@ -22,6 +22,7 @@ __all__ = [
     "CRDS_DIR",
     "GENERATED_MARK",
     "KUSTOMIZATION",
+    "OutputLock",
     "PendingTree",
     "TreeChange",
     "TreeDiff",
@@ -32,7 +33,6 @@ __all__ = [
     "object_path",
     "plan_files",
     "plan_grouped_files",
-    "read_tree",
     "remove_tree",
     "write_tree",
 ]

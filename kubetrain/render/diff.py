@@ -1,15 +1,30 @@
-"""Unified diff between a rendered tree on disk and what the stacks produce now."""
+"""Unified diff between a rendered tree on disk and what the stacks produce now.
+
+Only files kubetrain generated are shown line by line. Anything else in the tree is drift
+render would refuse (a file without kubetrain's header, an empty or binary file, a symbolic
+link, a FIFO, an empty folder) and is reported on one line without its content: such a file
+may hold a Secret, and a diff ends up in CI logs. A generated file that holds a Secret (a hand
+edit: render writes ExternalSecrets, never Secrets) is not shown either.
+"""
 
 from __future__ import annotations
 
 import difflib
+import os
+import re
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .tree import read_tree
+from ..models.errors import printable
+from ..models.source import file_kind
+from .tree import Entry, entries, foreign_reason, read_file
 
 __all__ = ["SUMMARY_THRESHOLD", "TreeDiff", "diff_tree"]
+
+# A "kind: Secret" line, in block or flow style.
+_SECRET = re.compile(r"""(?m)^\s*(?:-\s+)?["']?kind["']?\s*:\s*["']?Secret["']?\s*,?\s*$""")
 
 
 def _lines(text: str) -> list[str]:
@@ -32,6 +47,21 @@ class TreeDiff:
 SUMMARY_THRESHOLD = 2000
 
 
+def _read(folder: Path, path: str, entry: Entry) -> tuple[str, str | None]:
+    """The text of the file ``path`` of ``folder``, or why it is not shown."""
+    why = foreign_reason(folder, path, entry, None)
+    if why is not None:
+        return "", why
+    data = read_file(folder / path)
+    if data is None or len(data) != entry.size:
+        return "", "it cannot be read whole"
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return "", "it is not UTF-8 text"
+    return text, "it holds a Secret" if _SECRET.search(text) else None
+
+
 def diff_tree(
     folder: Path, files: Mapping[str, str], label: str, *, summarise_deleted: bool = False
 ) -> TreeDiff:
@@ -40,33 +70,58 @@ def diff_tree(
     With ``summarise_deleted``, when the files deleted whole hold more than
     :data:`SUMMARY_THRESHOLD` lines (a deleted stack of thousands of jobs), each is one line
     (``deleted file <path> (N lines)``) instead of every line of it; the counts still cover
-    every line.
+    every line. What render would refuse is one line, ``Files a/... and b/... differ (not
+    shown: ...)``, never its content.
     """
-    existing = read_tree(folder)
+    shown_label = printable(label)
+    try:
+        mode: int | None = os.lstat(folder).st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and not stat.S_ISDIR(mode):
+        line = (
+            f"Files a/{shown_label} and b/{shown_label} differ "
+            f"(not shown: is {file_kind(mode)}, which render never makes)\n"
+        )
+        return TreeDiff(line, [(shown_label, 0, 0)])
+    existing: dict[str, str] = {}
+    hidden: dict[str, str] = {}
+    for path, entry in entries(folder):
+        text, why = _read(folder, path, entry)
+        if why is None:
+            existing[path] = text
+        else:
+            hidden[path] = why
     out: list[str] = []
     changed: list[tuple[str, int, int]] = []
     gone = sum(text.count("\n") for path, text in existing.items() if path not in files)
     summarise = summarise_deleted and gone > SUMMARY_THRESHOLD
-    for path in sorted(set(existing) | set(files)):
+    for path in sorted(set(existing) | set(hidden) | set(files)):
         old, new = existing.get(path), files.get(path)
+        shown = printable(f"{label}/{path}")
+        if path in hidden:
+            target = f"b/{shown}" if new is not None else "/dev/null"
+            out.append(f"Files a/{shown} and {target} differ (not shown: {hidden[path]})\n")
+            changed.append((shown, 0, 0))
+            continue
         if old == new:
             continue
         before, after = _lines(old or ""), _lines(new or "")
         if new is None and summarise:
-            out.append(f"deleted file {label}/{path} ({len(before)} lines)\n")
-            changed.append((f"{label}/{path}", 0, len(before)))
+            out.append(f"deleted file {shown} ({len(before)} lines)\n")
+            changed.append((shown, 0, len(before)))
             continue
         hunks = list(
             difflib.unified_diff(
                 before,
                 after,
-                fromfile=f"a/{label}/{path}" if old is not None else "/dev/null",
-                tofile=f"b/{label}/{path}" if new is not None else "/dev/null",
+                fromfile=f"a/{shown}" if old is not None else "/dev/null",
+                tofile=f"b/{shown}" if new is not None else "/dev/null",
             )
         )
         body = [line for line in hunks[2:] if not line.startswith("@@")]
         added = sum(line.startswith("+") for line in body)
         removed = sum(line.startswith("-") for line in body)
         out.extend(hunks)
-        changed.append((f"{label}/{path}", added, removed))
+        changed.append((shown, added, removed))
     return TreeDiff("".join(out), changed)

@@ -4,7 +4,13 @@ Layout: one object per file, ``<namespace>/<kind>-<name>.yaml`` (cluster-scoped 
 ``_cluster/``, CRDs under ``_crds/``), each headed by a comment naming its source and the
 Kubernetes version, and a ``kustomization.yaml`` listing every file in install order. Render
 owns the folder: it replaces it as a whole, drops files of objects that are gone, and refuses to
-touch a folder holding a file it did not generate.
+touch a folder holding anything it did not make: a file without its header (or rendered from
+another stack), a symbolic link, a FIFO, a device, a socket, an empty folder. The check looks
+at each entry's type before opening anything, reads only the first line of regular files, and
+stops at the first foreign entry.
+
+Writers lock the folder they write into (:class:`OutputLock`), so two renders never interleave;
+the lock also clears what a killed render left (staging folders next to the trees).
 """
 
 from __future__ import annotations
@@ -12,31 +18,41 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
+import re
 import shutil
+import stat
+import sys
 import tempfile
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 from ..builders.delivery import CRDS_DIR
-from ..models.errors import OwnershipError, Problem
-from ..models.source import GENERATED_MARK, display_path
+from ..models.errors import InputError, OwnershipError, Problem
+from ..models.limits import MAX_FILE_BYTES
+from ..models.source import GENERATED_MARK, display_path, file_kind
 from .yamlout import dump
 
 __all__ = [
     "CRDS_DIR",
     "GENERATED_MARK",
     "KUSTOMIZATION",
+    "Entry",
+    "OutputLock",
     "PendingTree",
     "TreeChange",
+    "check_ownership",
+    "entries",
     "file_header",
     "generated_for",
     "iter_files",
     "object_path",
     "plan_files",
     "plan_grouped_files",
+    "read_file",
     "read_tree",
     "remove_tree",
     "write_tree",
@@ -133,24 +149,113 @@ def plan_grouped_files(
     return files
 
 
-def read_tree(folder: Path) -> dict[str, str]:
-    """Relative path -> content of every file under ``folder`` (empty if it does not exist)."""
-    out: dict[str, str] = {}
-    if not folder.is_dir():
-        return out
-    top = str(folder)
-    for root, dirs, files in os.walk(top):
-        dirs.sort()
-        prefix = os.path.relpath(root, top).replace(os.sep, "/")
-        prefix = "" if prefix == "." else prefix + "/"
-        for name in sorted(files):
-            with open(os.path.join(root, name), "rb") as f:
-                raw = f.read()
+# --- what a folder holds ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One entry under a folder: a regular file (``kind == "file"``) and its size, or anything
+    else, described for messages (``a symbolic link``, ``a named pipe (FIFO)``, ``an empty
+    folder``)."""
+
+    kind: str
+    size: int = 0
+
+    @property
+    def is_file(self) -> bool:
+        return self.kind == "file"
+
+
+def entries(folder: Path) -> Iterator[tuple[str, Entry]]:
+    """Every entry under ``folder`` (``/``-separated relative path, :class:`Entry`), sorted per
+    folder, without following symbolic links or opening anything. A folder holding entries is
+    not listed itself; an empty one is. Nothing when ``folder`` does not exist."""
+    todo: list[tuple[str, str]] = [(str(folder), "")]
+    while todo:
+        path, prefix = todo.pop()
+        try:
+            with os.scandir(path) as it:
+                found = sorted(it, key=lambda e: e.name)
+        except FileNotFoundError:
+            if not prefix:
+                return
+            raise
+        except OSError as exc:
+            raise _named(exc, path) from None
+        if not found and prefix:
+            yield prefix.rstrip("/"), Entry("an empty folder")
+        folders = []
+        for e in found:
+            rel = prefix + e.name
             try:
-                out[prefix + name] = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                out[prefix + name] = ""  # binary: certainly not generated
+                if e.is_symlink():
+                    yield rel, Entry("a symbolic link")
+                elif e.is_dir(follow_symlinks=False):
+                    folders.append((e.path, rel + "/"))
+                else:
+                    info = e.stat(follow_symlinks=False)
+                    if stat.S_ISREG(info.st_mode):
+                        yield rel, Entry("file", info.st_size)
+                    else:
+                        yield rel, Entry(file_kind(info.st_mode))
+            except OSError as exc:
+                raise _named(exc, e.path) from None
+        todo += reversed(folders)
+
+
+def _named(exc: OSError, path: str | os.PathLike[str]) -> OSError:
+    """``exc`` naming ``path`` when it names nothing (ENOSPC from a write, shutil's refusals)."""
+    if exc.filename is None:
+        exc.filename = os.fspath(path)
+    return exc
+
+
+def read_file(path: Path, limit: int = MAX_FILE_BYTES) -> bytes | None:
+    """Up to ``limit`` bytes of the regular file ``path`` (``None`` if it is anything else, now:
+    a symbolic link or a FIFO put there meanwhile is never followed or waited on)."""
+    flags = (
+        os.O_RDONLY
+        | getattr(os, "O_NOFOLLOW", 0)
+        | getattr(os, "O_NONBLOCK", 0)
+        | getattr(os, "O_CLOEXEC", 0)
+    )
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks, size = [], 0
+        while size < limit and (chunk := os.read(fd, min(1 << 20, limit - size))):
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def read_tree(folder: Path) -> dict[str, str]:
+    """Relative path -> text of every regular file under ``folder`` (empty if it does not
+    exist), read as :func:`entries` finds them: no link followed, no FIFO or device opened, a
+    binary file read as ``""`` (certainly not generated), each file at most
+    :data:`~kubetrain.models.limits.MAX_FILE_BYTES`."""
+    out: dict[str, str] = {}
+    for rel, entry in entries(folder):
+        data = read_file(folder / rel) if entry.is_file else None
+        if data is not None:
+            out[rel] = data.decode("utf-8", errors="replace") if _is_utf8(data) else ""
     return out
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def generated_from(text: str) -> str | None:
@@ -160,6 +265,30 @@ def generated_from(text: str) -> str | None:
         return None
     first = text.partition("\n")[0].removeprefix(GENERATED_MARK + " from ")
     return first.rpartition(" (")[0] or None
+
+
+def foreign_reason(folder: Path, rel: str, entry: Entry, source: str | None) -> str | None:
+    """Why render must not replace the entry ``rel`` of ``folder`` (``None``: it is kubetrain's):
+    not a regular file, not generated by kubetrain, or (with ``source``) generated from another
+    stack file. Only the first line of a file is read."""
+    why, origin = _judge(folder, rel, entry)
+    if why is None and source is not None and origin != source:
+        return f"generated from {origin}, not from {source}"
+    return why
+
+
+def _judge(folder: Path, rel: str, entry: Entry) -> tuple[str | None, str | None]:
+    """(why the entry is not kubetrain's at all, or ``None``; the stack file a generated file
+    names), from the entry's type and the first line of a regular file."""
+    if not entry.is_file:
+        return f"is {entry.kind}, which render never makes", None
+    head = read_file(folder / rel, 1024)
+    if head is None:
+        return "cannot be read as a regular file", None
+    origin = generated_from(head.decode("utf-8", errors="replace"))
+    if origin is None:
+        return f"not generated by kubetrain (no '{GENERATED_MARK}' header)", None
+    return None, origin
 
 
 def generated_for(text: str) -> str | None:
@@ -172,34 +301,16 @@ def generated_for(text: str) -> str | None:
     return what or None
 
 
-def foreign_files(existing: Mapping[str, str], source: str | None = None) -> dict[str, str | None]:
-    """Files render must never delete, and the stack file each was generated from: ``None``
-    when kubetrain did not generate it, another stack file than ``source`` (when given)
-    otherwise."""
-    out: dict[str, str | None] = {}
-    for path, text in sorted(existing.items()):
-        origin = generated_from(text)
-        if origin is None or (source is not None and origin != source):
-            out[path] = origin
-    return out
-
-
-#: Files not generated by kubetrain that are named one by one in an ownership error.
-_NAMED_FOREIGN = 5
-
-
-def _ownership_problems(
-    folder: Path, foreign: Mapping[str, str | None], source: str | None
+def _elsewhere_problems(
+    folder: Path, elsewhere: Mapping[str, str], source: str | None
 ) -> list[Problem]:
-    """One problem per stack file the folder was rendered from (a moved or renamed stack file
-    gives one message, not one per file) and per file kubetrain did not generate (the first
-    few by name, then a count)."""
+    """One problem per stack file the folder's files were rendered from instead of ``source``
+    (a moved or renamed stack file gives one message, not one per file)."""
     shown = display_path(folder)
-    problems: list[Problem] = []
     by_origin: dict[str, list[str]] = {}
-    for path, origin in foreign.items():
-        if origin is not None:
-            by_origin.setdefault(origin, []).append(path)
+    for path, origin in elsewhere.items():
+        by_origin.setdefault(origin, []).append(path)
+    problems = []
     for origin, paths in sorted(by_origin.items()):
         count = f"{len(paths)} file{'s' if len(paths) != 1 else ''}"
         problems.append(
@@ -210,26 +321,6 @@ def _ownership_problems(
                 f"holds {count} generated from {origin}, not from {source}; render will not "
                 f"replace them. If the stack file was moved or renamed, delete {shown} and "
                 "render again; if another stack renders here, give this one another --out",
-            )
-        )
-    ours = [path for path, origin in foreign.items() if origin is None]
-    for path in ours[:_NAMED_FOREIGN]:
-        problems.append(
-            Problem(
-                display_path(folder / path),
-                None,
-                (),
-                f"not generated by kubetrain (no '{GENERATED_MARK}' header); render will not "
-                f"replace {shown} while it holds this file: move it elsewhere",
-            )
-        )
-    if len(ours) > _NAMED_FOREIGN:
-        problems.append(
-            Problem(
-                shown,
-                None,
-                (),
-                f"and {len(ours) - _NAMED_FOREIGN} more files not generated by kubetrain",
             )
         )
     return problems
@@ -249,32 +340,183 @@ class TreeChange:
         return not (self.added or self.changed or self.removed)
 
 
-def check_ownership(folder: Path, source: str | None = None) -> dict[str, str]:
-    """The current content of ``folder``; an :class:`OwnershipError` if anything in it is not
-    kubetrain's to replace (with ``source``: not rendered from that stack file)."""
-    if folder.exists() and not folder.is_dir():
+def check_ownership(folder: Path, source: str | None = None) -> dict[str, int]:
+    """The files of ``folder`` and their sizes; an :class:`OwnershipError` at the first entry
+    that is not kubetrain's to replace (see :func:`foreign_reason`), or if ``folder`` itself is
+    not a plain folder."""
+    shown = display_path(folder)
+    try:
+        mode = os.lstat(folder).st_mode
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise _named(exc, folder) from None
+    if not stat.S_ISDIR(mode):
+        what = "a file" if stat.S_ISREG(mode) else file_kind(mode)
         raise OwnershipError.single(
-            display_path(folder), "is a file, not a folder kubetrain renders into: move it"
+            shown, f"is {what}, not a folder kubetrain renders into: move it"
         )
-    existing = read_tree(folder)
-    foreign = foreign_files(existing, source)
-    if foreign:
-        raise OwnershipError(_ownership_problems(folder, foreign, source))
-    return existing
+    sizes: dict[str, int] = {}
+    elsewhere: dict[str, str] = {}
+    for rel, entry in entries(folder):
+        why, origin = _judge(folder, rel, entry)
+        if why is not None:  # the first entry render did not make ends the scan
+            this = "this file" if entry.is_file else "this"
+            message = (
+                f"{why}; render will not replace {shown} while it holds {this}: move it elsewhere"
+            )
+            raise OwnershipError([Problem(display_path(folder / rel), None, (), message)])
+        if source is not None and origin is not None and origin != source:
+            elsewhere[rel] = origin
+        sizes[rel] = entry.size
+    if elsewhere:
+        raise OwnershipError(_elsewhere_problems(folder, elsewhere, source))
+    return sizes
 
 
 def remove_tree(folder: Path, source: str | None = None) -> TreeChange:
     """Delete ``folder``, which must hold only files kubetrain generated (from ``source``, when
     given); a folder that does not exist is left alone."""
     change = TreeChange(folder)
-    if not folder.exists():
+    if not os.path.lexists(folder):
         return change
     change.removed = sorted(check_ownership(folder, source))
-    retired = Path(tempfile.mkdtemp(prefix=f".{folder.name}.old-", dir=folder.parent))
-    os.rmdir(retired)
-    os.replace(folder, retired)
-    shutil.rmtree(retired)
+    with _naming(folder):
+        retired = Path(tempfile.mkdtemp(prefix=f".{folder.name}.old-", dir=folder.parent))
+        os.rmdir(retired)
+        os.replace(folder, retired)
+        shutil.rmtree(retired)
     return change
+
+
+@contextlib.contextmanager
+def _naming(path: Path) -> Iterator[None]:
+    """OS errors inside name ``path`` when they name nothing themselves."""
+    try:
+        yield
+    except OSError as exc:
+        raise _named(exc, path) from None
+
+
+# --- the lock, and what killed renders left ------------------------------------------------------
+
+# mkdtemp's names: ".<folder>.tmp-<8 characters>" (staging) and ".<folder>.old-<...>" (retired).
+_LEFTOVER = re.compile(r"^\.(?P<folder>.+)\.(?P<what>tmp|old)-[a-z0-9_]{8}$")
+
+
+class OutputLock:
+    """Exclusive use of the folders render writes ``trees`` into (``rendered/``, the parent of
+    an ``--out``), for one render at a time.
+
+    Entering creates missing folders (remembered, and removed again on exit if still empty, so
+    a failed first render leaves no empty ``rendered/``), takes an advisory lock on each (a
+    second render fails at once rather than mixing its files into the first's, bypassing the
+    ownership check), then clears what a killed render left of these trees: their staging
+    folders are removed, and a tree retired by a render killed in the middle of its swap is put
+    back. Nothing else in those folders is touched.
+    """
+
+    def __init__(self, trees: Iterable[Path]) -> None:
+        self.trees = sorted({Path(t) for t in trees})
+        self._fds: list[int] = []
+        self._made: list[Path] = []
+
+    def __enter__(self) -> OutputLock:
+        try:
+            parents: dict[Path, set[str]] = {}
+            for tree in self.trees:
+                parents.setdefault(tree.parent, set()).add(tree.name)
+            for folder, names in sorted(parents.items()):
+                missing = [p for p in (folder, *folder.parents) if not os.path.lexists(p)]
+                _must_be_folder(next(p for p in (folder, *folder.parents) if p not in missing))
+                self._made += missing[::-1]
+                with _naming(folder):
+                    folder.mkdir(parents=True, exist_ok=True)
+                    fd = os.open(folder, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+                self._fds.append(fd)
+                if not _lock(fd):
+                    raise InputError.single(
+                        display_path(folder),
+                        "another kubetrain render is writing here; run again when it is done",
+                    )
+                _clear_leftovers(folder, names)
+        except BaseException:
+            self._release()
+            raise
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._release(failed=kind is not None)
+
+    def _release(self, *, failed: bool = False) -> None:
+        if failed and self._fds:
+            # Still holding every lock: a staging folder an interruption left unregistered (its
+            # writer never started, or has stopped) goes too.
+            for tree in self.trees:
+                with contextlib.suppress(OSError):
+                    _clear_leftovers(tree.parent, {tree.name})
+        for fd in self._fds:
+            os.close(fd)  # closing the descriptor releases its lock
+        self._fds = []
+        for made in sorted(set(self._made), key=lambda p: len(p.parts), reverse=True):
+            with contextlib.suppress(OSError):
+                made.rmdir()  # only when still empty
+        self._made = []
+
+
+def _must_be_folder(path: Path) -> None:
+    """An input error unless ``path`` (an existing ancestor of an output folder) is a folder."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        raise _named(exc, path) from None
+    if not stat.S_ISDIR(mode):
+        raise InputError.single(
+            display_path(path), f"is {file_kind(mode)}, not a folder to render into"
+        )
+
+
+def _lock(fd: int) -> bool:
+    """An exclusive advisory lock on ``fd`` without waiting (``False``: someone holds it)."""
+    if sys.platform == "win32":  # pragma: no cover - no flock; renders are not locked there
+        return True
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def _clear_leftovers(parent: Path, trees: set[str]) -> None:
+    """Remove the staging folders a killed render left in ``parent`` for the folders ``trees``;
+    put back a tree a render killed between the two renames of its swap had retired (its
+    folder is missing then)."""
+    try:
+        with os.scandir(parent) as it:
+            found = sorted((e.name, e.is_dir(follow_symlinks=False)) for e in it)
+    except OSError as exc:
+        raise _named(exc, parent) from None
+    for name, is_dir in found:
+        m = _LEFTOVER.fullmatch(name)
+        if m is None or not is_dir or m["folder"] not in trees:
+            continue
+        path = parent / name
+        target = parent / m["folder"]
+        with _naming(path):
+            if m["what"] == "old" and not os.path.lexists(target):
+                os.replace(path, target)
+            else:
+                shutil.rmtree(path)
+
+
+# --- writing ------------------------------------------------------------------------------------
 
 
 class PendingTree:
@@ -284,9 +526,10 @@ class PendingTree:
     Into an empty or new folder the files are written in the background from the moment the
     tree is created, so a caller can validate the same objects meanwhile (render does) and the
     file system's work overlaps its own. For a folder with files, the new tree is first compared
-    with them: an unchanged tree is never touched, and a changed one is written on commit.
-    Either way the swap is two renames, so a reader (or a crash) sees the old tree or the new
-    one, never half of each.
+    with them (reading only files whose size matches): an unchanged tree is never touched, and a
+    changed one is written on commit. Either way the swap is two renames, so a reader (or a
+    crash) sees the old tree or the new one, never half of each. The staging folder is removed
+    only once the writer has stopped, even when the render is interrupted.
     """
 
     def __init__(
@@ -302,41 +545,73 @@ class PendingTree:
         self._pairs: Iterable[tuple[str, str]] | None = None
         self._staging: Path | None = None
         self._thread: threading.Thread | None = None
+        self._cancel = threading.Event()
         self._written: list[str] = []
         self._failure: list[BaseException] = []
         self._made: list[Path] = []
-        if self._existing:
-            produced = dict(pairs)
-            existing = self._existing
-            self.change.added = sorted(p for p in produced if p not in existing)
-            self.change.changed = sorted(
-                p for p in produced if p in existing and existing[p] != produced[p]
-            )
-            self.change.removed = sorted(p for p in existing if p not in produced)
-            self._pairs = produced.items()
+        if not self._existing:
+            self._pairs = pairs
             return
-        self._start(pairs)
+        produced = dict(pairs)
+        existing = self._existing
+        self.change.added = sorted(p for p in produced if p not in existing)
+        self.change.changed = sorted(
+            p for p in produced if p in existing and not self._same(p, produced[p])
+        )
+        self.change.removed = sorted(p for p in existing if p not in produced)
+        self._pairs = produced.items()
+
+    def start(self) -> PendingTree:
+        """Start writing an empty or new folder's tree in the background (a folder with files is
+        written on :meth:`commit`). Separate from creating the tree, so a caller can keep the
+        tree where its ``finally`` will :meth:`abort` it before any writer exists."""
+        if not self._existing and self._staging is None:
+            assert self._pairs is not None
+            self._start(self._pairs)
+        return self
+
+    def _same(self, rel: str, text: str) -> bool:
+        data = text.encode("utf-8")
+        if self._existing[rel] != len(data):
+            return False
+        return read_file(self.folder / rel, len(data) + 1) == data
 
     def _start(self, pairs: Iterable[tuple[str, str]]) -> None:
         parent = self.folder.parent
         self._made = [p for p in (parent, *parent.parents) if not p.exists()][::-1]
-        parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{self.folder.name}.tmp-", dir=self.folder.parent))
-        self._staging = staging
+        with _naming(parent):
+            parent.mkdir(parents=True, exist_ok=True)
+            self._staging = staging = Path(
+                tempfile.mkdtemp(prefix=f".{self.folder.name}.tmp-", dir=parent)
+            )
+        cancel = self._cancel
 
         def run() -> None:
             try:
-                self._written = _write_files(str(staging), pairs)
+                self._written = _write_files(str(staging), pairs, cancel)
             except Exception as exc:  # re-raised in the caller's thread by _finish
                 self._failure.append(exc)
 
         self._thread = threading.Thread(target=run, name="kubetrain-tree", daemon=True)
         self._thread.start()
 
+    def _join(self) -> None:
+        """Wait for the writer, however often the wait is interrupted (Ctrl-C): nothing may
+        remove the staging folder while it still writes. An interruption stops the writer and
+        is raised again once it has stopped."""
+        interrupted: BaseException | None = None
+        while self._thread is not None:
+            try:
+                self._thread.join()
+                self._thread = None
+            except BaseException as exc:  # KeyboardInterrupt: stop writing, keep waiting
+                self._cancel.set()
+                interrupted = interrupted or exc
+        if interrupted is not None:
+            raise interrupted
+
     def _finish(self) -> None:
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
+        self._join()
         if self._failure:
             raise self._failure[0]
 
@@ -353,20 +628,23 @@ class PendingTree:
             self._finish()
             if not self._existing:
                 self.change.added = sorted(self._written)
-            os.chmod(staging, 0o755)
             folder = self.folder
-            if folder.exists():
-                retired = Path(tempfile.mkdtemp(prefix=f".{folder.name}.old-", dir=folder.parent))
-                os.rmdir(retired)
-                os.replace(folder, retired)
-                try:
+            with _naming(folder):
+                os.chmod(staging, 0o755)
+                if os.path.lexists(folder):
+                    retired = Path(
+                        tempfile.mkdtemp(prefix=f".{folder.name}.old-", dir=folder.parent)
+                    )
+                    os.rmdir(retired)
+                    os.replace(folder, retired)
+                    try:
+                        os.replace(staging, folder)
+                    except BaseException:
+                        os.replace(retired, folder)
+                        raise
+                    shutil.rmtree(retired)
+                else:
                     os.replace(staging, folder)
-                except OSError:
-                    os.replace(retired, folder)
-                    raise
-                shutil.rmtree(retired)
-            else:
-                os.replace(staging, folder)
         finally:
             self._discard()
         self._made = []
@@ -374,6 +652,7 @@ class PendingTree:
 
     def abort(self) -> None:
         """Throw the new tree away; ``folder`` stays as it was."""
+        self._cancel.set()
         try:
             self._finish()
         except Exception:  # discarded: the caller is already failing for a reason of its own
@@ -387,8 +666,11 @@ class PendingTree:
             self._made = []
 
     def _discard(self) -> None:
-        if self._staging is not None and self._staging.exists():
-            shutil.rmtree(self._staging)
+        self._cancel.set()
+        self._join()
+        if self._staging is not None and os.path.lexists(self._staging):
+            with _naming(self._staging):
+                shutil.rmtree(self._staging)
         self._staging = None
 
 
@@ -397,26 +679,35 @@ def write_tree(
 ) -> TreeChange:
     """Replace ``folder`` with exactly ``files`` (a mapping, or lazily produced pairs); see
     :class:`PendingTree`."""
-    return PendingTree(folder, files, source).commit()
+    tree = PendingTree(folder, files, source)
+    try:
+        return tree.start().commit()
+    finally:
+        tree.abort()
 
 
 _BATCH = 256
 
 
-def _write_files(root: str, pairs: Iterable[tuple[str, str]]) -> list[str]:
-    """Write every (relative path, text) below ``root``; returns the paths.
+def _write_files(
+    root: str, pairs: Iterable[tuple[str, str]], cancel: threading.Event | None = None
+) -> list[str]:
+    """Write every (relative path, text) below ``root``; returns the paths. Stops early once
+    ``cancel`` is set.
 
     Render writes one file per object, so this is on the hot path: the calling thread encodes
     batches of files and a writer thread does the system calls (which release the GIL)."""
     batches: queue.Queue[list[tuple[str, bytes]] | None] = queue.Queue(maxsize=8)
     failure: list[BaseException] = []
+    stop = cancel or threading.Event()
 
     def writer() -> None:
         made = {""}
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
         while (batch := batches.get()) is not None:
-            if failure:
+            if failure or stop.is_set():
                 continue
+            rel = ""
             try:
                 for rel, data in batch:
                     parent = rel.rpartition("/")[0]
@@ -431,7 +722,7 @@ def _write_files(root: str, pairs: Iterable[tuple[str, str]]) -> list[str]:
                     finally:
                         os.close(fd)
             except OSError as exc:
-                failure.append(exc)
+                failure.append(_named(exc, os.path.join(root, rel)))
 
     thread = threading.Thread(target=writer, name="kubetrain-writer", daemon=True)
     thread.start()
@@ -439,6 +730,8 @@ def _write_files(root: str, pairs: Iterable[tuple[str, str]]) -> list[str]:
     batch: list[tuple[str, bytes]] = []
     try:
         for rel, text in pairs:
+            if stop.is_set() or failure:
+                break
             names.append(rel)
             batch.append((rel, text.encode("utf-8")))
             if len(batch) >= _BATCH:

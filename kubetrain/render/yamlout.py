@@ -65,8 +65,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 import yaml
+import yaml_rs
 
-__all__ = ["clear_caches", "dump", "dump_all", "is_plain"]
+from ..models.source import GENERATED_MARK, is_plain_data
+
+__all__ = ["clear_caches", "dump", "dump_all", "is_plain", "read_generated"]
 
 # --------------------------------------------------------------------------------------------
 # Which strings are safe unquoted
@@ -388,3 +391,50 @@ def dump(obj: Mapping[str, Any]) -> str:
 def dump_all(objs: Iterable[Mapping[str, Any]]) -> str:
     """Several documents, separated by ``---`` lines."""
     return "---\n".join([dump(obj) for obj in objs])
+
+
+# --------------------------------------------------------------------------------------------
+# Reading back what the writer wrote, fast
+# --------------------------------------------------------------------------------------------
+
+# A line whose content starts past this column may be nested past MAX_DEPTH: any two levels of
+# the writer's block style move content right by at least two columns (a list directly under
+# a key by none, anything else by two), so content within 90 columns is within 92 levels. The
+# fast parser has no depth limit of its own (it crashes on thousands of levels).
+_DEEP_LINE: Final = re.compile(r"^[ -]{90}", re.MULTILINE)
+
+
+def read_generated(text: str) -> list[Any] | None:
+    """The document of a file this writer wrote, read with yaml-rs (a YAML 1.2 parser, about
+    nine times PyYAML's libyaml loader; bench/loaders.py), or ``None`` when that is not proven
+    to give PyYAML's values.
+
+    The proof: after its header comments, the text is exactly what :func:`dump` writes for the
+    value yaml-rs read. :func:`dump` writes only what PyYAML's YAML 1.1 reading gives back
+    unchanged (tests/test_yamlout.py checks the round trip), so PyYAML would read the same
+    value. Any other text (a hand edit, an alias, a tag, ``yes`` unquoted) is left to PyYAML,
+    which reads it as kubectl does. The value must also obey every rule of
+    :func:`~kubetrain.models.source.value_problems`, as a document read by PyYAML must.
+    """
+    if not text.startswith(GENERATED_MARK):
+        return None
+    start = 0
+    while text.startswith("#", start):
+        end = text.find("\n", start)
+        if end < 0:
+            return None
+        start = end + 1
+    body = text[start:]
+    if _DEEP_LINE.search(body) is not None:
+        return None
+    try:
+        value = yaml_rs.loads(body, parse_datetime=False)
+        if type(value) is not dict or dump(value) != body:
+            return None
+        if not is_plain_data(value):
+            return None
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException:  # a parse error, or a panic of the Rust parser: PyYAML decides
+        return None
+    return [value]

@@ -10,19 +10,28 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import yaml
-
 from ..kube import apiserver
 from ..kube import schemas as k8s
 from ..kube.apiextensions import validate_crd
 from ..kube.apiextensions.definition import is_crd
+from ..kube.names import check_api_version_kind
 from ..models.errors import InputError, PathPart, Severity
-from ..models.source import display_path, load_all, parse_documents
+from ..models.limits import MAX_FILE_BYTES
+from ..models.source import (
+    FastReader,
+    display_path,
+    file_kind,
+    load_all,
+    os_message,
+    parse_documents,
+    read_text,
+)
 from .customresources import CustomResources, builtin_version, custom_resource_issues
 from .schemas import SchemaCatalog, check_location
 
@@ -197,6 +206,12 @@ class Validator:
             if not isinstance(value, str) or not value:
                 result.status = "error"
                 result.findings.append(Finding("structure", (key,), f"{key} is missing"))
+        if result.status != "error" and (
+            problem := check_api_version_kind(result.api_version, result.kind)
+        ):
+            # Never looked up: the kind and group go into schema paths and URLs.
+            result.status = "error"
+            result.findings.append(Finding("structure", (), problem))
         if result.status == "error" or not self.schemas:
             return result
         version = version or self.version
@@ -292,13 +307,16 @@ def _flag_duplicates(report: Report) -> None:
 # --- reading files ---------------------------------------------------------------------------
 
 
-def version_from_header(text: str) -> tuple[int, int] | None:
-    """The Kubernetes version a rendered file declares in its header comment."""
+def version_from_header(text: str) -> tuple[int, int] | str | None:
+    """The Kubernetes version a rendered file declares in its header comment (``None`` if it
+    declares none; a message if it is not one kubetrain has schemas for)."""
     m = _HEADER_VERSION.search(text, 0, 512)
     if not m:
         return None
-    major, minor = m[1].split(".")
-    return int(major), int(minor)
+    parsed = k8s.parse_version(m[1])
+    if isinstance(parsed, str):
+        return f"the header's kubernetes-version: {parsed}"
+    return parsed
 
 
 def source_from_header(text: str) -> str:
@@ -308,11 +326,20 @@ def source_from_header(text: str) -> str:
 
 
 def _files(paths: Sequence[str]) -> Iterator[tuple[str, str]]:
-    """(path on disk, path as shown) of every YAML file under ``paths``, sorted per folder."""
+    """(path on disk, path as shown) of every YAML file under ``paths``, sorted per folder.
+    Folders are walked without following symbolic links to folders; what each file is, is
+    decided when it is read (see :func:`~kubetrain.models.source.read_text`)."""
     for raw in paths:
         if raw == "-":
             yield "-", STDIN
-        elif os.path.isdir(raw):
+            continue
+        try:
+            mode = os.stat(raw).st_mode
+        except FileNotFoundError:
+            raise InputError.single(display_path(raw), "no such file or folder") from None
+        except OSError as exc:
+            raise InputError.single(display_path(raw), os_message(exc)) from None
+        if stat.S_ISDIR(mode):
             shown_root = display_path(raw)
             for root, dirs, files in os.walk(raw):
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
@@ -321,17 +348,36 @@ def _files(paths: Sequence[str]) -> Iterator[tuple[str, str]]:
                 for name in sorted(files):
                     if not name.startswith(".") and os.path.splitext(name)[1] in _YAML_SUFFIXES:
                         yield os.path.join(root, name), prefix + name
-        elif os.path.isfile(raw):
+        elif stat.S_ISREG(mode):
             yield raw, display_path(raw)
         else:
-            raise InputError.single(display_path(raw), "no such file or folder")
+            raise InputError.single(
+                display_path(raw), f"is {file_kind(mode)}, not a YAML file or a folder"
+            )
+
+
+def _stdin() -> str:
+    """What ``-`` names: standard input, read up to the limit of a file."""
+    text = sys.stdin.read(MAX_FILE_BYTES + 1)
+    if len(text) > MAX_FILE_BYTES:
+        raise InputError.single(
+            STDIN,
+            f"kubetrain reads files of at most {MAX_FILE_BYTES // 2**20} MiB (docs/limits.md)",
+        )
+    return text
+
+
+def _unreadable(shown: str, findings: list[Finding]) -> ObjectResult:
+    return ObjectResult(shown, 0, "", "", "", "", "error", findings)
 
 
 def read_objects(
-    paths: Sequence[str],
+    paths: Sequence[str], *, fast: FastReader | None = None
 ) -> tuple[list[Located], list[ObjectResult], dict[str, tuple[int, int]], dict[str, str]]:
     """Every object in ``paths``; results for documents that cannot be objects; the version each
-    rendered file declares; and the text of each file (for line numbers on demand)."""
+    rendered file declares; and the text of each file (for line numbers on demand). ``fast``
+    may read files faster than PyYAML where it proves the same values (see
+    :func:`~kubetrain.models.source.load_all`)."""
     items: list[Located] = []
     early: list[ObjectResult] = []
     versions: dict[str, tuple[int, int]] = {}
@@ -345,43 +391,21 @@ def read_objects(
             )
             continue
         try:
-            if path == "-":
-                text = sys.stdin.read()
-            else:
-                with open(path, encoding="utf-8") as f:
-                    text = f.read()
-            docs = load_all(text)
-        except (OSError, UnicodeDecodeError) as exc:
+            text = _stdin() if path == "-" else read_text(path)
+            docs = load_all(text, shown, fast=fast)
+        except InputError as exc:
             early.append(
-                ObjectResult(
-                    shown, 0, "", "", "", "", "error", [Finding("yaml", (), f"cannot read: {exc}")]
-                )
-            )
-            continue
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            early.append(
-                ObjectResult(
-                    shown,
-                    0,
-                    "",
-                    "",
-                    "",
-                    "",
-                    "error",
-                    [
-                        Finding(
-                            "yaml",
-                            (),
-                            f"invalid YAML: {getattr(exc, 'problem', exc)}",
-                            mark.line + 1 if mark else None,
-                        )
-                    ],
+                _unreadable(
+                    shown, [Finding("yaml", p.path, p.message, p.line) for p in exc.problems]
                 )
             )
             continue
         texts[shown] = text
-        if (version := version_from_header(text)) is not None:
+        version = version_from_header(text)
+        if isinstance(version, str):
+            early.append(_unreadable(shown, [Finding("header", (), version, 2)]))
+            continue
+        if version is not None:
             versions[shown] = version
         source = source_from_header(text)
         items.extend(Located(doc, shown, index, source=source) for index, doc in enumerate(docs))

@@ -6,7 +6,7 @@ import json
 from typing import Literal
 from xml.etree import ElementTree as ET
 
-from ..models.errors import format_path
+from ..models.errors import format_path, printable
 from .engine import Finding, ObjectResult, Report
 
 __all__ = ["Format", "finding_line", "format_report", "warning_lines"]
@@ -16,7 +16,7 @@ Format = Literal["text", "json", "junit"]
 
 def _where(result: ObjectResult, finding: Finding) -> str:
     line = finding.line or result.line
-    return f"{result.file}:{line}" if line else result.file
+    return printable(f"{result.file}:{line}" if line else result.file)
 
 
 def _path(finding: Finding) -> str:
@@ -24,10 +24,11 @@ def _path(finding: Finding) -> str:
 
 
 def finding_line(result: ObjectResult, finding: Finding) -> str:
-    """``FILE:LINE: path: [warning: ]message (rule) [Kind namespace/name]``."""
-    subject = f" [{result.title}]" if result.kind else ""
+    """``FILE:LINE: path: [warning: ]message (rule) [Kind namespace/name]``, every part from
+    the input escaped (:func:`~kubetrain.models.errors.printable`)."""
+    subject = f" [{printable(result.title)}]" if result.kind else ""
     severity = "warning: " if finding.severity == "warning" else ""
-    message = f"{severity}{finding.message} ({finding.rule}){subject}"
+    message = f"{severity}{printable(finding.message)} ({finding.rule}){subject}"
     return f"{_where(result, finding)}: {_path(finding)}: {message}"
 
 
@@ -101,9 +102,14 @@ def _junit(report: Report) -> str:
         errors=str(c["error"]),
         skipped=str(c["skipped"]),
     )
+    # XML 1.0 cannot hold most control characters at all: every text from the input (file
+    # names, kinds, names, messages quoting values) is escaped first.
     for r in report.results:
         case = ET.SubElement(
-            suite, "testcase", classname=r.file, name=r.title or f"document {r.document + 1}"
+            suite,
+            "testcase",
+            classname=printable(r.file),
+            name=printable(r.title) or f"document {r.document + 1}",
         )
         if r.status == "skipped":
             ET.SubElement(case, "skipped")
@@ -111,9 +117,11 @@ def _junit(report: Report) -> str:
             tag = "failure" if r.status == "invalid" else "error"
             errors = [f for f in r.findings if f.severity == "error"] or r.findings
             body = "\n".join(
-                f"{_where(r, f)}: {_path(f)}: {f.message} ({f.rule})" for f in r.findings
+                f"{_where(r, f)}: {_path(f)}: {printable(f.message)} ({f.rule})" for f in r.findings
             )
-            element = ET.SubElement(case, tag, message=errors[0].message, type=errors[0].rule)
+            element = ET.SubElement(
+                case, tag, message=printable(errors[0].message), type=errors[0].rule
+            )
             element.text = body
         if r.status == "valid" and r.findings:
             out = ET.SubElement(case, "system-out")

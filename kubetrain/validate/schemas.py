@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Sequence
 from functools import cache
@@ -21,6 +23,9 @@ import jsonschema_rs
 
 from ..kube import schemas as k8s
 from ..models.base import K8S_DEFINITION_KEY, resource_kinds
+from ..models.errors import InputError
+from ..models.limits import MAX_FILE_BYTES
+from ..models.source import read_text
 
 __all__ = ["DEFAULT_LOCATION", "SchemaCatalog", "location_path"]
 
@@ -83,26 +88,55 @@ def check_location(template: str) -> str | None:
     return None
 
 
+#: Seconds a schema URL may take to answer (kubeconform's HTTP client has no timeout at all;
+#: a CI job should not hang on a dead mirror).
+FETCH_TIMEOUT = 5.0
+# Hosts that did not answer: every other kind's URL there fails at once instead of waiting too.
+_UNREACHABLE: dict[str, str] = {}
+
+
 @cache
 def _fetch(location: str) -> Any | None:
-    """The JSON document at a path or URL, or ``None`` when there is none."""
+    """The JSON document at a path or URL, or ``None`` when there is none. A location that
+    cannot be used raises :class:`OSError` with a message naming it."""
+    if location.startswith(("http://", "https://")):
+        return _fetch_url(location)
+    path = Path(location.removeprefix("file://"))
     try:
-        if location.startswith(("http://", "https://")):
-            with urllib.request.urlopen(location, timeout=30) as response:
-                return json.load(response)
-        path = Path(location.removeprefix("file://"))
         if not path.is_file():
             return None
-        with path.open("rb") as f:
-            return json.load(f)
+        text = read_text(path, "a JSON schema")
+    except InputError as exc:
+        raise OSError(f"schema {location}: {exc.problems[0].message}") from None
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise OSError(f"schema {location} is not JSON: {exc}") from None
+
+
+def _fetch_url(location: str) -> Any | None:
+    host = urllib.parse.urlsplit(location).netloc
+    if host in _UNREACHABLE:
+        raise OSError(f"cannot fetch schema {location}: {_UNREACHABLE[host]}")
+    try:
+        with urllib.request.urlopen(location, timeout=FETCH_TIMEOUT) as response:
+            body = response.read(MAX_FILE_BYTES + 1)
     except urllib.error.HTTPError as exc:
         if exc.code == 404:
             return None
-        raise OSError(f"cannot fetch schema {location}: HTTP {exc.code}") from exc
-    except urllib.error.URLError as exc:
-        raise OSError(f"cannot fetch schema {location}: {exc.reason}") from exc
-    except json.JSONDecodeError as exc:
-        raise OSError(f"schema {location} is not JSON: {exc}") from exc
+        raise OSError(f"cannot fetch schema {location}: HTTP {exc.code}") from None
+    except (urllib.error.URLError, OSError) as exc:  # TimeoutError is an OSError
+        reason = getattr(exc, "reason", None) or exc
+        if isinstance(reason, TimeoutError | socket.timeout) or "timed out" in str(reason):
+            reason = f"no answer within {FETCH_TIMEOUT:g} s"
+        _UNREACHABLE[host] = str(reason)
+        raise OSError(f"cannot fetch schema {location}: {reason}") from None
+    if len(body) > MAX_FILE_BYTES:
+        raise OSError(f"schema {location} is over {MAX_FILE_BYTES // 2**20} MiB")
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError) as exc:
+        raise OSError(f"schema {location} is not JSON: {exc}") from None
 
 
 def _with_k8s_refs(schema: Any) -> Any:

@@ -84,8 +84,9 @@ def apply_defaults(node: Node, value: Any) -> None:
 
 
 def _quote(value: Any, path: Path) -> str:
-    if k8s.sensitive_path(path) and not isinstance(value, dict | list | bool | None):
-        return '"the value given"'
+    if k8s.sensitive_path(path) or k8s.holds_sensitive(value, path):
+        # Never what may be a credential (env values, Secret data), whatever its type.
+        return f"the value given ({k8s.value_shape(value)}, not shown)"
     text = json.dumps(value, sort_keys=True, ensure_ascii=False)
     return text if len(text) <= 80 else text[:77] + "..."
 

@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..schemas import sensitive_path, value_shape
+
 __all__ = ["Errors", "Issue", "Path", "memoized", "quote"]
 
 Path = tuple[str | int, ...]
@@ -36,6 +38,11 @@ def quote(value: Any) -> str:
     return repr(value)
 
 
+def _shown(path: Path, value: Any) -> str:
+    """:func:`quote`, unless the value may be secret material (:func:`sensitive_path`)."""
+    return f"({value_shape(value)}, not shown)" if sensitive_path(path) else quote(value)
+
+
 @dataclass
 class Errors:
     """The issues found in one object, and the Kubernetes version they are judged by."""
@@ -52,20 +59,20 @@ class Errors:
         self.add(path, f"required field is missing{': ' + detail if detail else ''}")
 
     def invalid(self, path: Path, value: Any, detail: str) -> None:
-        self.add(path, f"invalid value {quote(value)}: {detail}")
+        self.add(path, f"invalid value {_shown(path, value)}: {detail}")
 
     def not_supported(self, path: Path, value: Any, supported: Iterable[str]) -> None:
         allowed = ", ".join(sorted(supported))
-        self.add(path, f"unsupported value {quote(value)}; supported values: {allowed}")
+        self.add(path, f"unsupported value {_shown(path, value)}; supported values: {allowed}")
 
     def duplicate(self, path: Path, value: Any) -> None:
-        self.add(path, f"duplicate value {quote(value)}")
+        self.add(path, f"duplicate value {_shown(path, value)}")
 
     def forbidden(self, path: Path, detail: str) -> None:
         self.add(path, f"forbidden: {detail}")
 
     def not_found(self, path: Path, value: Any, detail: str = "") -> None:
-        self.add(path, f"{quote(value)} not found{': ' + detail if detail else ''}")
+        self.add(path, f"{_shown(path, value)} not found{': ' + detail if detail else ''}")
 
     def too_long(self, path: Path, limit: int, unit: str = "bytes") -> None:
         self.add(path, f"too long: may not be more than {limit} {unit}")

@@ -1,0 +1,40 @@
+"""kubetrain's own bounds on what it reads and what it writes (docs/limits.md explains each).
+
+Every bound is checked at load time, before anything is built or written, and a value past it is
+an input error naming the file, line and field. They keep a hostile or mistaken input from
+costing unbounded time, memory or disk (a TFJob's ``TF_CONFIG`` lists every pod in every pod, so
+its output grows with the square of its replicas).
+"""
+
+from __future__ import annotations
+
+from ..kube.limits import INT32_MAX, INT64_MAX, INT64_MIN, MAX_OBJECT_BYTES
+
+__all__ = [
+    "INT32_MAX",
+    "INT64_MAX",
+    "INT64_MIN",
+    "MAX_ALIAS_VALUES",
+    "MAX_DEPTH",
+    "MAX_FILE_BYTES",
+    "MAX_OBJECTS",
+    "MAX_OBJECT_BYTES",
+    "MAX_OUTPUT_BYTES",
+    "MAX_REPLICAS",
+]
+
+#: Largest file kubetrain reads (stack files, job files, files given to ``validate``).
+MAX_FILE_BYTES = 128 * 2**20
+#: Deepest nesting of mappings and lists in one document (Kubernetes objects, CRDs included,
+#: nest fewer than 40 levels).
+MAX_DEPTH = 100
+#: Values YAML aliases may add to a file beyond those written out (an "alias bomb" such as the
+#: billion laughs adds 10**9 from a few lines).
+MAX_ALIAS_VALUES = 1_000_000
+#: Largest replica count of one replica type (TFJob), role (TrainingJob) or learner set: the
+#: most pods kubetrain writes for one job kind's replica field.
+MAX_REPLICAS = 10_000
+#: Objects one stack may render (the benchmark's 5,000 jobs are 60,000).
+MAX_OBJECTS = 200_000
+#: Estimated bytes one stack may render (its files under rendered/<env>).
+MAX_OUTPUT_BYTES = 512 * 2**20
