@@ -5,6 +5,7 @@ every YAML construct JSON cannot hold, or that would cost unbounded time, refuse
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import subprocess
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from kubetrain.models import InputError
@@ -289,6 +290,51 @@ def test_the_fast_reader_gives_pyyamls_values_or_nothing(value: dict[str, Any]) 
     slow = load_all(text, "f.yaml")
     assert fast is None or fast == slow
     assert slow == [value]
+
+
+#: Values of every kind the writer can write, the ones the value rules refuse included:
+#: unreadable characters, integers past int64, infinities and NaN.
+ANY_VALUE = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats()
+    | st.text(st.characters(exclude_categories=("Cs",)), max_size=12)
+    | st.sampled_from(
+        ["\x7f", "\x85", "\x9f", "\ufffe", "\uffff", 2**63, -(2**63) - 1, math.inf, math.nan]
+    ),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(value=st.dictionaries(st.text(min_size=1, max_size=6), ANY_VALUE, min_size=1, max_size=4))
+@example(value={"a": math.inf})
+@example(value={"a": [-math.inf]})
+@example(value={"a": {"b": math.nan}})
+@example(value={"a": "x\x7fy"})
+@example(value={"a": "\uffff"})
+@example(value={"a": 2**63})
+def test_the_fast_reader_never_answers_for_what_the_value_rules_refuse(
+    value: dict[str, Any],
+) -> None:
+    """The fast reader checks the rules on the writer's text, not value by value: whatever
+    value_problems refuses must make it step aside, so PyYAML's reading reports it."""
+    from kubetrain.models.source import value_problems
+    from kubetrain.render.yamlout import read_generated
+
+    try:
+        text = HEADER + dump(value)
+    except ValueError:  # a lone surrogate has no UTF-8 form: the writer refuses it
+        return
+    fast = read_generated(text)
+    if value_problems(value):
+        assert fast is None
+    else:
+        assert fast is None or fast == [value]
 
 
 def test_kustomize_cannot_read_exactly_the_characters_kubetrain_refuses(tmp_path: Path) -> None:
