@@ -32,6 +32,7 @@ from .models.fields import kind_node
 from .models.load import find_project_root, stack_name
 from .models.source import display_path, file_kind, load_documents
 from .models.stack import StackSettings
+from .parallel import ChunkMapper, chunk_mapper
 from .plan import EnvironmentPlan, plan_environment, read_rendered
 from .render import (
     KUSTOMIZATION,
@@ -209,11 +210,12 @@ class Planned:
         return out
 
     def iter_files(self) -> Iterator[tuple[str, str]]:
-        """The rendered files, emitted one by one."""
+        """The rendered files (the objects written on every core, see :func:`_chunks`)."""
         return iter_files(
             ((b.obj, b.source) for b in self.built),
             self.stack.source_name,
             self.stack.settings.kubernetes_version,
+            _chunks(OBJECTS_PER_WORKER),
         )
 
     @cached_property
@@ -271,6 +273,21 @@ def _delivery(stack: Stack, built: list[Built]) -> list[dict[str, Any]]:
     )
 
 
+#: Work handed to each process when render and validate use several cores (kubetrain.parallel):
+#: a process is forked only for at least this much, which takes well over the fork's cost
+#: (about 15 ms with the results' transfer).
+JOBS_PER_WORKER = 100
+OBJECTS_PER_WORKER = 1000
+FILES_PER_WORKER = 1000
+
+
+def _chunks(min_items: int) -> ChunkMapper:
+    """How the independent parts of render and validate (building each job, checking and
+    writing each object, reading each file) are mapped: on every core the machine lends this
+    process, with at least ``min_items`` items per process (:mod:`kubetrain.parallel`)."""
+    return chunk_mapper(min_items)
+
+
 def prepare(
     stack: Stack,
     out_dir: Path,
@@ -289,7 +306,13 @@ def _build(
 ) -> Planned:
     progress.phase(f"building {stack.name}", len(stack.jobs))
     warnings: list[Problem] = []
-    built = build_stack(stack, "render", warnings=warnings, progress=progress.advance)
+    built = build_stack(
+        stack,
+        "render",
+        warnings=warnings,
+        progress=progress.advance,
+        chunks=_chunks(JOBS_PER_WORKER),
+    )
     delivery = _delivery(stack, built) if delivery_dir is not None else []
     what = f"GitOps delivery of rendered/{stack.name}"
     version = stack.settings.kubernetes_version
@@ -314,16 +337,34 @@ def _located(stack: Stack, built: Built) -> Located:
 
 def _check(planned: Planned, progress: Progress = SILENT) -> None:
     """Schema validation and semantic checks of every object of a plan (fills its report)."""
+    _check_each(planned, progress)
+    _check_together(planned)
+
+
+def _items(planned: Planned) -> list[Located]:
+    """The objects of a plan to check, each located where it was written."""
     stack = planned.stack
     items = [_located(stack, b) for b in planned.built]
     if planned.delivery_dir is not None:
         what = f"GitOps delivery of rendered/{stack.name}"
         gitops = stack.problem(("config", "kubetrain:gitops"), "")
         items += [Located(o, gitops.file, line=gitops.line, source=what) for o in planned.delivery]
-    progress.phase(f"checking {stack.name}", len(items))
-    report = Validator(stack.settings.version).validate(items, progress=progress.advance)
-    check_objects(items, report.results, CheckSettings.from_stack(stack.settings))
-    planned.report = report
+    return items
+
+
+def _check_each(planned: Planned, progress: Progress = SILENT) -> None:
+    """The checks of each object on its own (schemas, the API server's), on every core."""
+    items = _items(planned)
+    progress.phase(f"checking {planned.stack.name}", len(items))
+    planned.report = Validator(planned.stack.settings.version).validate(
+        items, progress=progress.advance, chunks=_chunks(OBJECTS_PER_WORKER)
+    )
+
+
+def _check_together(planned: Planned) -> None:
+    """The semantic checks, over all the objects of a plan together (after :func:`_check_each`)."""
+    items = _items(planned)
+    check_objects(items, planned.report.results, CheckSettings.from_stack(planned.stack.settings))
 
 
 def _selected(project: Project, names: Sequence[str], config: Path | None) -> list[Path]:
@@ -408,15 +449,21 @@ def _write(
                 check_ownership(folder, p.stack.source_name)
     for folder in stale:
         check_ownership(folder)
-    # The trees are written to staging folders while the objects are validated: the file
-    # system's work overlaps the checks. Nothing is swapped in unless every stack is valid.
+    # The objects are checked and written as YAML on every core first (a process forks only
+    # while it runs no other thread); then the trees are written to staging folders while the
+    # checks over all objects together run: the file system's work overlaps them. Nothing is
+    # swapped in unless every stack is valid.
+    emitted = []
+    for p in plans:
+        emitted.append(list(p.iter_files()))
+        _check_each(p, progress)
     pending: list[PendingTree] = []
     try:
-        for p in plans:
-            pending.append(PendingTree(p.out_dir, p.iter_files(), p.stack.source_name))
+        for p, files in zip(plans, emitted, strict=True):
+            pending.append(PendingTree(p.out_dir, files, p.stack.source_name))
             pending[-1].start()
         for p in plans:
-            _check(p, progress)
+            _check_together(p)
         _checked(plans, strict, warnings)
         progress.phase("writing")
         changes = []
@@ -678,7 +725,9 @@ def validate_paths(
     progress.phase("reading")
     items, early, versions, texts = read_objects(paths, fast=read_generated)
     progress.phase("validating", len(items))
-    report = validator.validate(items, {} if version else versions, progress.advance)
+    report = validator.validate(
+        items, {} if version else versions, progress.advance, _chunks(OBJECTS_PER_WORKER)
+    )
     for settings, indexes in _check_groups(project, items, stack).values():
         check_objects(
             [items[i] for i in indexes],

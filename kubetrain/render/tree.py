@@ -34,6 +34,7 @@ from ..builders.delivery import CRDS_DIR
 from ..models.errors import InputError, OwnershipError, Problem
 from ..models.limits import MAX_FILE_BYTES
 from ..models.source import GENERATED_MARK, display_path, file_kind
+from ..parallel import ChunkMapper, serial
 from .yamlout import dump
 
 __all__ = [
@@ -95,25 +96,30 @@ def _kustomization(resources: list[str], stack_source: str, version: str) -> str
 
 
 def iter_files(
-    objects: Iterable[tuple[Mapping[str, Any], str]], stack_source: str, version: str
+    objects: Iterable[tuple[Mapping[str, Any], str]],
+    stack_source: str,
+    version: str,
+    chunks: ChunkMapper = serial,
 ) -> Iterator[tuple[str, str]]:
     """(file path, content) for ``objects`` (each with a description of its source), in the
-    order given, then the kustomizations listing them. Lazy, so writing can start before the
-    last object is emitted.
+    order given, then the kustomizations listing them. The objects are written as YAML
+    independently of each other, by ``chunks`` (:mod:`kubetrain.parallel`).
 
     CRDs go to ``_crds/`` with a kustomization of their own, which the top kustomization lists
     first: ``kubectl kustomize`` of the folder builds everything, and GitOps engines can apply
     ``_crds/`` on its own before the rest (see :mod:`kubetrain.builders.delivery`).
     """
+    pairs = list(objects)
+    bodies = chunks(lambda part: [dump(obj) for obj, _ in part], pairs)
     paths: dict[str, None] = {}
-    for obj, what in objects:
+    for (obj, what), body in zip(pairs, bodies, strict=True):
         path = object_path(obj)
         if path in paths:
             # Two kinds of one name from different API groups: qualify the later one.
             group = obj["apiVersion"].rpartition("/")[0]
             path = path.replace(f"/{obj['kind'].lower()}-", f"/{obj['kind'].lower()}.{group}-", 1)
         paths[path] = None
-        yield path, file_header(stack_source, what, version) + dump(obj)
+        yield path, file_header(stack_source, what, version) + body
     crds = [p.removeprefix(f"{CRDS_DIR}/") for p in paths if p.startswith(f"{CRDS_DIR}/")]
     others = [p for p in paths if not p.startswith(f"{CRDS_DIR}/")]
     if crds:

@@ -32,6 +32,7 @@ from ..models.source import (
     parse_documents,
     read_text,
 )
+from ..parallel import ChunkMapper, serial
 from .customresources import CustomResources, builtin_version, custom_resource_issues
 from .schemas import SchemaCatalog, check_location
 
@@ -266,19 +267,23 @@ class Validator:
         self,
         items: Iterable[Located],
         versions: dict[str, tuple[int, int]] | None = None,
-        progress: Callable[[], None] | None = None,
+        progress: Callable[[int], None] | None = None,
+        chunks: ChunkMapper = serial,
     ) -> Report:
-        """Validate every object, then flag objects defined twice (``progress`` is called once
-        per object)."""
-        report = Report()
+        """Validate every object, then flag objects defined twice (``progress(n)`` is called as
+        ``n`` more objects are checked). Objects are checked independently of each other, by
+        ``chunks`` (:mod:`kubetrain.parallel`), once the CRDs among them are known."""
         items = list(items)
         if self.schemas:
             self.custom.add_found((item.obj, item.file) for item in items)
-        for item in items:
-            version = (versions or {}).get(item.file)
-            report.results.append(self.check(item, version))
-            if progress is not None:
-                progress()
+        found = versions or {}
+        report = Report(
+            chunks(
+                lambda part: [self.check(item, found.get(item.file)) for item in part],
+                items,
+                progress,
+            )
+        )
         _flag_duplicates(report)
         return report
 

@@ -1,0 +1,238 @@
+"""Work spread over the machine's cores: a chunk mapper that forks.
+
+``render`` and ``validate`` spend most of their time on work that is independent per job, per
+object or per file (building, the schema and API-server checks, writing YAML, reading files).
+:func:`chunk_mapper` returns a function that maps such work over the items in chunks (every
+n-th item), the first chunk in this process and the others in child processes forked from it,
+and gives the results back in the items' order. What is computed is exactly what one process
+computes: the children are copies of this process (same values, same hash seed), each item
+is computed by the same function, and the results are put back in the items' order. When any
+chunk raises, or a child dies without an answer (killed, out of memory), the items are mapped
+again here in one process, so what is raised is what one process raises: the mapped work is
+expected not to raise (render and validate return the problems they find as values).
+
+It forks only where that is safe and worth it: on Linux, with more than one usable core, no
+other thread running (a fork copies only the calling thread), and enough items
+(``min_items``); everywhere else, and for small inputs, the chunk mapper is :func:`serial`.
+``KUBETRAIN_WORKERS`` sets the number of processes (``1``: never fork).
+
+This module imports nothing of kubetrain: callers (render, validate) hand the work in.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import marshal
+import os
+import pickle
+import signal
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn, Protocol, TypeVar
+
+__all__ = ["ENV", "ChunkMapper", "chunk_mapper", "serial", "workers"]
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+#: The environment variable that sets the number of processes (``1``: never fork).
+ENV = "KUBETRAIN_WORKERS"
+#: More processes than this gain nothing on the work kubetrain hands out (the serial parts
+#: dominate) and cost a fork and a transfer each.
+MAX_WORKERS = 8
+
+
+class ChunkMapper(Protocol):
+    """Maps ``fn`` over ``items``: ``fn`` takes some of the items and returns one result for
+    each; the mapper returns the result of every item, in the items' order. ``done(n)`` is
+    called as ``n`` more items are done (a progress line)."""
+
+    def __call__(
+        self,
+        fn: Callable[[Sequence[T]], list[R]],
+        items: Sequence[T],
+        done: Callable[[int], None] | None = None,
+    ) -> list[R]: ...
+
+
+#: Items per call of ``fn`` when progress is shown (``done``).
+STEP = 100
+
+
+def serial(
+    fn: Callable[[Sequence[T]], list[R]],
+    items: Sequence[T],
+    done: Callable[[int], None] | None = None,
+) -> list[R]:
+    """The chunk mapper of one process: ``fn`` over all of ``items`` at once, or over slices
+    of :data:`STEP` items when ``done`` shows progress."""
+    if done is None:
+        return _checked(fn(items), items)
+    results: list[R] = []
+    for start in range(0, len(items), STEP):
+        part = items[start : start + STEP]
+        results += _checked(fn(part), part)
+        done(len(part))
+    return results
+
+
+def _checked(results: list[R], items: Sequence[T]) -> list[R]:
+    if len(results) != len(items):
+        raise ValueError(f"{len(results)} results for {len(items)} items")
+    return results
+
+
+def workers() -> int:
+    """How many processes to use: ``KUBETRAIN_WORKERS``, else the cores this process may run
+    on (at most :data:`MAX_WORKERS`). A value that is not a positive number counts as 1."""
+    given = os.environ.get(ENV)
+    if given is not None:
+        try:
+            return max(1, int(given))
+        except ValueError:
+            return 1
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, MAX_WORKERS))
+
+
+def _can_fork() -> bool:
+    return sys.platform.startswith("linux") and hasattr(os, "fork")
+
+
+def chunk_mapper(min_items: int) -> ChunkMapper:
+    """A chunk mapper forking for at least ``min_items`` items per process (and
+    :func:`workers` > 1), :func:`serial` otherwise; see the module docstring."""
+
+    def run(
+        fn: Callable[[Sequence[T]], list[R]],
+        items: Sequence[T],
+        done: Callable[[int], None] | None = None,
+    ) -> list[R]:
+        n = min(workers(), len(items) // max(1, min_items))
+        if n < 2 or not _can_fork() or threading.active_count() > 1:
+            return serial(fn, items, done)
+        return _forked(fn, items, n, done)
+
+    return run
+
+
+class _Child:
+    """A forked child computing one chunk and writing its pickled result to a pipe."""
+
+    def __init__(self, fn: Callable[[Sequence[Any]], Any], chunk: Sequence[Any]) -> None:
+        self.chunk = chunk
+        read, write = os.pipe()
+        try:
+            pid = os.fork()
+        except BaseException:
+            os.close(read)
+            os.close(write)
+            raise
+        if pid == 0:  # the child: never returns into the caller's stack
+            _child_main(fn, chunk, read, write)
+        self.pid: int | None = pid
+        self.fd: int | None = read
+        os.close(write)
+
+    def result(self) -> tuple[bool, Any]:
+        """(True, the chunk's result), or (False, None) when the child raised or died."""
+        assert self.fd is not None
+        parts = []
+        while data := os.read(self.fd, 1 << 20):
+            parts.append(data)
+        self.close()
+        if not parts:
+            return False, None
+        try:
+            return True, _loads(b"".join(parts))
+        except Exception:  # a truncated answer: the child died while writing it
+            return False, None
+
+    def close(self, kill: bool = False) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+        if self.pid is not None:
+            if kill:
+                with contextlib.suppress(OSError):
+                    os.kill(self.pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(self.pid, 0)
+            self.pid = None
+
+
+def _child_main(
+    fn: Callable[[Sequence[Any]], Any], chunk: Sequence[Any], read: int, write: int
+) -> NoReturn:
+    """The child's whole life: compute, answer, exit, without running anything of the parent's
+    (no ``finally`` of its callers, no ``atexit``, no flushing of inherited buffers). A chunk
+    that raises gets no answer: the parent computes it again and raises the exception itself,
+    exactly as one process would have (exceptions do not all survive pickling intact)."""
+    code = 1
+    try:
+        os.close(read)
+        view = memoryview(_dumps(fn(chunk)))
+        while view:
+            view = view[os.write(write, view) :]
+        code = 0
+    except BaseException:  # no answer; the parent decides
+        pass
+    finally:
+        os._exit(code)
+
+
+def _dumps(value: Any) -> bytes:
+    """``value`` as bytes for the parent: with marshal when it is plain data (manifests: about
+    twice as fast as pickle, both ways), else with pickle."""
+    try:
+        return b"m" + marshal.dumps(value)
+    except ValueError:  # not plain data (dataclasses)
+        return b"p" + pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _loads(data: bytes) -> Any:
+    if data[:1] == b"m":
+        return marshal.loads(memoryview(data)[1:])
+    if data[:1] == b"p":
+        return pickle.loads(memoryview(data)[1:])
+    raise ValueError("not an answer")
+
+
+def _forked(
+    fn: Callable[[Sequence[T]], list[R]],
+    items: Sequence[T],
+    n: int,
+    done: Callable[[int], None] | None,
+) -> list[R]:
+    # Every n-th item to each process: items come sorted (by kind, by file), and neighbours
+    # cost alike, so this shares the work out evenly.
+    first, *rest = [items[i::n] for i in range(n)]
+    children: list[_Child] = []
+    out: list[Any] = [None] * len(items)
+    try:
+        children = [_Child(fn, chunk) for chunk in rest]
+        try:
+            out[0::n] = serial(fn, first, done)
+        except Exception:
+            return _failed(fn, items)
+        for i, child in enumerate(children, 1):
+            ok, value = child.result()
+            if not ok:
+                return _failed(fn, items)
+            out[i::n] = _checked(value, child.chunk)
+            if done is not None:
+                done(len(child.chunk))
+        return out
+    finally:
+        for child in children:
+            child.close(kill=True)
+
+
+def _failed(fn: Callable[[Sequence[T]], list[R]], items: Sequence[T]) -> list[R]:
+    """Some chunk raised, or its child died: the items are mapped again in one process, which
+    raises what one process raises (the exception of the first item that fails)."""
+    return serial(fn, items)
