@@ -236,7 +236,9 @@ def load_stacks(files: Sequence[Path], project: Project, *, jobs: bool = True) -
                     f"the stack name {stack_name(file)!r} is reserved "
                     "(rendered/clusters/ holds GitOps objects)",
                 )
-            stack = load_stack(file, project_root=project.root, jobs=jobs)
+            stack = load_stack(
+                file, project_root=project.root, jobs=jobs, chunks=_chunks(JOBS_PER_WORKER)
+            )
         except InputError as exc:
             problems += exc.problems
             continue
@@ -723,7 +725,9 @@ def validate_paths(
         crds=crds,
     )
     progress.phase("reading")
-    items, early, versions, texts = read_objects(paths, fast=read_generated)
+    items, early, versions, texts = read_objects(
+        paths, fast=read_generated, chunks=_chunks(FILES_PER_WORKER)
+    )
     progress.phase("validating", len(items))
     report = validator.validate(
         items, {} if version else versions, progress.advance, _chunks(OBJECTS_PER_WORKER)

@@ -22,16 +22,26 @@ This module imports nothing of kubetrain: callers (render, validate) hand the wo
 from __future__ import annotations
 
 import contextlib
+import functools
 import marshal
 import os
 import pickle
 import signal
 import sys
 import threading
-from collections.abc import Callable, Sequence
-from typing import Any, NoReturn, Protocol, TypeVar
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Generic, NoReturn, Protocol, TypeVar
 
-__all__ = ["ENV", "ChunkMapper", "chunk_mapper", "serial", "workers"]
+__all__ = [
+    "ENV",
+    "ChunkMapper",
+    "Forked",
+    "background",
+    "chunk_mapper",
+    "interrupts_held",
+    "serial",
+    "workers",
+]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -100,7 +110,11 @@ def workers() -> int:
 
 
 def _can_fork() -> bool:
-    return sys.platform.startswith("linux") and hasattr(os, "fork")
+    """Whether forking is safe here: on Linux, with no other thread running (a fork copies only
+    the calling thread, and a lock another thread holds would stay locked in the child)."""
+    return (
+        sys.platform.startswith("linux") and hasattr(os, "fork") and threading.active_count() == 1
+    )
 
 
 def chunk_mapper(min_items: int) -> ChunkMapper:
@@ -113,18 +127,47 @@ def chunk_mapper(min_items: int) -> ChunkMapper:
         done: Callable[[int], None] | None = None,
     ) -> list[R]:
         n = min(workers(), len(items) // max(1, min_items))
-        if n < 2 or not _can_fork() or threading.active_count() > 1:
+        if n < 2 or not _can_fork():
             return serial(fn, items, done)
         return _forked(fn, items, n, done)
 
     return run
 
 
-class _Child:
-    """A forked child computing one chunk and writing its pickled result to a pipe."""
+#: The signals that interrupt a run (Ctrl-C, ``kill``): held back while a child is being
+#: started and recorded, so none is left running unrecorded.
+_INTERRUPTS = frozenset({signal.SIGINT, signal.SIGTERM})
 
-    def __init__(self, fn: Callable[[Sequence[Any]], Any], chunk: Sequence[Any]) -> None:
-        self.chunk = chunk
+
+@contextlib.contextmanager
+def interrupts_held() -> Iterator[None]:
+    """Ctrl-C and SIGTERM held back (delivered on exit) while the caller starts children and
+    records them: an interruption between a fork and its bookkeeping would leave a child that
+    no one stops or waits for."""
+    if not hasattr(signal, "pthread_sigmask"):  # pragma: no cover - not on Linux
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, _INTERRUPTS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def background(fn: Callable[[], R]) -> Forked[R] | None:
+    """``fn()`` started in a forked child, to run while this process goes on (the file system's
+    work of writing a tree, beside render's checks); ``None`` where forking is not safe or
+    :func:`workers` is 1 (the caller then does the work itself). Call it, and record what it
+    returns, under :func:`interrupts_held`."""
+    if workers() < 2 or not _can_fork():
+        return None
+    return Forked(fn)
+
+
+class Forked(Generic[R]):
+    """``fn()`` computed by a forked child, which sends its result back through a pipe."""
+
+    def __init__(self, fn: Callable[[], R]) -> None:
         read, write = os.pipe()
         try:
             pid = os.fork()
@@ -133,13 +176,14 @@ class _Child:
             os.close(write)
             raise
         if pid == 0:  # the child: never returns into the caller's stack
-            _child_main(fn, chunk, read, write)
+            _child_main(fn, read, write)
         self.pid: int | None = pid
         self.fd: int | None = read
         os.close(write)
 
-    def result(self) -> tuple[bool, Any]:
-        """(True, the chunk's result), or (False, None) when the child raised or died."""
+    def result(self) -> tuple[bool, R | None]:
+        """Waits for the child: (True, what ``fn()`` returned), or (False, None) when it raised
+        or the child died."""
         assert self.fd is not None
         parts = []
         while data := os.read(self.fd, 1 << 20):
@@ -148,34 +192,43 @@ class _Child:
         if not parts:
             return False, None
         try:
-            return True, _loads(b"".join(parts))
+            value: R = _loads(b"".join(parts))
         except Exception:  # a truncated answer: the child died while writing it
             return False, None
+        return True, value
 
     def close(self, kill: bool = False) -> None:
+        """Stops waiting for the child (``kill``: kills it first); it is gone on return."""
         if self.fd is not None:
             os.close(self.fd)
             self.fd = None
-        if self.pid is not None:
-            if kill:
+        interrupted: BaseException | None = None
+        while self.pid is not None:
+            if kill or interrupted is not None:
                 with contextlib.suppress(OSError):
                     os.kill(self.pid, signal.SIGKILL)
-            with contextlib.suppress(ChildProcessError):
+            try:
                 os.waitpid(self.pid, 0)
-            self.pid = None
+                self.pid = None
+            except ChildProcessError:
+                self.pid = None
+            except BaseException as exc:  # Ctrl-C while waiting: the child is killed, and reaped
+                interrupted = interrupted or exc
+        if interrupted is not None:
+            raise interrupted
 
 
-def _child_main(
-    fn: Callable[[Sequence[Any]], Any], chunk: Sequence[Any], read: int, write: int
-) -> NoReturn:
+def _child_main(fn: Callable[[], Any], read: int, write: int) -> NoReturn:
     """The child's whole life: compute, answer, exit, without running anything of the parent's
-    (no ``finally`` of its callers, no ``atexit``, no flushing of inherited buffers). A chunk
-    that raises gets no answer: the parent computes it again and raises the exception itself,
-    exactly as one process would have (exceptions do not all survive pickling intact)."""
+    (no ``finally`` of its callers, no ``atexit``, no flushing of inherited buffers). Work that
+    raises gets no answer: the parent does it again and raises the exception itself, exactly as
+    one process would have (exceptions do not all survive pickling intact)."""
     code = 1
     try:
+        if hasattr(signal, "pthread_sigmask"):
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, _INTERRUPTS)  # held by the parent
         os.close(read)
-        view = memoryview(_dumps(fn(chunk)))
+        view = memoryview(_dumps(fn()))
         while view:
             view = view[os.write(write, view) :]
         code = 0
@@ -211,21 +264,23 @@ def _forked(
     # Every n-th item to each process: items come sorted (by kind, by file), and neighbours
     # cost alike, so this shares the work out evenly.
     first, *rest = [items[i::n] for i in range(n)]
-    children: list[_Child] = []
+    children: list[Forked[list[R]]] = []
     out: list[Any] = [None] * len(items)
     try:
-        children = [_Child(fn, chunk) for chunk in rest]
+        with interrupts_held():
+            for chunk in rest:
+                children.append(Forked(functools.partial(fn, chunk)))
         try:
             out[0::n] = serial(fn, first, done)
         except Exception:
             return _failed(fn, items)
-        for i, child in enumerate(children, 1):
+        for i, (child, chunk) in enumerate(zip(children, rest, strict=True), 1):
             ok, value = child.result()
-            if not ok:
+            if not ok or value is None:
                 return _failed(fn, items)
-            out[i::n] = _checked(value, child.chunk)
+            out[i::n] = _checked(value, chunk)
             if done is not None:
-                done(len(child.chunk))
+                done(len(chunk))
         return out
     finally:
         for child in children:

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..kube import apiserver
 from ..kube import schemas as k8s
+from ..parallel import ChunkMapper, serial
 from .base import (
     MODE_ANNOTATION,
     NATIVE_WORKLOAD_ANNOTATION,
@@ -208,9 +209,16 @@ def discover_stacks(stacks_dir: Path, names: Sequence[str] = ()) -> list[Path]:
     return [found[n] for n in dict.fromkeys(names)]
 
 
-def load_stack(path: str | Path, *, project_root: Path | None = None, jobs: bool = True) -> Stack:
+def load_stack(
+    path: str | Path,
+    *,
+    project_root: Path | None = None,
+    jobs: bool = True,
+    chunks: ChunkMapper = serial,
+) -> Stack:
     """Load and validate the stack file at ``path`` and every job document it names (with
-    ``jobs=False``, the settings only: the job list of the result is empty)."""
+    ``jobs=False``, the settings only: the job list of the result is empty). The job documents
+    are validated independently of each other, by ``chunks`` (:mod:`kubetrain.parallel`)."""
     path = Path(path)
     name = stack_name(path)
     root = project_root or find_project_root(path.parent)
@@ -219,7 +227,7 @@ def load_stack(path: str | Path, *, project_root: Path | None = None, jobs: bool
         raise InputError.single(
             display_path(path), f"a stack file holds exactly one YAML document, found {len(docs)}"
         )
-    return _load_stack_document(docs[0], name, path, root, jobs=jobs)
+    return _load_stack_document(docs[0], name, path, root, jobs=jobs, chunks=chunks)
 
 
 def load_stack_config(
@@ -424,7 +432,13 @@ def _lines_of_same_values(
 
 
 def _load_stack_document(
-    doc: Document, name: str, path: Path, root: Path, *, jobs: bool = True
+    doc: Document,
+    name: str,
+    path: Path,
+    root: Path,
+    *,
+    jobs: bool = True,
+    chunks: ChunkMapper = serial,
 ) -> Stack:
     """Validate a stack document (a stack file, or the same shape built from Pulumi config)."""
     problems: list[Problem] = []
@@ -452,10 +466,11 @@ def _load_stack_document(
         )
         job_docs, manifest_docs = patched[: len(job_docs)], patched[len(job_docs) :]
     loaded_jobs: list[LoadedJob] = []
-    for job_doc in job_docs:
-        loaded = _load_job(job_doc, settings, problems)
-        if loaded is not None:
-            loaded_jobs.append(loaded)
+    outcomes = chunks(lambda docs: [_job_outcome(d, settings) for d in docs], job_docs)
+    for job_doc, (job, mode, found) in zip(job_docs, outcomes, strict=True):
+        problems += found
+        if job is not None:
+            loaded_jobs.append(LoadedJob(job, JobSource(job_doc), mode))
     problems += _duplicates(loaded_jobs)
     if not problems:
         problems += _output_budget(loaded_jobs, settings)
@@ -575,6 +590,18 @@ def _leaves(pattern: str) -> bool:
     """Whether a ``jobFiles`` / ``manifestFiles`` pattern can match outside the project."""
     parts = re.split(r"[/\\]", pattern)
     return os.path.isabs(pattern) or pattern.startswith("~") or ".." in parts
+
+
+def _job_outcome(
+    doc: Document, settings: StackSettings
+) -> tuple[JobDocument | None, Mode, list[Problem]]:
+    """:func:`_load_job` as plain values (the validated document, its mode, the problems
+    found), which a process can hand to another (see :mod:`kubetrain.parallel`)."""
+    problems: list[Problem] = []
+    loaded = _load_job(doc, settings, problems)
+    if loaded is None:
+        return None, "native", problems
+    return loaded.document, loaded.mode, problems
 
 
 def _load_job(doc: Document, settings: StackSettings, problems: list[Problem]) -> LoadedJob | None:

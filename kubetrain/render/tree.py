@@ -24,7 +24,7 @@ import stat
 import sys
 import tempfile
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -34,7 +34,7 @@ from ..builders.delivery import CRDS_DIR
 from ..models.errors import InputError, OwnershipError, Problem
 from ..models.limits import MAX_FILE_BYTES
 from ..models.source import GENERATED_MARK, display_path, file_kind
-from ..parallel import ChunkMapper, serial
+from ..parallel import ChunkMapper, Forked, background, interrupts_held, serial
 from .yamlout import dump
 
 __all__ = [
@@ -110,16 +110,19 @@ def iter_files(
     ``_crds/`` on its own before the rest (see :mod:`kubetrain.builders.delivery`).
     """
     pairs = list(objects)
-    bodies = chunks(lambda part: [dump(obj) for obj, _ in part], pairs)
+    texts = chunks(
+        lambda part: [file_header(stack_source, what, version) + dump(obj) for obj, what in part],
+        pairs,
+    )
     paths: dict[str, None] = {}
-    for (obj, what), body in zip(pairs, bodies, strict=True):
+    for (obj, _), text in zip(pairs, texts, strict=True):
         path = object_path(obj)
         if path in paths:
             # Two kinds of one name from different API groups: qualify the later one.
             group = obj["apiVersion"].rpartition("/")[0]
             path = path.replace(f"/{obj['kind'].lower()}-", f"/{obj['kind'].lower()}.{group}-", 1)
         paths[path] = None
-        yield path, file_header(stack_source, what, version) + body
+        yield path, text
     crds = [p.removeprefix(f"{CRDS_DIR}/") for p in paths if p.startswith(f"{CRDS_DIR}/")]
     others = [p for p in paths if not p.startswith(f"{CRDS_DIR}/")]
     if crds:
@@ -530,12 +533,16 @@ class PendingTree:
     :meth:`abort` throws it away.
 
     Into an empty or new folder the files are written in the background from the moment the
-    tree is created, so a caller can validate the same objects meanwhile (render does) and the
-    file system's work overlaps its own. For a folder with files, the new tree is first compared
-    with them (reading only files whose size matches): an unchanged tree is never touched, and a
-    changed one is written on commit. Either way the swap is two renames, so a reader (or a
-    crash) sees the old tree or the new one, never half of each. The staging folder is removed
-    only once the writer has stopped, even when the render is interrupted.
+    tree is started, so a caller can validate the same objects meanwhile (render does) and the
+    file system's work overlaps its own: by a forked process where :mod:`kubetrain.parallel`
+    can fork (a thread would wait for the interpreter lock between its system calls while the
+    caller computes), else by a thread. Should the process fail or die, the tree is written
+    again here, so an error is raised as it would be without it. For a folder with files, the
+    new tree is first compared with them (reading only files whose size matches): an unchanged
+    tree is never touched, and a changed one is written on commit. Either way the swap is two
+    renames, so a reader (or a crash) sees the old tree or the new one, never half of each. The
+    staging folder is removed only once the writer has stopped, even when the render is
+    interrupted.
     """
 
     def __init__(
@@ -551,6 +558,7 @@ class PendingTree:
         self._pairs: Iterable[tuple[str, str]] | None = None
         self._staging: Path | None = None
         self._thread: threading.Thread | None = None
+        self._process: Forked[list[str]] | None = None
         self._cancel = threading.Event()
         self._written: list[str] = []
         self._failure: list[BaseException] = []
@@ -591,6 +599,11 @@ class PendingTree:
                 tempfile.mkdtemp(prefix=f".{self.folder.name}.tmp-", dir=parent)
             )
         cancel = self._cancel
+        self._pairs = pairs = pairs if isinstance(pairs, Sequence) else list(pairs)
+        with interrupts_held():
+            self._process = background(lambda: _write_files(str(staging), pairs))
+        if self._process is not None:
+            return
 
         def run() -> None:
             try:
@@ -601,10 +614,36 @@ class PendingTree:
         self._thread = threading.Thread(target=run, name="kubetrain-tree", daemon=True)
         self._thread.start()
 
+    def _wait_process(self) -> None:
+        """Wait for the writing process; should it have failed, write the tree again here (into
+        an emptied staging folder), raising what writing raises."""
+        process, self._process = self._process, None
+        if process is None:
+            return
+        try:
+            ok, written = process.result()
+        finally:
+            process.close(kill=True)  # interrupted while waiting: the writer stops too
+        if ok and written is not None:
+            self._written = written
+            return
+        staging = self._staging
+        assert staging is not None and self._pairs is not None
+        with _naming(staging):
+            shutil.rmtree(staging)
+            staging.mkdir(mode=0o700)
+        self._written = _write_files(str(staging), self._pairs, self._cancel)
+
     def _join(self) -> None:
         """Wait for the writer, however often the wait is interrupted (Ctrl-C): nothing may
         remove the staging folder while it still writes. An interruption stops the writer and
         is raised again once it has stopped."""
+        if self._process is not None:
+            if self._cancel.is_set():
+                self._process.close(kill=True)
+                self._process = None
+            else:
+                self._wait_process()
         interrupted: BaseException | None = None
         while self._thread is not None:
             try:

@@ -21,7 +21,7 @@ from ..kube import schemas as k8s
 from ..kube.apiextensions import validate_crd
 from ..kube.apiextensions.definition import is_crd
 from ..kube.names import check_api_version_kind
-from ..models.errors import InputError, PathPart, Severity
+from ..models.errors import InputError, PathPart, Problem, Severity
 from ..models.limits import MAX_FILE_BYTES
 from ..models.source import (
     FastReader,
@@ -377,17 +377,20 @@ def _unreadable(shown: str, findings: list[Finding]) -> ObjectResult:
 
 
 def read_objects(
-    paths: Sequence[str], *, fast: FastReader | None = None
+    paths: Sequence[str], *, fast: FastReader | None = None, chunks: ChunkMapper = serial
 ) -> tuple[list[Located], list[ObjectResult], dict[str, tuple[int, int]], dict[str, str]]:
     """Every object in ``paths``; results for documents that cannot be objects; the version each
     rendered file declares; and the text of each file (for line numbers on demand). ``fast``
     may read files faster than PyYAML where it proves the same values (see
-    :func:`~kubetrain.models.source.load_all`)."""
+    :func:`~kubetrain.models.source.load_all`). Files are read independently of each other,
+    by ``chunks`` (:mod:`kubetrain.parallel`); standard input first, here."""
+    files = [(path, shown, _read_stdin() if path == "-" else None) for path, shown in _files(paths)]
     items: list[Located] = []
     early: list[ObjectResult] = []
     versions: dict[str, tuple[int, int]] = {}
     texts: dict[str, str] = {}
-    for path, shown in _files(paths):
+    read = chunks(lambda part: [_read(*file, fast) for file in part], files)
+    for (path, shown, _), (text, docs, problems) in zip(files, read, strict=True):
         if os.path.basename(path) in _KUSTOMIZE_FILES:
             early.append(
                 ObjectResult(
@@ -395,14 +398,9 @@ def read_objects(
                 )
             )
             continue
-        try:
-            text = _stdin() if path == "-" else read_text(path)
-            docs = load_all(text, shown, fast=fast)
-        except InputError as exc:
+        if problems:
             early.append(
-                _unreadable(
-                    shown, [Finding("yaml", p.path, p.message, p.line) for p in exc.problems]
-                )
+                _unreadable(shown, [Finding("yaml", p.path, p.message, p.line) for p in problems])
             )
             continue
         texts[shown] = text
@@ -415,6 +413,29 @@ def read_objects(
         source = source_from_header(text)
         items.extend(Located(doc, shown, index, source=source) for index, doc in enumerate(docs))
     return items, early, versions, texts
+
+
+def _read_stdin() -> str | list[Problem]:
+    try:
+        return _stdin()
+    except InputError as exc:
+        return exc.problems
+
+
+def _read(
+    path: str, shown: str, given: str | list[Problem] | None, fast: FastReader | None
+) -> tuple[str, list[Any], list[Problem]]:
+    """The text of one file and its documents, or the problems that keep it from being read
+    (``given``: standard input, already read; kustomize's own files are not read)."""
+    if os.path.basename(path) in _KUSTOMIZE_FILES:
+        return "", [], []
+    if isinstance(given, list):
+        return "", [], given
+    try:
+        text = read_text(path) if given is None else given
+        return text, load_all(text, shown, fast=fast), []
+    except InputError as exc:
+        return "", [], exc.problems
 
 
 def add_lines(report: Report, texts: dict[str, str]) -> None:
