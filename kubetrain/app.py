@@ -13,7 +13,7 @@ import re
 import stat
 import tempfile
 import textwrap
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -32,7 +32,7 @@ from .models.fields import kind_node
 from .models.load import find_project_root, stack_name
 from .models.source import display_path, file_kind, load_documents
 from .models.stack import StackSettings
-from .parallel import ChunkMapper, chunk_mapper
+from .parallel import ChunkMapper, alongside, chunk_mapper
 from .plan import EnvironmentPlan, plan_environment, read_rendered
 from .render import (
     KUSTOMIZATION,
@@ -54,10 +54,11 @@ from .validate import (
     Located,
     Report,
     Validator,
+    add_findings,
     add_lines,
-    check_objects,
     format_report,
     read_objects,
+    semantic_findings,
     warning_lines,
 )
 from .validate.kubeconform import find_kubeconform, merge_results, run_kubeconform
@@ -220,7 +221,7 @@ class Planned:
 
     @cached_property
     def files(self) -> dict[str, str]:
-        """Relative path -> content of every rendered file."""
+        """Relative path -> content of every rendered file (laid out by :func:`_check`)."""
         return dict(self.iter_files())
 
 
@@ -337,10 +338,31 @@ def _located(stack: Stack, built: Built) -> Located:
     return Located(built.obj, display_path(stack.file), source=built.source)
 
 
-def _check(planned: Planned, progress: Progress = SILENT) -> None:
-    """Schema validation and semantic checks of every object of a plan (fills its report)."""
-    _check_each(planned, progress)
-    _check_together(planned)
+def _check(
+    planned: Planned,
+    progress: Progress = SILENT,
+    then: Callable[[Planned], None] | None = None,
+) -> None:
+    """Check every object of a plan (fills its report) and lay out its files (``files``):
+    the checks of each object and its file on every core (``then(planned)`` once the files are
+    laid out: render starts writing them), while the rules over all objects together run in a
+    process of their own (:func:`kubetrain.parallel.alongside`)."""
+    items = _items(planned)
+    settings = CheckSettings.from_stack(planned.stack.settings)
+
+    def each() -> None:
+        progress.phase(f"checking {planned.stack.name}", len(items))
+        planned.files = dict(planned.iter_files())
+        if then is not None:
+            then(planned)
+        planned.report = Validator(planned.stack.settings.version).validate(
+            items, progress=progress.advance, chunks=_chunks(OBJECTS_PER_WORKER)
+        )
+
+    findings, _ = alongside(
+        lambda: semantic_findings(items, settings), each, fork=len(items) >= OBJECTS_PER_WORKER
+    )
+    add_findings(planned.report.results, findings)
 
 
 def _items(planned: Planned) -> list[Located]:
@@ -352,21 +374,6 @@ def _items(planned: Planned) -> list[Located]:
         gitops = stack.problem(("config", "kubetrain:gitops"), "")
         items += [Located(o, gitops.file, line=gitops.line, source=what) for o in planned.delivery]
     return items
-
-
-def _check_each(planned: Planned, progress: Progress = SILENT) -> None:
-    """The checks of each object on its own (schemas, the API server's), on every core."""
-    items = _items(planned)
-    progress.phase(f"checking {planned.stack.name}", len(items))
-    planned.report = Validator(planned.stack.settings.version).validate(
-        items, progress=progress.advance, chunks=_chunks(OBJECTS_PER_WORKER)
-    )
-
-
-def _check_together(planned: Planned) -> None:
-    """The semantic checks, over all the objects of a plan together (after :func:`_check_each`)."""
-    items = _items(planned)
-    check_objects(items, planned.report.results, CheckSettings.from_stack(planned.stack.settings))
 
 
 def _selected(project: Project, names: Sequence[str], config: Path | None) -> list[Path]:
@@ -451,21 +458,18 @@ def _write(
                 check_ownership(folder, p.stack.source_name)
     for folder in stale:
         check_ownership(folder)
-    # The objects are checked and written as YAML on every core first (a process forks only
-    # while it runs no other thread); then the trees are written to staging folders while the
-    # checks over all objects together run: the file system's work overlaps them. Nothing is
-    # swapped in unless every stack is valid.
-    emitted = []
-    for p in plans:
-        emitted.append(list(p.iter_files()))
-        _check_each(p, progress)
+    # Each tree is written to a staging folder, by a process of its own, from the moment its
+    # files are laid out, while its objects are checked: the file system's work overlaps the
+    # checks. Nothing is swapped in unless every stack is valid.
     pending: list[PendingTree] = []
+
+    def write(p: Planned) -> None:
+        pending.append(PendingTree(p.out_dir, p.files, p.stack.source_name))
+        pending[-1].start()
+
     try:
-        for p, files in zip(plans, emitted, strict=True):
-            pending.append(PendingTree(p.out_dir, files, p.stack.source_name))
-            pending[-1].start()
         for p in plans:
-            _check_together(p)
+            _check(p, progress, then=write)
         _checked(plans, strict, warnings)
         progress.phase("writing")
         changes = []
@@ -507,7 +511,7 @@ def render_stream(
     return "".join(
         f"---\n{text}"
         for p in plans
-        for path, text in p.iter_files()
+        for path, text in p.files.items()
         if path.rpartition("/")[2] != KUSTOMIZATION
     )
 
@@ -729,15 +733,21 @@ def validate_paths(
         paths, fast=read_generated, chunks=_chunks(FILES_PER_WORKER)
     )
     progress.phase("validating", len(items))
-    report = validator.validate(
-        items, {} if version else versions, progress.advance, _chunks(OBJECTS_PER_WORKER)
+    groups = [
+        ([items[i] for i in indexes], indexes, CheckSettings.from_stack(settings, skip_checks))
+        for settings, indexes in _check_groups(project, items, stack).values()
+    ]
+    # Each object is checked on every core, while the rules over the objects of each group
+    # together run in a process of their own.
+    findings, report = alongside(
+        lambda: [semantic_findings(group, settings) for group, _, settings in groups],
+        lambda: validator.validate(
+            items, {} if version else versions, progress.advance, _chunks(OBJECTS_PER_WORKER)
+        ),
+        fork=len(items) >= OBJECTS_PER_WORKER,
     )
-    for settings, indexes in _check_groups(project, items, stack).values():
-        check_objects(
-            [items[i] for i in indexes],
-            [report.results[i] for i in indexes],
-            CheckSettings.from_stack(settings, skip_checks),
-        )
+    for (_, indexes, _), found in zip(groups, findings, strict=True):
+        add_findings([report.results[i] for i in indexes], found)
     if executable is not None:
         by_version: dict[tuple[int, int], list[str]] = {}
         for item in items:

@@ -30,12 +30,13 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Generic, NoReturn, Protocol, TypeVar
+from typing import Any, Generic, NoReturn, Protocol, TypeVar, cast
 
 __all__ = [
     "ENV",
     "ChunkMapper",
     "Forked",
+    "alongside",
     "background",
     "chunk_mapper",
     "interrupts_held",
@@ -45,6 +46,8 @@ __all__ = [
 
 T = TypeVar("T")
 R = TypeVar("R")
+A = TypeVar("A")
+B = TypeVar("B")
 
 #: The environment variable that sets the number of processes (``1``: never fork).
 ENV = "KUBETRAIN_WORKERS"
@@ -162,6 +165,34 @@ def background(fn: Callable[[], R]) -> Forked[R] | None:
     if workers() < 2 or not _can_fork():
         return None
     return Forked(fn)
+
+
+def alongside(first: Callable[[], A], second: Callable[[], B], *, fork: bool = True) -> tuple[A, B]:
+    """``first()`` in a forked child while ``second()`` runs here, and both results: two
+    independent parts of a run on two cores (the rules over all objects in the child, while each
+    object is checked here). ``first`` must only return what it computes: what it changes in its
+    own process is lost. Where :func:`background` does not fork, or not ``fork`` (too little
+    work to be worth a process), ``first()`` then ``second()``. Either way, what is raised is
+    what one process running ``first()`` then ``second()`` raises: ``first`` is run again here
+    when its child raised or died."""
+    child = None
+    if fork:
+        with interrupts_held():
+            child = background(first)
+    if child is None:
+        a = first()
+        return a, second()
+    try:
+        try:
+            b = second()
+        except Exception:
+            if not child.result()[0]:
+                first()  # raises what one process would have raised first
+            raise
+        ok, value = child.result()
+        return (cast(A, value) if ok else first()), b
+    finally:
+        child.close(kill=True)
 
 
 class Forked(Generic[R]):

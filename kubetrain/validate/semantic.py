@@ -21,7 +21,7 @@ from typing import Any
 from ..builders.security import CONTAINER_FIELDS
 from ..kube.apiserver import HANDLED_KINDS
 from ..kube.names import DNS1123_LABEL, LABEL_VALUE, PORT_NAME, check_label_key
-from ..models.errors import PathPart
+from ..models.errors import PathPart, Severity
 from ..models.kinds import declarations
 from ..models.resources import gpu_findings
 from ..models.stack import External, StackSettings
@@ -33,8 +33,10 @@ __all__ = [
     "WARNING_RULES",
     "CheckSettings",
     "PodTemplate",
+    "add_findings",
     "check_objects",
     "pod_templates",
+    "semantic_findings",
 ]
 
 #: Rule id -> what it checks, in Markdown (docs/validation.md's table is generated from it).
@@ -247,20 +249,16 @@ def _list(value: Any) -> list[Any]:
 @dataclass
 class _Run:
     items: Sequence[Located]
-    results: Sequence[ObjectResult]
     settings: CheckSettings
+    #: The rules' findings on each item, in the order found.
+    findings: list[list[Finding]] = field(default_factory=list)
     templates: list[list[PodTemplate]] = field(default_factory=list)
 
     def add(self, index: int, rule: str, path: Path, message: str) -> None:
         if rule in self.settings.skip:
             return
-        result = self.results[index]
-        if rule in WARNING_RULES:
-            result.findings.append(Finding(rule, path, message, severity="warning"))
-            return
-        result.findings.append(Finding(rule, path, message))
-        if result.status in ("valid", "skipped"):
-            result.status = "invalid"
+        severity: Severity = "warning" if rule in WARNING_RULES else "error"
+        self.findings[index].append(Finding(rule, path, message, severity=severity))
 
     def objects(self) -> Iterator[tuple[int, Mapping[str, Any]]]:
         for i, item in enumerate(self.items):
@@ -842,13 +840,30 @@ def check_objects(
 ) -> None:
     """Run every rule over ``items`` (validated together), adding findings to ``results``
     (``results[i]`` is the verdict on ``items[i]``)."""
-    if len(items) != len(results):
-        raise ValueError("one result per item")
-    run = _Run(items, results, settings)
+    add_findings(results, semantic_findings(items, settings))
+
+
+def semantic_findings(items: Sequence[Located], settings: CheckSettings) -> list[list[Finding]]:
+    """The findings of every rule over ``items`` (validated together), per item. They depend
+    on the objects alone, not on their schema checks: render and validate find them while the
+    objects are checked one by one (see :func:`add_findings`)."""
+    run = _Run(items, settings, [[] for _ in items])
     run.templates = [pod_templates(item.obj) for item in items]
     for check in _CHECKS:
         check(run)
-    for result in results:
+    return run.findings
+
+
+def add_findings(results: Sequence[ObjectResult], findings: Sequence[list[Finding]]) -> None:
+    """Add the rules' ``findings`` (:func:`semantic_findings`) to the checked ``results``: an
+    error makes its object invalid, a warning does not; and a rule's finding at or below a field
+    the API server already refuses is dropped."""
+    if len(findings) != len(results):
+        raise ValueError("one result per item")
+    for result, found in zip(results, findings, strict=True):
+        result.findings += found
+        if result.status in ("valid", "skipped") and any(f.severity == "error" for f in found):
+            result.status = "invalid"
         _drop_restated(result)
 
 
