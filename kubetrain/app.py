@@ -32,7 +32,7 @@ from .models.fields import kind_node
 from .models.load import find_project_root, stack_name
 from .models.source import display_path, file_kind, load_documents
 from .models.stack import StackSettings
-from .parallel import ChunkMapper, alongside, chunk_mapper
+from .parallel import ChunkMapper, alongside, forking
 from .plan import EnvironmentPlan, plan_environment, read_rendered
 from .render import (
     KUSTOMIZATION,
@@ -216,7 +216,7 @@ class Planned:
             ((b.obj, b.source) for b in self.built),
             self.stack.source_name,
             self.stack.settings.kubernetes_version,
-            _chunks(OBJECTS_PER_WORKER),
+            _CHUNKS,
         )
 
     @cached_property
@@ -237,9 +237,7 @@ def load_stacks(files: Sequence[Path], project: Project, *, jobs: bool = True) -
                     f"the stack name {stack_name(file)!r} is reserved "
                     "(rendered/clusters/ holds GitOps objects)",
                 )
-            stack = load_stack(
-                file, project_root=project.root, jobs=jobs, chunks=_chunks(JOBS_PER_WORKER)
-            )
+            stack = load_stack(file, project_root=project.root, jobs=jobs, chunks=_CHUNKS)
         except InputError as exc:
             problems += exc.problems
             continue
@@ -276,19 +274,12 @@ def _delivery(stack: Stack, built: list[Built]) -> list[dict[str, Any]]:
     )
 
 
-#: Work handed to each process when render and validate use several cores (kubetrain.parallel):
-#: a process is forked only for at least this much, which takes well over the fork's cost
-#: (about 15 ms with the results' transfer).
-JOBS_PER_WORKER = 100
-OBJECTS_PER_WORKER = 1000
-FILES_PER_WORKER = 1000
-
-
-def _chunks(min_items: int) -> ChunkMapper:
-    """How the independent parts of render and validate (building each job, checking and
-    writing each object, reading each file) are mapped: on every core the machine lends this
-    process, with at least ``min_items`` items per process (:mod:`kubetrain.parallel`)."""
-    return chunk_mapper(min_items)
+#: How render and validate map their independent parts (loading and building each job,
+#: checking and writing each object, reading each file): on every core the machine lends
+#: this process (:mod:`kubetrain.parallel`).
+_CHUNKS: ChunkMapper = forking
+#: Objects for which the rules over all objects run in a process of their own.
+OBJECTS_ALONGSIDE = 1000
 
 
 def prepare(
@@ -314,7 +305,7 @@ def _build(
         "render",
         warnings=warnings,
         progress=progress.advance,
-        chunks=_chunks(JOBS_PER_WORKER),
+        chunks=_CHUNKS,
     )
     delivery = _delivery(stack, built) if delivery_dir is not None else []
     what = f"GitOps delivery of rendered/{stack.name}"
@@ -356,11 +347,11 @@ def _check(
         if then is not None:
             then(planned)
         planned.report = Validator(planned.stack.settings.version).validate(
-            items, progress=progress.advance, chunks=_chunks(OBJECTS_PER_WORKER)
+            items, progress=progress.advance, chunks=_CHUNKS
         )
 
     findings, _ = alongside(
-        lambda: semantic_findings(items, settings), each, fork=len(items) >= OBJECTS_PER_WORKER
+        lambda: semantic_findings(items, settings), each, fork=len(items) >= OBJECTS_ALONGSIDE
     )
     add_findings(planned.report.results, findings)
 
@@ -729,9 +720,7 @@ def validate_paths(
         crds=crds,
     )
     progress.phase("reading")
-    items, early, versions, texts = read_objects(
-        paths, fast=read_generated, chunks=_chunks(FILES_PER_WORKER)
-    )
+    items, early, versions, texts = read_objects(paths, fast=read_generated, chunks=_CHUNKS)
     progress.phase("validating", len(items))
     groups = [
         ([items[i] for i in indexes], indexes, CheckSettings.from_stack(settings, skip_checks))
@@ -741,10 +730,8 @@ def validate_paths(
     # together run in a process of their own.
     findings, report = alongside(
         lambda: [semantic_findings(group, settings) for group, _, settings in groups],
-        lambda: validator.validate(
-            items, {} if version else versions, progress.advance, _chunks(OBJECTS_PER_WORKER)
-        ),
-        fork=len(items) >= OBJECTS_PER_WORKER,
+        lambda: validator.validate(items, {} if version else versions, progress.advance, _CHUNKS),
+        fork=len(items) >= OBJECTS_ALONGSIDE,
     )
     for (_, indexes, _), found in zip(groups, findings, strict=True):
         add_findings([report.results[i] for i in indexes], found)

@@ -1,22 +1,27 @@
-"""Work spread over the machine's cores: a chunk mapper that forks.
+"""Work spread over the machine's cores, by forking.
 
 ``render`` and ``validate`` spend most of their time on work that is independent per job, per
-object or per file (building, the schema and API-server checks, writing YAML, reading files).
-:func:`chunk_mapper` returns a function that maps such work over the items in chunks (every
-n-th item), the first chunk in this process and the others in child processes forked from it,
-and gives the results back in the items' order. What is computed is exactly what one process
-computes: the children are copies of this process (same values, same hash seed), each item
-is computed by the same function, and the results are put back in the items' order. When any
-chunk raises, or a child dies without an answer (killed, out of memory), the items are mapped
-again here in one process, so what is raised is what one process raises: the mapped work is
-expected not to raise (render and validate return the problems they find as values).
+object or per file (loading and building jobs, the schema and API-server checks, writing YAML,
+reading files). Such work is handed to a *chunk mapper*: :func:`serial` does it all in this
+process (the default wherever a mapper is taken); :func:`forking` maps it over the items in
+chunks (every n-th item), the first chunk here and the others in child processes forked from
+this one, and gives the results back in the items' order. :func:`alongside` runs two
+independent parts of a run at once (the rules over all objects, beside the checks of each),
+and :func:`background` starts one (writing a tree's files) while this process goes on.
+
+What is computed is exactly what one process computes: the children are copies of this
+process (same values, same hash seed), each item is computed by the same function, and the
+results are put back in the items' order. When any chunk raises, or a child dies without an
+answer (killed, out of memory), the work is done again here in one process, so what is raised
+is what one process raises: the work handed out is expected not to raise (render and validate
+return the problems they find as values).
 
 It forks only where that is safe and worth it: on Linux, with more than one usable core, no
-other thread running (a fork copies only the calling thread), and enough items
-(``min_items``); everywhere else, and for small inputs, the chunk mapper is :func:`serial`.
-``KUBETRAIN_WORKERS`` sets the number of processes (``1``: never fork).
+other thread running (a fork copies only the calling thread), and enough work for a process
+(``per_process`` items); everywhere else it does the work here. ``KUBETRAIN_WORKERS`` sets the
+number of processes (``1``: never fork).
 
-This module imports nothing of kubetrain: callers (render, validate) hand the work in.
+This module imports nothing of kubetrain: callers hand the work in.
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ __all__ = [
     "Forked",
     "alongside",
     "background",
-    "chunk_mapper",
+    "forking",
     "interrupts_held",
     "serial",
     "workers",
@@ -59,13 +64,17 @@ MAX_WORKERS = 8
 class ChunkMapper(Protocol):
     """Maps ``fn`` over ``items``: ``fn`` takes some of the items and returns one result for
     each; the mapper returns the result of every item, in the items' order. ``done(n)`` is
-    called as ``n`` more items are done (a progress line)."""
+    called as ``n`` more items are done (a progress line). ``per_process``: the fewest items
+    worth a process of their own (a fork and the transfer of the results take about 10 ms:
+    the caller, who knows what an item costs, says how many make well over that)."""
 
     def __call__(
         self,
         fn: Callable[[Sequence[T]], list[R]],
         items: Sequence[T],
         done: Callable[[int], None] | None = None,
+        *,
+        per_process: int = 1,
     ) -> list[R]: ...
 
 
@@ -77,6 +86,8 @@ def serial(
     fn: Callable[[Sequence[T]], list[R]],
     items: Sequence[T],
     done: Callable[[int], None] | None = None,
+    *,
+    per_process: int = 1,
 ) -> list[R]:
     """The chunk mapper of one process: ``fn`` over all of ``items`` at once, or over slices
     of :data:`STEP` items when ``done`` shows progress."""
@@ -120,21 +131,19 @@ def _can_fork() -> bool:
     )
 
 
-def chunk_mapper(min_items: int) -> ChunkMapper:
-    """A chunk mapper forking for at least ``min_items`` items per process (and
-    :func:`workers` > 1), :func:`serial` otherwise; see the module docstring."""
-
-    def run(
-        fn: Callable[[Sequence[T]], list[R]],
-        items: Sequence[T],
-        done: Callable[[int], None] | None = None,
-    ) -> list[R]:
-        n = min(workers(), len(items) // max(1, min_items))
-        if n < 2 or not _can_fork():
-            return serial(fn, items, done)
-        return _forked(fn, items, n, done)
-
-    return run
+def forking(
+    fn: Callable[[Sequence[T]], list[R]],
+    items: Sequence[T],
+    done: Callable[[int], None] | None = None,
+    *,
+    per_process: int = 1,
+) -> list[R]:
+    """The chunk mapper of several processes: forks as many as :func:`workers` allows with at
+    least ``per_process`` items each, where forking is safe; else :func:`serial`."""
+    n = min(workers(), len(items) // max(1, per_process))
+    if n < 2 or not _can_fork():
+        return serial(fn, items, done)
+    return _forked(fn, items, n, done)
 
 
 #: The signals that interrupt a run (Ctrl-C, ``kill``): held back while a child is being

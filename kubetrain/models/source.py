@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import datetime
 import errno
+import itertools
 import math
 import os
 import re
@@ -38,6 +39,7 @@ from typing import Any
 
 import yaml
 
+from ..parallel import ChunkMapper, serial
 from .errors import InputError, PathPart, Problem
 from .limits import INT64_MAX, INT64_MIN, MAX_ALIAS_VALUES, MAX_DEPTH, MAX_FILE_BYTES
 
@@ -600,17 +602,30 @@ def load_all(
 
 
 def _load(
-    text: str, file: str, fast: FastReader | None = None, skip: Skip | None = None
+    text: str,
+    file: str,
+    fast: FastReader | None = None,
+    skip: Skip | None = None,
+    chunks: ChunkMapper = serial,
 ) -> tuple[list[Any], list[int] | None]:
     """:func:`load_all`, and the line where each document starts when it was free to note
-    (``None`` otherwise)."""
+    (``None`` otherwise). A large text is read in pieces by ``chunks`` (see :func:`_pieces`)."""
     docs = fast(text) if fast is not None else None
     if docs is not None:
         return docs, None
+    found = _load_pieces(text, skip, chunks) or _quick_load(text, skip)
+    if found is None:  # a problem: found again with its line and path
+        return [d.data for d in parse_documents(text, file, skip=skip)], None
+    return found
+
+
+def _quick_load(text: str, skip: Skip | None) -> tuple[list[Any], list[int]] | None:
+    """The documents of ``text`` and the line where each starts, when it has no problem at all;
+    ``None`` otherwise (:func:`parse_documents` then says what and where)."""
+    docs: list[Any] = []
     starts: list[int] = []
     loader = _Loader(text)
     try:
-        docs = []
         # yaml.load_all, noting where each document starts.
         while loader.check_node():
             node = loader.get_node()
@@ -621,7 +636,7 @@ def _load(
                 docs.append(data)
                 starts.append(node.start_mark.line + 1)
     except (yaml.YAMLError, RecursionError):
-        return [d.data for d in parse_documents(text, file, skip=skip)], None
+        return None
     finally:
         loader.dispose()
     # Without an alias ("*name") no two values are shared, and one quick pass does.
@@ -629,16 +644,76 @@ def _load(
     if not all(
         is_plain_data(d, skip) if quick else not value_problems(d, limit=1, skip=skip) for d in docs
     ):
-        return [d.data for d in parse_documents(text, file, skip=skip)], None
+        return None
     return docs, starts
 
 
-def load_documents(path: str | os.PathLike[str], *, skip: Skip | None = None) -> list[Document]:
+#: Characters per piece when a large file is read in pieces (see :func:`_pieces`), and the
+#: pieces worth a process of their own (a piece takes about 15 ms to read).
+PIECE_CHARS = 128 * 1024
+PIECES_PER_PROCESS = 4
+#: Before a document start (``---`` at the start of a line, then a blank or the end).
+_DOCUMENT_START = re.compile(r"\n---(?=[ \t\r\n]|\Z)")
+
+
+def _pieces(text: str, size: int = PIECE_CHARS) -> list[tuple[int, str]] | None:
+    """``text`` cut into pieces of about ``size`` characters at document starts, each with the
+    number of lines before it; ``None`` when it is not cut.
+
+    YAML forbids ``---`` followed by a blank at the start of a line anywhere but as a document
+    start (no scalar or collection may hold one there: libyaml ends a block or plain scalar
+    there, and refuses it inside a quoted scalar or a flow collection), and a document's
+    anchors, aliases and merges stay within it. So every piece of a text that reads without a
+    problem reads as the documents of that text, alone; a text with a problem may cut
+    wrongly, but it is read again whole. Not cut: texts with directives (``%TAG``, ``%YAML``
+    apply to the documents after them) or line breaks other than LF and CRLF (lines would be
+    counted otherwise than libyaml counts them)."""
+    if len(text) < 2 * size or text.startswith("%") or "\n%" in text:
+        return None
+    if any(c in text for c in "\x85\u2028\u2029") or text.count("\r") != text.count("\r\n"):
+        return None
+    cuts = [0]
+    while (m := _DOCUMENT_START.search(text, cuts[-1] + size)) is not None:
+        cuts.append(m.start() + 1)
+    if len(cuts) < 2:
+        return None
+    bounds = [*cuts, len(text)]
+    return [(text.count("\n", 0, a), text[a:b]) for a, b in itertools.pairwise(bounds)]
+
+
+def _load_pieces(
+    text: str, skip: Skip | None, chunks: ChunkMapper
+) -> tuple[list[Any], list[int]] | None:
+    """:func:`_quick_load` of a large text, piece by piece (:func:`_pieces`), the pieces by
+    ``chunks`` (on several cores when it forks); ``None`` when the text is not cut, or some
+    piece has a problem (the whole text is then read at once)."""
+    pieces = _pieces(text)
+    if pieces is None:
+        return None
+    read = chunks(
+        lambda part: [_quick_load(piece, skip) for _, piece in part],
+        pieces,
+        per_process=PIECES_PER_PROCESS,
+    )
+    docs: list[Any] = []
+    starts: list[int] = []
+    for (before, _), found in zip(pieces, read, strict=True):
+        if found is None:
+            return None
+        docs += found[0]
+        starts += [before + line for line in found[1]]
+    return docs, starts
+
+
+def load_documents(
+    path: str | os.PathLike[str], *, skip: Skip | None = None, chunks: ChunkMapper = serial
+) -> list[Document]:
     """Read every YAML document of ``path`` (a missing, unreadable or unusual file is an input
-    error; see :func:`read_text`). ``skip``: see :func:`value_problems`."""
+    error; see :func:`read_text`). ``skip``: see :func:`value_problems`; a large file is read
+    in pieces by ``chunks`` (:mod:`kubetrain.parallel`)."""
     shown = display_path(path)
     text = read_text(path)
-    values, starts = _load(text, shown, skip=skip)
+    values, starts = _load(text, shown, skip=skip, chunks=chunks)
     lines = _Lines(text, shown, starts=starts)
     return [Document(shown, i, value, lines) for i, value in enumerate(values)]
 
