@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import marshal
 import os
 import pickle
@@ -295,36 +296,72 @@ def _loads(data: bytes) -> Any:
     raise ValueError("not an answer")
 
 
+#: Slices of the items per process: the processes take slices one at a time, as each is done
+#: with the last, so a process slowed down (by another process on its core) takes fewer.
+SLICES_PER_PROCESS = 8
+
+
 def _forked(
     fn: Callable[[Sequence[T]], list[R]],
     items: Sequence[T],
     n: int,
     done: Callable[[int], None] | None,
 ) -> list[R]:
-    # Every n-th item to each process: items come sorted (by kind, by file), and neighbours
-    # cost alike, so this shares the work out evenly.
-    first, *rest = [items[i::n] for i in range(n)]
-    children: list[Forked[list[R]]] = []
+    count = min(255, n * SLICES_PER_PROCESS, len(items))
+    bounds = [len(items) * k // count for k in range(count + 1)]
+    slices = [items[a:b] for a, b in itertools.pairwise(bounds)]
+    # The slices still to take, one byte each in a pipe: reading a byte takes one, atomically,
+    # whichever process reads it; the pipe is empty once all are taken.
+    queue, fill = os.pipe()
+    try:
+        os.write(fill, bytes(range(count)))
+    finally:
+        os.close(fill)
+    children: list[Forked[list[tuple[int, list[R]]]]] = []
     out: list[Any] = [None] * len(items)
     try:
         with interrupts_held():
-            for chunk in rest:
-                children.append(Forked(functools.partial(fn, chunk)))
+            for _ in range(n - 1):
+                children.append(Forked(functools.partial(_take, fn, slices, queue)))
         try:
-            out[0::n] = serial(fn, first, done)
+            mine = _take(fn, slices, queue, done)
         except Exception:
             return _failed(fn, items)
-        for i, (child, chunk) in enumerate(zip(children, rest, strict=True), 1):
+        answers = []
+        for child in children:
             ok, value = child.result()
             if not ok or value is None:
                 return _failed(fn, items)
-            out[i::n] = _checked(value, chunk)
+            answers.append(value)
             if done is not None:
-                done(len(chunk))
+                done(sum(len(slices[k]) for k, _ in value))
+        taken = 0
+        for k, results in [*mine, *(a for answer in answers for a in answer)]:
+            out[bounds[k] : bounds[k + 1]] = _checked(results, slices[k])
+            taken += 1
+        if taken != count:  # a slice no one took: cannot happen unless a child lost one
+            return _failed(fn, items)
         return out
     finally:
+        os.close(queue)
         for child in children:
             child.close(kill=True)
+
+
+def _take(
+    fn: Callable[[Sequence[T]], list[R]],
+    slices: Sequence[Sequence[T]],
+    queue: int,
+    done: Callable[[int], None] | None = None,
+) -> list[tuple[int, list[R]]]:
+    """Map ``fn`` over slices taken from ``queue`` until none is left: (slice, results)."""
+    out = []
+    while token := os.read(queue, 1):
+        k = token[0]
+        out.append((k, fn(slices[k])))
+        if done is not None:
+            done(len(slices[k]))
+    return out
 
 
 def _failed(fn: Callable[[Sequence[T]], list[R]], items: Sequence[T]) -> list[R]:

@@ -656,8 +656,9 @@ PIECES_PER_PROCESS = 4
 _DOCUMENT_START = re.compile(r"\n---(?=[ \t\r\n]|\Z)")
 
 
-def _pieces(text: str, size: int = PIECE_CHARS) -> list[tuple[int, str]] | None:
-    """``text`` cut into pieces of about ``size`` characters at document starts, each with the
+def _pieces(text: str, size: int | None = None) -> list[tuple[int, str]] | None:
+    """``text`` cut into pieces of about ``size`` characters (:data:`PIECE_CHARS`) at document
+    starts, each with the
     number of lines before it; ``None`` when it is not cut.
 
     YAML forbids ``---`` followed by a blank at the start of a line anywhere but as a document
@@ -668,6 +669,7 @@ def _pieces(text: str, size: int = PIECE_CHARS) -> list[tuple[int, str]] | None:
     wrongly, but it is read again whole. Not cut: texts with directives (``%TAG``, ``%YAML``
     apply to the documents after them) or line breaks other than LF and CRLF (lines would be
     counted otherwise than libyaml counts them)."""
+    size = size or PIECE_CHARS
     if len(text) < 2 * size or text.startswith("%") or "\n%" in text:
         return None
     if any(c in text for c in "\x85\u2028\u2029") or text.count("\r") != text.count("\r\n"):
