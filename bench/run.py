@@ -4,10 +4,11 @@
                         [--baseline-sample 600] [--no-helm] [--compare-with DIR]
 
 Every TFJob has 2 parameter servers and 4 GPU workers (12 objects: with kubetrain's default
-``nativeWorkload: job``, 6 Jobs and 6 headless Services) and, as a production TFJob does, a
-``runPolicy.activeDeadlineSeconds``: without one, job mode warns that the parameter servers'
-Jobs never end (one warning per job, each located in the job file, which a benchmark of
-valid production input should not measure; ``kubetrain render`` still prints them quickly).
+``nativeWorkload: job``, 6 Jobs and 6 headless Services) and, as a production TFJob run as Jobs
+does, a ``runPolicy.activeDeadlineSeconds``: without one, job mode warns that the parameter
+servers' Jobs never end (a warning per job, each located in the job file: a benchmark of valid
+production input should not measure them). Under ``nativeWorkload: pod`` (bare Pods) the TFJobs
+have none, as there a deadline is each pod's, which kubetrain warns about too.
 
 Each figure is the wall time of the whole command, as a user waits for it (a fresh process,
 interpreter start and imports included), the fastest of ``--repeat`` runs (the machine's other
@@ -96,7 +97,7 @@ def write_project(folder: Path, jobs: int, workload: str = "job") -> Path:
             "kind": "TFJob",
             "metadata": {"name": f"job-{i:05d}"},
             "spec": {
-                "runPolicy": {"activeDeadlineSeconds": DEADLINE},
+                **({"runPolicy": {"activeDeadlineSeconds": DEADLINE}} if workload == "job" else {}),
                 "tfReplicaSpecs": {
                     "PS": {"replicas": 2, "template": {"spec": {"containers": [container]}}},
                     "Worker": {"replicas": 4, "template": {"spec": {"containers": [gpu]}}},

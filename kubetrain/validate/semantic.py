@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from ..builders.security import CONTAINER_FIELDS
@@ -106,20 +107,18 @@ class PodTemplate:
     template: Mapping[str, Any]
     count: int
 
-    @property
+    # Read by every rule: found once.
+    @cached_property
     def meta(self) -> Mapping[str, Any]:
-        meta = self.template.get("metadata")
-        return meta if isinstance(meta, Mapping) else {}
+        return _mapping(self.template.get("metadata"))
 
-    @property
+    @cached_property
     def spec(self) -> Mapping[str, Any]:
-        spec = self.template.get("spec")
-        return spec if isinstance(spec, Mapping) else {}
+        return _mapping(self.template.get("spec"))
 
-    @property
+    @cached_property
     def labels(self) -> Mapping[str, Any]:
-        labels = self.meta.get("labels")
-        return labels if isinstance(labels, Mapping) else {}
+        return _mapping(self.meta.get("labels"))
 
 
 def _count(value: Any, default: int = 1) -> int:
@@ -128,7 +127,7 @@ def _count(value: Any, default: int = 1) -> int:
 
 def _at(obj: Any, path: Path) -> Any:
     for part in path:
-        if isinstance(obj, Mapping) and isinstance(part, str):
+        if _is_mapping(obj) and isinstance(part, str):
             obj = obj.get(part)
         elif isinstance(obj, list) and isinstance(part, int) and 0 <= part < len(obj):
             obj = obj[part]
@@ -218,7 +217,7 @@ POD_TEMPLATE_FINDERS: dict[str, Callable[[Mapping[str, Any]], Iterator[PodTempla
 
 def pod_templates(obj: Any) -> list[PodTemplate]:
     """The pods and pod templates of one object (none for kinds without pods)."""
-    if not isinstance(obj, Mapping):
+    if not _is_mapping(obj):
         return []
     finder = POD_TEMPLATE_FINDERS.get(str(obj.get("kind")))
     return list(finder(obj)) if finder else []
@@ -229,8 +228,12 @@ def _containers(spec: Mapping[str, Any]) -> Iterator[tuple[Path, Mapping[str, An
         items = spec.get(fld)
         if isinstance(items, list):
             for i, c in enumerate(items):
-                if isinstance(c, Mapping):
+                if _is_mapping(c):
                     yield (fld, i), c
+
+
+def _is_mapping(value: Any) -> bool:
+    return type(value) is dict or isinstance(value, Mapping)  # dict: without the ABC check
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
@@ -253,6 +256,8 @@ class _Run:
     #: The rules' findings on each item, in the order found.
     findings: list[list[Finding]] = field(default_factory=list)
     templates: list[list[PodTemplate]] = field(default_factory=list)
+    #: (index, object) of every item that is an object (a mapping with a kind).
+    mapped: list[tuple[int, Mapping[str, Any]]] = field(default_factory=list)
 
     def add(self, index: int, rule: str, path: Path, message: str) -> None:
         if rule in self.settings.skip:
@@ -260,10 +265,8 @@ class _Run:
         severity: Severity = "warning" if rule in WARNING_RULES else "error"
         self.findings[index].append(Finding(rule, path, message, severity=severity))
 
-    def objects(self) -> Iterator[tuple[int, Mapping[str, Any]]]:
-        for i, item in enumerate(self.items):
-            if isinstance(item.obj, Mapping) and item.obj.get("kind"):
-                yield i, item.obj
+    def objects(self) -> list[tuple[int, Mapping[str, Any]]]:
+        return self.mapped
 
     def pods(self) -> Iterator[tuple[int, PodTemplate]]:
         for i, templates in enumerate(self.templates):
@@ -849,6 +852,11 @@ def semantic_findings(items: Sequence[Located], settings: CheckSettings) -> list
     objects are checked one by one (see :func:`add_findings`)."""
     run = _Run(items, settings, [[] for _ in items])
     run.templates = [pod_templates(item.obj) for item in items]
+    run.mapped = [
+        (i, item.obj)
+        for i, item in enumerate(items)
+        if _is_mapping(item.obj) and item.obj.get("kind")
+    ]
     for check in _CHECKS:
         check(run)
     return run.findings
