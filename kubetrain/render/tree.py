@@ -115,14 +115,16 @@ def iter_files(
     ``_crds/`` on its own before the rest (see :mod:`kubetrain.builders.delivery`).
     """
     pairs = list(objects)
-    texts = chunks(
-        lambda part: [file_header(stack_source, what, version) + dump(obj) for obj, what in part],
+    files = chunks(
+        lambda part: [
+            (object_path(obj), file_header(stack_source, what, version) + dump(obj))
+            for obj, what in part
+        ],
         pairs,
         per_process=OBJECTS_PER_PROCESS,
     )
     paths: dict[str, None] = {}
-    for (obj, _), text in zip(pairs, texts, strict=True):
-        path = object_path(obj)
+    for (obj, _), (path, text) in zip(pairs, files, strict=True):
         if path in paths:
             # Two kinds of one name from different API groups: qualify the later one.
             group = obj["apiVersion"].rpartition("/")[0]
