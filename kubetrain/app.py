@@ -335,17 +335,19 @@ def _check(
     then: Callable[[Planned], None] | None = None,
 ) -> None:
     """Check every object of a plan (fills its report) and lay out its files (``files``):
-    the checks of each object and its file on every core (``then(planned)`` once the files are
-    laid out: render starts writing them), while the rules over all objects together run in a
-    process of their own (:func:`kubetrain.parallel.alongside`)."""
+    the checks of each object on every core, while the rules over all objects together run in
+    a process of their own (:func:`kubetrain.parallel.alongside`). With ``then``, the files are
+    not laid out here: ``then(planned)`` is called first (render starts a process that lays the
+    files out and writes them, beside the checks)."""
     items = _items(planned)
     settings = CheckSettings.from_stack(planned.stack.settings)
 
     def each() -> None:
         progress.phase(f"checking {planned.stack.name}", len(items))
-        planned.files = dict(planned.iter_files())
         if then is not None:
             then(planned)
+        else:
+            planned.files = dict(planned.iter_files())
         planned.report = Validator(planned.stack.settings.version).validate(
             items, progress=progress.advance, chunks=_CHUNKS
         )
@@ -455,8 +457,8 @@ def _write(
     pending: list[PendingTree] = []
 
     def write(p: Planned) -> None:
-        pending.append(PendingTree(p.out_dir, p.files, p.stack.source_name))
-        pending[-1].start()
+        pending.append(PendingTree(p.out_dir, p.iter_files(), p.stack.source_name))
+        pending[-1].start(len(p.built))
 
     try:
         for p in plans:

@@ -24,7 +24,7 @@ import stat
 import sys
 import tempfile
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sized
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -583,13 +583,14 @@ class PendingTree:
         self.change.removed = sorted(p for p in existing if p not in produced)
         self._pairs = produced.items()
 
-    def start(self) -> PendingTree:
+    def start(self, expected: int | None = None) -> PendingTree:
         """Start writing an empty or new folder's tree in the background (a folder with files is
         written on :meth:`commit`). Separate from creating the tree, so a caller can keep the
-        tree where its ``finally`` will :meth:`abort` it before any writer exists."""
+        tree where its ``finally`` will :meth:`abort` it before any writer exists. Files given
+        lazily are laid out by the writer (``expected``: about how many there are)."""
         if not self._existing and self._staging is None:
             assert self._pairs is not None
-            self._start(self._pairs)
+            self._start(self._pairs, expected)
         return self
 
     def _same(self, rel: str, text: str) -> bool:
@@ -598,7 +599,7 @@ class PendingTree:
             return False
         return read_file(self.folder / rel, len(data) + 1) == data
 
-    def _start(self, pairs: Iterable[tuple[str, str]]) -> None:
+    def _start(self, pairs: Iterable[tuple[str, str]], expected: int | None = None) -> None:
         parent = self.folder.parent
         self._made = [p for p in (parent, *parent.parents) if not p.exists()][::-1]
         with _naming(parent):
@@ -607,9 +608,11 @@ class PendingTree:
                 tempfile.mkdtemp(prefix=f".{self.folder.name}.tmp-", dir=parent)
             )
         cancel = self._cancel
-        self._pairs = pairs = pairs if isinstance(pairs, Sequence) else list(pairs)
+        count = len(pairs) if isinstance(pairs, Sized) else expected
         with interrupts_held():
-            if len(pairs) >= FILES_PER_PROCESS:
+            if count is not None and count >= FILES_PER_PROCESS:
+                # Lazily given files are laid out by the writing process too; here they stay
+                # unread, for writing the tree again should that process fail.
                 self._process = background(lambda: _write_files(str(staging), pairs))
         if self._process is not None:
             return
