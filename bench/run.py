@@ -1,7 +1,7 @@
 """kubetrain's main benchmark: render and validate N generated TFJobs, against the baselines.
 
     python bench/run.py [--jobs 100,1000,5000] [--repeat 3] [--validate-objects 8500]
-                        [--baseline-sample 600] [--no-helm] [--compare-with DIR]
+                        [--baseline-sample 600] [--no-helm] [--compare-with DIR]...
 
 Every TFJob has 2 parameter servers and 4 GPU workers (12 objects: with kubetrain's default
 ``nativeWorkload: job``, 6 Jobs and 6 headless Services) and, as a production TFJob run as Jobs
@@ -34,7 +34,8 @@ run would compile the package again where PYTHONDONTWRITEBYTECODE is set, as in 
   and Services, the tree the benchmark rendered before job mode became the default, so the
   comparison with earlier figures is like for like), against the 7,150 objects/s the issue
   measured on the Pods tree and, with ``--compare-with DIR`` (a kubetrain source tree, e.g. a
-  worktree of an earlier commit), that tree's kubetrain on the same trees at the same moment;
+  worktree of an earlier commit; may be given more than once), that tree's kubetrain on the
+  same trees at the same moment (render too, where that kubetrain reads the stack);
   and kubeconform on them when it is on PATH.
 
 The numbers depend on the machine's load; the load average is printed with them.
@@ -256,6 +257,8 @@ def main() -> None:
     parser.add_argument(
         "--compare-with",
         type=Path,
+        action="append",
+        default=[],
         help="a kubetrain source tree (holding kubetrain/) to time render and validate with too",
     )
     args = parser.parse_args()
@@ -269,21 +272,21 @@ def main() -> None:
     job_counts = [int(x) for x in args.jobs.split(",")]
     with tempfile.TemporaryDirectory(prefix="kubetrain-bench-") as tmp_name:
         tmp = Path(tmp_name)
-        other_env = None
-        if args.compare_with is not None:
-            copy = compiled_copy(args.compare_with, tmp / "compare")
-            other_env = {**os.environ, "PYTHONPATH": str(copy)}
+        others = {}
+        for i, tree in enumerate(args.compare_with):
+            copy = compiled_copy(tree, tmp / f"compare-{i}")
+            others[str(tree)] = {**os.environ, "PYTHONPATH": str(copy)}
         tmpfs = _tmpfs()
         try:
             renders = _renders(tmp, tmpfs, job_counts, args.repeat)
             rate = baseline_rate(tmp / "tree", args.baseline_sample)
             _report_renders(renders, job_counts, rate)
             if not args.no_helm:
-                _helm(tmp, tmpfs, renders, args.repeat, other_env)
+                _helm(tmp, tmpfs, renders, args.repeat, others)
         finally:
             if tmpfs is not None:
                 shutil.rmtree(tmpfs, ignore_errors=True)
-        _validate(tmp, args.validate_objects, args.repeat, other_env)
+        _validate(tmp, args.validate_objects, args.repeat, others)
     print(f"\nload average {os.getloadavg()[0]:.2f} at the end")
 
 
@@ -374,7 +377,7 @@ def _helm(
     tmpfs: Path | None,
     renders: dict[int, dict[str, Run]],
     repeat: int,
-    other_env: dict[str, str] | None,
+    others: dict[str, dict[str, str]],
 ) -> None:
     helm = find_helm()
     if helm is None:
@@ -403,20 +406,26 @@ def _helm(
             if key in ours:
                 ratio = run.seconds / ours[key].seconds
                 print(_line(what, ours[key], objects, f"  {ratio:.2f}x helm's speed"))
-        if other_env is not None and workload == "job":
-            folder = tmp / "compare-render"
-            stack = str(write_project(folder, HELM_JOBS, workload))
-            shm_out = tmpfs / "compare-render" if tmpfs is not None else None
-            then = _render_runs(stack, folder / "out", shm_out, repeat, other_env, old=True)
-            print(" the same with --compare-with:")
-            for key, what in RENDERS:
-                if key in then and key in ours:
-                    speed = then[key].seconds / ours[key].seconds
-                    print(_line(what, then[key], objects, f"  now {speed:.2f}x its speed"))
+        if workload == "job":
+            for name, env in others.items():
+                folder = tmp / "compare-render"
+                shutil.rmtree(folder, ignore_errors=True)
+                stack = str(write_project(folder, HELM_JOBS, workload))
+                shm_out = tmpfs / "compare-render" if tmpfs is not None else None
+                try:
+                    then = _render_runs(stack, folder / "out", shm_out, repeat, env, old=True)
+                except SystemExit:
+                    print(f" {name}: cannot render this stack (an earlier kubetrain)")
+                    continue
+                print(f" the same with {name}:")
+                for key, what in RENDERS:
+                    if key in then and key in ours:
+                        speed = then[key].seconds / ours[key].seconds
+                        print(_line(what, then[key], objects, f"  now {speed:.2f}x its speed"))
 
 
 def _validate(
-    tmp: Path, validate_objects: int, repeat: int, other_env: dict[str, str] | None
+    tmp: Path, validate_objects: int, repeat: int, others: dict[str, dict[str, str]]
 ) -> None:
     n = max(1, round(validate_objects / OBJECTS_PER_JOB))
     objects = n * OBJECTS_PER_JOB
@@ -431,16 +440,14 @@ def _validate(
         if workload == "pod":
             extra = f"  {run.rate(objects) / VALIDATE_BEFORE:.2f}x the issue's {VALIDATE_BEFORE}/s"
         print(_line(f"{label} (nativeWorkload {workload})", run, objects, extra))
-        if other_env is not None:
-            then = timed(
-                [*OLD_COMMAND, "validate", str(tree)],
-                repeat=repeat,
-                env=other_env,
-            )
+        for name, env in others.items():
+            try:
+                then = timed([*OLD_COMMAND, "validate", str(tree)], repeat=repeat, env=env)
+            except SystemExit:
+                print(f"  {name}: cannot validate this tree")
+                continue
             speed = then.seconds / run.seconds
-            print(
-                _line("  --compare-with, same tree", then, objects, f"  now {speed:.2f}x its speed")
-            )
+            print(_line(f"  {name}", then, objects, f"  now {speed:.2f}x its speed"))
         if kubeconform := shutil.which("kubeconform"):
             flags = ["-strict", "-summary", "-n", "4", "-ignore-missing-schemas"]
             run = timed([kubeconform, *flags, str(tree)])
