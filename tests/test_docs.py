@@ -190,3 +190,20 @@ def test_credential_commands_name_credentials_the_stacks_read() -> None:
             shown.add((match.group(1), match.group(2)))
     assert shown, "the docs show how to set credentials"
     assert shown <= needed, f"credentials the example stacks do not read: {shown - needed}"
+
+
+def test_the_readme_stack_example_renders_without_warnings(
+    project_copy: Path, run: Callable[..., Result]
+) -> None:
+    """The stack file the README shows is a real one: it renders, and its inline job draws no
+    warning (the job files it names are the repository's own examples)."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```yaml\n(config:\n.*?)^```", readme, re.S | re.M)
+    assert len(blocks) == 1
+    (project_copy / "stacks" / "Pulumi.readme.yaml").write_text(blocks[0], encoding="utf-8")
+    result = run(
+        "render", "--config", "stacks/Pulumi.readme.yaml", "--out", "out", cwd=project_copy
+    )
+    assert result.exit_code == 0, result.stderr
+    assert (project_copy / "out" / "ml-dev" / "service-mnist-ps-0.yaml").is_file()
+    assert "config.kubetrain:jobs[0]" not in result.stderr

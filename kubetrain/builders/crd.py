@@ -31,7 +31,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..kube import schemas as k8s
-from ..kube.apiextensions.structural import structural_problems
+from ..kube.apiextensions.structural import enum_type, structural_problems
 from ..kube.quantity import QUANTITY_PATTERN
 from ..models.base import K8S_DEFINITION_KEY, UPSTREAM_KEY, JobDocument
 from .meta import MANAGED_BY, manifest, object_meta
@@ -376,19 +376,11 @@ def _is_null(node: Any) -> bool:
 
 
 def _json_type(values: list[Any]) -> str:
-    kinds = {
-        "boolean"
-        if isinstance(v, bool)
-        else "integer"
-        if isinstance(v, int)
-        else "number"
-        if isinstance(v, float)
-        else "string"
-        for v in values
-    }
-    if len(kinds) != 1:
-        raise CRDError(f"an enum of mixed types {sorted(kinds)} has no structural schema")
-    return kinds.pop()
+    kind = enum_type(values)
+    if kind == "mixed":
+        kinds = sorted({k8s.json_type(v) for v in values})
+        raise CRDError(f"an enum of mixed types {kinds} has no structural schema")
+    return kind
 
 
 def model_schema(

@@ -35,6 +35,7 @@ __all__ = [
     "definitions_registry",
     "embedded_validator",
     "holds_sensitive",
+    "json_type",
     "parse_version",
     "schema_issues",
     "sensitive_path",
@@ -410,3 +411,18 @@ def schema_issues(
         if key not in seen:
             seen.add(key)
             yield SchemaIssue(*key)
+
+
+def json_type(value: Any) -> str:
+    """The JSON type of a decoded value, as schemas and the API server's messages name it."""
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    return "string" if isinstance(value, str) else "null"

@@ -28,6 +28,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..schemas import json_type
+
 if TYPE_CHECKING:
     from .schema import Node
 
@@ -252,20 +254,6 @@ def compile_rule(props: Mapping[str, Any], node: Node) -> Rule:
     )
 
 
-def _type_name(value: Any) -> str:
-    if isinstance(value, dict):
-        return "object"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    return "string" if isinstance(value, str) else "null"
-
-
 def _message(rule: Rule, self_value: Any) -> str:
     if rule.message_program is not None:
         result = rule.message_program.eval(data={"self": self_value})
@@ -291,12 +279,12 @@ def evaluate(
         what = _REASONS.get(rule.reason, "Invalid value")
         detail = _message(rule, self_value)
         if what == "Invalid value":
-            detail = f'Invalid value: "{_type_name(raw_value)}": {detail}'
+            detail = f'Invalid value: "{json_type(raw_value)}": {detail}'
         else:
             detail = f"{what}: {detail}"
         return RuleFailure((*path, *rule.field_path), detail)
     error = str(result.value()) if kind == "ERROR" else f"rule returned {kind.lower()}, not bool"
     return RuleFailure(
         path,
-        f'Invalid value: "{_type_name(raw_value)}": {error} evaluating rule: {rule.rule}',
+        f'Invalid value: "{json_type(raw_value)}": {error} evaluating rule: {rule.rule}',
     )

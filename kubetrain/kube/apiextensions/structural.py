@@ -19,7 +19,7 @@ from typing import Any
 from .schema import compile_schema
 from .validation import validate_value
 
-__all__ = ["ALLOWED_KEYS", "structural_problems"]
+__all__ = ["ALLOWED_KEYS", "enum_type", "structural_problems"]
 
 _INT_OR_STRING_ANYOF = [{"type": "integer"}, {"type": "string"}]
 
@@ -146,7 +146,7 @@ def _node_problems(path: str, node: Mapping[str, Any], in_junctor: bool) -> Iter
     if node.get("uniqueItems") is True:
         yield f"{path}: uniqueItems must not be true"
     if "enum" in node and node.get("type") and node["enum"]:
-        expected = _enum_type(list(node["enum"]))
+        expected = enum_type(list(node["enum"]))
         if expected not in (node["type"], "integer" if node["type"] == "number" else None):
             yield f"{path}: enum values are not of type {node['type']}"
     if node.get("x-kubernetes-list-type") == "map":
@@ -161,7 +161,8 @@ def _node_problems(path: str, node: Mapping[str, Any], in_junctor: bool) -> Iter
         yield from _default_problems(path, node)
 
 
-def _enum_type(values: list[Any]) -> str:
+def enum_type(values: list[Any]) -> str:
+    """The one JSON type of an enum's values (``mixed`` when they differ)."""
     kinds = {
         "boolean"
         if isinstance(v, bool)

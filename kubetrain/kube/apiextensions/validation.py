@@ -91,22 +91,6 @@ def _quote(value: Any, path: Path) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _json_type(value: Any) -> str:
-    if isinstance(value, dict):
-        return "object"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "null"
-
-
 def _is_type(kind: str, value: Any) -> bool:
     if kind == "object":
         return isinstance(value, dict)
@@ -267,14 +251,14 @@ def _type_error(walk: _Walk, node: Node, value: Any, path: Path) -> bool:
             return False
         walk.add(
             path,
-            f'Invalid value: "{_json_type(value)}": must be of type integer,string',
+            f'Invalid value: "{k8s.json_type(value)}": must be of type integer,string',
             blocking=True,
         )
         return True
     if node.type and not _is_type(node.type, value):
         walk.add(
             path,
-            f'Invalid value: "{_json_type(value)}": must be of type {node.type}',
+            f'Invalid value: "{k8s.json_type(value)}": must be of type {node.type}',
             blocking=True,
         )
         return True
@@ -441,7 +425,7 @@ def _check_embedded_field(walk: _Walk, key: str, value: Any, path: Path) -> None
         _check_meta(walk, value, path, None, embedded=True)
     elif not isinstance(value, str):
         walk.add(
-            path, f'Invalid value: "{_json_type(value)}": must be of type string', blocking=True
+            path, f'Invalid value: "{k8s.json_type(value)}": must be of type string', blocking=True
         )
 
 
@@ -462,7 +446,7 @@ def _check_meta(
         return
     if not isinstance(meta, dict):
         walk.add(
-            path, f'Invalid value: "{_json_type(meta)}": must be of type object', blocking=True
+            path, f'Invalid value: "{k8s.json_type(meta)}": must be of type object', blocking=True
         )
         return
     validator = k8s.embedded_validator(version or k8s.supported_versions()[-1], _OBJECT_META)
