@@ -210,6 +210,7 @@ class Forked(Generic[R]):
 
     def __init__(self, fn: Callable[[], R]) -> None:
         read, write = os.pipe()
+        parent = os.getpid()
         try:
             pid = os.fork()
         except BaseException:
@@ -217,7 +218,7 @@ class Forked(Generic[R]):
             os.close(write)
             raise
         if pid == 0:  # the child: never returns into the caller's stack
-            _child_main(fn, read, write)
+            _child_main(fn, read, write, parent)
         self.pid: int | None = pid
         self.fd: int | None = read
         os.close(write)
@@ -259,13 +260,15 @@ class Forked(Generic[R]):
             raise interrupted
 
 
-def _child_main(fn: Callable[[], Any], read: int, write: int) -> NoReturn:
+def _child_main(fn: Callable[[], Any], read: int, write: int, parent: int) -> NoReturn:
     """The child's whole life: compute, answer, exit, without running anything of the parent's
     (no ``finally`` of its callers, no ``atexit``, no flushing of inherited buffers). Work that
     raises gets no answer: the parent does it again and raises the exception itself, exactly as
-    one process would have (exceptions do not all survive pickling intact)."""
+    one process would have (exceptions do not all survive pickling intact). A parent killed
+    (SIGKILL, SIGTERM) takes the child with it: none goes on writing files unwatched."""
     code = 1
     try:
+        _die_with(parent)
         if hasattr(signal, "pthread_sigmask"):
             signal.pthread_sigmask(signal.SIG_UNBLOCK, _INTERRUPTS)  # held by the parent
         os.close(read)
@@ -277,6 +280,23 @@ def _child_main(fn: Callable[[], Any], read: int, write: int) -> NoReturn:
         pass
     finally:
         os._exit(code)
+
+
+def _die_with(parent: int) -> None:
+    """Have the kernel kill this process when its parent ends (Linux ``PR_SET_PDEATHSIG``),
+    and end now if the parent already has."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):  # no prctl: the child ends when its work is done
+        pass
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+_PR_SET_PDEATHSIG = 1
 
 
 def _dumps(value: Any) -> bytes:
