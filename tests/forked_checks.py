@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import copy
 import os
-import shutil
 import signal
 import threading
 import time
@@ -25,7 +24,8 @@ import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_golden import CASES
+from test_golden import CASES, golden_project
+from test_golden import tree as tree_of
 
 from kubetrain import app, parallel
 from kubetrain.builders import registry
@@ -201,28 +201,11 @@ def test_interrupts_are_held_while_children_are_started() -> None:
 # --- render and validate: forked paths give one process's output --------------------------------
 
 
-def _project(tmp_path: Path, case: Path) -> Path:
-    work = tmp_path / case.name
-    shutil.copytree(case, work, ignore=shutil.ignore_patterns("expected"))
-    for examples in sorted((REPO / "stacks").glob("*-examples")):
-        shutil.copytree(examples, work / "stacks" / examples.name)
-    (work / "Pulumi.yaml").write_text("name: kubetrain\nruntime: python\n")
-    return work
-
-
-def _tree(folder: Path) -> dict[str, bytes]:
-    return {
-        p.relative_to(folder).as_posix(): p.read_bytes()
-        for p in sorted(folder.rglob("*"))
-        if p.is_file()
-    }
-
-
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_render_on_several_cores_writes_what_one_process_writes(
     case: Path, tmp_path: Path, run, forks: Forks, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    work = _project(tmp_path, case)
+    work = golden_project(case, tmp_path)
     args = ("render", "--config", f"Pulumi.{case.name}.yaml")
     forked = run(*args, "--out", "forked", cwd=work)
     streamed = run(*args, "--stdout", cwd=work)
@@ -235,7 +218,7 @@ def test_render_on_several_cores_writes_what_one_process_writes(
     assert forks == []
     assert (forked.exit_code, forked.stderr) == (single.exit_code, single.stderr)
     assert forked.exit_code == 0, forked.stderr
-    assert _tree(work / "forked") == _tree(work / "single") == _tree(case / "expected")
+    assert tree_of(work / "forked") == tree_of(work / "single") == tree_of(case / "expected")
 
 
 def _tfjob(name: str, **spec: Any) -> dict[str, Any]:
@@ -417,4 +400,4 @@ def test_a_tree_whose_writing_process_fails_is_written_here(
     change = tree.write_tree(tmp_path / "out", files)
     assert forks, "no writing process was forked"
     assert sorted(change.added) == sorted(files)
-    assert {p: t.decode() for p, t in _tree(tmp_path / "out").items()} == files
+    assert {p: t.decode() for p, t in tree_of(tmp_path / "out").items()} == files
