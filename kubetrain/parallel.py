@@ -169,12 +169,15 @@ def interrupts_held() -> Iterator[None]:
 
 def background(fn: Callable[[], R]) -> Forked[R] | None:
     """``fn()`` started in a forked child, to run while this process goes on (the file system's
-    work of writing a tree, beside render's checks); ``None`` where forking is not safe or
-    :func:`workers` is 1 (the caller then does the work itself). Call it, and record what it
-    returns, under :func:`interrupts_held`."""
+    work of writing a tree, beside render's checks); ``None`` where forking is not safe,
+    :func:`workers` is 1, or the system refuses another process (the caller then does the work
+    itself). Call it, and record what it returns, under :func:`interrupts_held`."""
     if workers() < 2 or not _can_fork():
         return None
-    return Forked(fn)
+    try:
+        return Forked(fn)
+    except OSError:  # EAGAIN, ENOMEM: no process to spare
+        return None
 
 
 def alongside(first: Callable[[], A], second: Callable[[], B], *, fork: bool = True) -> tuple[A, B]:
@@ -342,7 +345,10 @@ def _forked(
     try:
         with interrupts_held():
             for _ in range(n - 1):
-                children.append(Forked(functools.partial(_take, fn, slices, queue)))
+                child = background(functools.partial(_take, fn, slices, queue))
+                if child is None:  # no process to spare: this one takes more slices
+                    break
+                children.append(child)
         try:
             mine = _take(fn, slices, queue, done)
         except Exception:

@@ -401,3 +401,15 @@ def test_a_tree_whose_writing_process_fails_is_written_here(
     assert forks, "no writing process was forked"
     assert sorted(change.added) == sorted(files)
     assert {p: t.decode() for p, t in tree_of(tmp_path / "out").items()} == files
+
+
+def test_no_process_to_spare_means_the_work_is_done_here(
+    forks: Forks, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refused() -> int:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", refused)
+    assert parallel.forking(_pids, list(range(40)), per_process=5) == _pids(range(40))
+    assert parallel.alongside(lambda: 1, lambda: 2) == (1, 2)
+    assert parallel.background(lambda: 1) is None
