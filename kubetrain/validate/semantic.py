@@ -869,6 +869,8 @@ def add_findings(results: Sequence[ObjectResult], findings: Sequence[list[Findin
     if len(findings) != len(results):
         raise ValueError("one result per item")
     for result, found in zip(results, findings, strict=True):
+        if not found:  # nothing added, so nothing to drop
+            continue
         result.findings += found
         if result.status in ("valid", "skipped") and any(f.severity == "error" for f in found):
             result.status = "invalid"
