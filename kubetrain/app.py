@@ -211,7 +211,8 @@ class Planned:
         return out
 
     def iter_files(self) -> Iterator[tuple[str, str]]:
-        """The rendered files (the objects written on every core, see :func:`_chunks`)."""
+        """The rendered files, laid out lazily (each object written as YAML on every core:
+        :data:`_CHUNKS`)."""
         return iter_files(
             ((b.obj, b.source) for b in self.built),
             self.stack.source_name,
