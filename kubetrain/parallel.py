@@ -214,6 +214,7 @@ class Forked(Generic[R]):
     def __init__(self, fn: Callable[[], R]) -> None:
         read, write = os.pipe()
         parent = os.getpid()
+        prctl = _prctl()  # found here once, not in every child
         try:
             pid = os.fork()
         except BaseException:
@@ -221,7 +222,7 @@ class Forked(Generic[R]):
             os.close(write)
             raise
         if pid == 0:  # the child: never returns into the caller's stack
-            _child_main(fn, read, write, parent)
+            _child_main(fn, read, write, parent, prctl)
         self.pid: int | None = pid
         self.fd: int | None = read
         os.close(write)
@@ -263,7 +264,9 @@ class Forked(Generic[R]):
             raise interrupted
 
 
-def _child_main(fn: Callable[[], Any], read: int, write: int, parent: int) -> NoReturn:
+def _child_main(
+    fn: Callable[[], Any], read: int, write: int, parent: int, prctl: Callable[..., Any] | None
+) -> NoReturn:
     """The child's whole life: compute, answer, exit, without running anything of the parent's
     (no ``finally`` of its callers, no ``atexit``, no flushing of inherited buffers). Work that
     raises gets no answer: the parent does it again and raises the exception itself, exactly as
@@ -271,7 +274,7 @@ def _child_main(fn: Callable[[], Any], read: int, write: int, parent: int) -> No
     (SIGKILL, SIGTERM) takes the child with it: none goes on writing files unwatched."""
     code = 1
     try:
-        _die_with(parent)
+        _die_with(parent, prctl)
         if hasattr(signal, "pthread_sigmask"):
             signal.pthread_sigmask(signal.SIG_UNBLOCK, _INTERRUPTS)  # held by the parent
         os.close(read)
@@ -285,16 +288,22 @@ def _child_main(fn: Callable[[], Any], read: int, write: int, parent: int) -> No
         os._exit(code)
 
 
-def _die_with(parent: int) -> None:
-    """Have the kernel kill this process when its parent ends (Linux ``PR_SET_PDEATHSIG``),
-    and end now if the parent already has."""
+@functools.cache
+def _prctl() -> Callable[..., Any] | None:
+    """The C library's ``prctl`` (Linux), or ``None``."""
     try:
         import ctypes
 
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError):  # no prctl: the child ends when its work is done
-        pass
+        return cast(Callable[..., Any], ctypes.CDLL(None, use_errno=True).prctl)
+    except (OSError, AttributeError):
+        return None
+
+
+def _die_with(parent: int, prctl: Callable[..., Any] | None) -> None:
+    """Have the kernel kill this process when its parent ends (Linux ``PR_SET_PDEATHSIG``),
+    and end now if the parent already has."""
+    if prctl is not None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != parent:
         os._exit(1)
 

@@ -12,8 +12,11 @@ Pulumi's event loop): tests/test_parallel.py runs this file in a pytest process 
 from __future__ import annotations
 
 import copy
+import fcntl
 import os
 import signal
+import struct
+import termios
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -49,8 +52,8 @@ class Forks(list[int]):
 @pytest.fixture
 def forks(monkeypatch: pytest.MonkeyPatch) -> Forks:
     """Two processes wherever kubetrain maps work, and every threshold at its lowest. This
-    process waits a little before each slice of work it takes, so that the children take some
-    even of a small input (their results are what is being tested)."""
+    process takes no slice of work before a child has taken one, so that the children take
+    some even of a small input (their results are what is being tested)."""
     monkeypatch.setenv(parallel.ENV, "2")
     assert threading.active_count() == 1, [
         (t.name, t.daemon, getattr(t, "_target", None)) for t in threading.enumerate()
@@ -87,17 +90,21 @@ def forks(monkeypatch: pytest.MonkeyPatch) -> Forks:
         return ok, value
 
     def take(fn: Callable[..., Any], slices: Any, queue: int, done: Any = None) -> Any:
-        def slowly(part: Any) -> Any:
-            if os.getpid() == parent:
-                time.sleep(0.005)
-            return fn(part)
-
-        return real_take(slowly, slices, queue, done)
+        if os.getpid() == parent and forked:  # until a child has taken a slice (at most 10 s)
+            deadline = time.monotonic() + 10
+            while _left(queue) >= len(slices) and time.monotonic() < deadline:
+                time.sleep(0.001)
+        return real_take(fn, slices, queue, done)
 
     monkeypatch.setattr(parallel.Forked, "__init__", init)
     monkeypatch.setattr(parallel.Forked, "result", result)
     monkeypatch.setattr(parallel, "_take", take)
     return forked
+
+
+def _left(queue: int) -> int:
+    """Bytes still in a pipe: the slices of work no process has taken yet."""
+    return int(struct.unpack("i", fcntl.ioctl(queue, termios.FIONREAD, b"\0" * 4))[0])
 
 
 def _pids(items: Sequence[int]) -> list[tuple[int, int]]:
