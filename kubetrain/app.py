@@ -13,7 +13,7 @@ import re
 import stat
 import tempfile
 import textwrap
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -32,6 +32,7 @@ from .models.fields import kind_node
 from .models.load import find_project_root, stack_name
 from .models.source import display_path, file_kind, load_documents
 from .models.stack import StackSettings
+from .parallel import ChunkMapper, alongside, forking
 from .plan import EnvironmentPlan, plan_environment, read_rendered
 from .render import (
     KUSTOMIZATION,
@@ -53,10 +54,11 @@ from .validate import (
     Located,
     Report,
     Validator,
+    add_findings,
     add_lines,
-    check_objects,
     format_report,
     read_objects,
+    semantic_findings,
     warning_lines,
 )
 from .validate.kubeconform import find_kubeconform, merge_results, run_kubeconform
@@ -209,16 +211,18 @@ class Planned:
         return out
 
     def iter_files(self) -> Iterator[tuple[str, str]]:
-        """The rendered files, emitted one by one."""
+        """The rendered files, laid out lazily (each object written as YAML on every core:
+        :data:`_CHUNKS`)."""
         return iter_files(
             ((b.obj, b.source) for b in self.built),
             self.stack.source_name,
             self.stack.settings.kubernetes_version,
+            _CHUNKS,
         )
 
     @cached_property
     def files(self) -> dict[str, str]:
-        """Relative path -> content of every rendered file."""
+        """Relative path -> content of every rendered file (laid out by :func:`_check`)."""
         return dict(self.iter_files())
 
 
@@ -234,7 +238,7 @@ def load_stacks(files: Sequence[Path], project: Project, *, jobs: bool = True) -
                     f"the stack name {stack_name(file)!r} is reserved "
                     "(rendered/clusters/ holds GitOps objects)",
                 )
-            stack = load_stack(file, project_root=project.root, jobs=jobs)
+            stack = load_stack(file, project_root=project.root, jobs=jobs, chunks=_CHUNKS)
         except InputError as exc:
             problems += exc.problems
             continue
@@ -271,6 +275,14 @@ def _delivery(stack: Stack, built: list[Built]) -> list[dict[str, Any]]:
     )
 
 
+#: How render and validate map their independent parts (loading and building each job,
+#: checking and writing each object, reading each file): on every core the machine lends
+#: this process (:mod:`kubetrain.parallel`).
+_CHUNKS: ChunkMapper = forking
+#: Objects for which the rules over all objects run in a process of their own.
+OBJECTS_ALONGSIDE = 1000
+
+
 def prepare(
     stack: Stack,
     out_dir: Path,
@@ -289,7 +301,13 @@ def _build(
 ) -> Planned:
     progress.phase(f"building {stack.name}", len(stack.jobs))
     warnings: list[Problem] = []
-    built = build_stack(stack, "render", warnings=warnings, progress=progress.advance)
+    built = build_stack(
+        stack,
+        "render",
+        warnings=warnings,
+        progress=progress.advance,
+        chunks=_CHUNKS,
+    )
     delivery = _delivery(stack, built) if delivery_dir is not None else []
     what = f"GitOps delivery of rendered/{stack.name}"
     version = stack.settings.kubernetes_version
@@ -312,18 +330,44 @@ def _located(stack: Stack, built: Built) -> Located:
     return Located(built.obj, display_path(stack.file), source=built.source)
 
 
-def _check(planned: Planned, progress: Progress = SILENT) -> None:
-    """Schema validation and semantic checks of every object of a plan (fills its report)."""
+def _check(
+    planned: Planned,
+    progress: Progress = SILENT,
+    then: Callable[[Planned], None] | None = None,
+) -> None:
+    """Check every object of a plan (fills its report) and lay out its files (``files``):
+    the checks of each object on every core, while the rules over all objects together run in
+    a process of their own (:func:`kubetrain.parallel.alongside`). With ``then``, the files are
+    not laid out here: ``then(planned)`` is called first (render starts a process that lays the
+    files out and writes them, beside the checks)."""
+    items = _items(planned)
+    settings = CheckSettings.from_stack(planned.stack.settings)
+
+    def each() -> None:
+        progress.phase(f"checking {planned.stack.name}", len(items))
+        if then is not None:
+            then(planned)
+        else:
+            planned.files = dict(planned.iter_files())
+        planned.report = Validator(planned.stack.settings.version).validate(
+            items, progress=progress.advance, chunks=_CHUNKS
+        )
+
+    findings, _ = alongside(
+        lambda: semantic_findings(items, settings), each, fork=len(items) >= OBJECTS_ALONGSIDE
+    )
+    add_findings(planned.report.results, findings)
+
+
+def _items(planned: Planned) -> list[Located]:
+    """The objects of a plan to check, each located where it was written."""
     stack = planned.stack
     items = [_located(stack, b) for b in planned.built]
     if planned.delivery_dir is not None:
         what = f"GitOps delivery of rendered/{stack.name}"
         gitops = stack.problem(("config", "kubetrain:gitops"), "")
         items += [Located(o, gitops.file, line=gitops.line, source=what) for o in planned.delivery]
-    progress.phase(f"checking {stack.name}", len(items))
-    report = Validator(stack.settings.version).validate(items, progress=progress.advance)
-    check_objects(items, report.results, CheckSettings.from_stack(stack.settings))
-    planned.report = report
+    return items
 
 
 def _selected(project: Project, names: Sequence[str], config: Path | None) -> list[Path]:
@@ -408,15 +452,18 @@ def _write(
                 check_ownership(folder, p.stack.source_name)
     for folder in stale:
         check_ownership(folder)
-    # The trees are written to staging folders while the objects are validated: the file
-    # system's work overlaps the checks. Nothing is swapped in unless every stack is valid.
+    # Each tree is written to a staging folder, by a process of its own, from the moment its
+    # files are laid out, while its objects are checked: the file system's work overlaps the
+    # checks. Nothing is swapped in unless every stack is valid.
     pending: list[PendingTree] = []
+
+    def write(p: Planned) -> None:
+        pending.append(PendingTree(p.out_dir, p.iter_files(), p.stack.source_name))
+        pending[-1].start(len(p.built))
+
     try:
         for p in plans:
-            pending.append(PendingTree(p.out_dir, p.iter_files(), p.stack.source_name))
-            pending[-1].start()
-        for p in plans:
-            _check(p, progress)
+            _check(p, progress, then=write)
         _checked(plans, strict, warnings)
         progress.phase("writing")
         changes = []
@@ -458,7 +505,7 @@ def render_stream(
     return "".join(
         f"---\n{text}"
         for p in plans
-        for path, text in p.iter_files()
+        for path, text in p.files.items()
         if path.rpartition("/")[2] != KUSTOMIZATION
     )
 
@@ -676,15 +723,21 @@ def validate_paths(
         crds=crds,
     )
     progress.phase("reading")
-    items, early, versions, texts = read_objects(paths, fast=read_generated)
+    items, early, versions, texts = read_objects(paths, fast=read_generated, chunks=_CHUNKS)
     progress.phase("validating", len(items))
-    report = validator.validate(items, {} if version else versions, progress.advance)
-    for settings, indexes in _check_groups(project, items, stack).values():
-        check_objects(
-            [items[i] for i in indexes],
-            [report.results[i] for i in indexes],
-            CheckSettings.from_stack(settings, skip_checks),
-        )
+    groups = [
+        ([items[i] for i in indexes], indexes, CheckSettings.from_stack(settings, skip_checks))
+        for settings, indexes in _check_groups(project, items, stack).values()
+    ]
+    # Each object is checked on every core, while the rules over the objects of each group
+    # together run in a process of their own.
+    findings, report = alongside(
+        lambda: [semantic_findings(group, settings) for group, _, settings in groups],
+        lambda: validator.validate(items, {} if version else versions, progress.advance, _CHUNKS),
+        fork=len(items) >= OBJECTS_ALONGSIDE,
+    )
+    for (_, indexes, _), found in zip(groups, findings, strict=True):
+        add_findings([report.results[i] for i in indexes], found)
     if executable is not None:
         by_version: dict[tuple[int, int], list[str]] = {}
         for item in items:

@@ -25,13 +25,19 @@ def tree(folder: Path) -> dict[str, bytes]:
     }
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_golden(case: Path, tmp_path: Path, run, update_golden: bool) -> None:
+def golden_project(case: Path, tmp_path: Path) -> Path:
+    """A project under ``tmp_path`` holding ``case``'s stack and the repository's examples."""
     work = tmp_path / case.name
     shutil.copytree(case, work, ignore=shutil.ignore_patterns("expected"))
     for examples in sorted((REPO / "stacks").glob("*-examples")):
         shutil.copytree(examples, work / "stacks" / examples.name)
     (work / "Pulumi.yaml").write_text("name: kubetrain\nruntime: python\n")
+    return work
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_golden(case: Path, tmp_path: Path, run, update_golden: bool) -> None:
+    work = golden_project(case, tmp_path)
     result = run("render", "--config", f"Pulumi.{case.name}.yaml", "--out", "out", cwd=work)
     assert result.exit_code == 0, result.stderr
     got = tree(work / "out")

@@ -709,3 +709,22 @@ def test_output_does_not_depend_on_the_hash_seed() -> None:
         )
         outputs.append(run.stdout)
     assert outputs[0] == outputs[1] == outputs[2] == POD_YAML.encode("utf-8")
+
+
+#: Texts near what the fast reader's searches look for: digit runs around 19, the escapes of
+#: characters kustomize cannot read, non-finite floats, deep indentation.
+_NEAR = st.sampled_from(
+    ["9" * 18, "1" * 19, "12345678901234567890", ".inf", ".nan", ".infinity", "\\x7F", "\\x85",
+     "\\x9F", "\\uFFFE", "\\uFFFD", "\\x", "  " * 45, "- " * 45, " " * 89, "\n", "a", "0", "."]
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_NEAR | st.text(st.characters(max_codepoint=0x7F), max_size=8), max_size=12))
+def test_the_fast_searches_find_what_the_regular_expressions_find(parts: list[str]) -> None:
+    """read_generated's quicker searches (a text's hints first, digits seen as nines, a deep
+    line as a first line or after a break) answer as the regular expressions they stand for."""
+    body = "".join(parts)
+    assert yamlout._not_plain_text(body) == (yamlout._NOT_PLAIN_TEXT.search(body) is not None)
+    deep = yamlout._DEEP_FIRST_LINE.match(body) is not None or yamlout._DEEP_LINE.search(body)
+    assert bool(deep) == (re.search(r"^[ -]{90}", body, re.MULTILINE) is not None)

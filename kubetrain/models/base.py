@@ -88,7 +88,9 @@ class Strict(BaseModel):
     strict (``replicas: yes``, ``"3"`` and ``1.0`` are not integers; a float field takes an
     integer)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=True, strict=True, defer_build=True
+    )
 
 
 #: An ``int32`` of Kubernetes' API (seconds, counts, ports): at most 2**31 - 1 (every such field

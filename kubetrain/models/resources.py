@@ -8,6 +8,7 @@ limits (Kubernetes does not overcommit extended resources).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -31,6 +32,7 @@ GPU_ALIASES = ("nvidia.com/gpu", "alpha.kubernetes.io/nvidia-gpu")
 Path = tuple[str | int, ...]
 
 
+@functools.cache
 def _names(gpu_resource: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys((gpu_resource, *GPU_ALIASES)))
 
@@ -54,12 +56,12 @@ def gpu_findings(
     two names), ``requests`` (requests differ from limits) and ``limits`` (GPUs requested but not
     limited: Kubernetes takes extended resources from limits)."""
     problems: list[tuple[str, Path, str]] = []
-    if not isinstance(resources, Mapping):
+    if type(resources) is not dict and not isinstance(resources, Mapping):
         return problems
     counts: dict[str, dict[str, int]] = {}
     for part in ("limits", "requests"):
         values = resources.get(part) or {}
-        if not isinstance(values, Mapping):
+        if type(values) is not dict and not isinstance(values, Mapping):
             continue
         for name in _names(gpu_resource):
             if name in values:

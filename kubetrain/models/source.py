@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import datetime
 import errno
+import itertools
 import math
 import os
 import re
@@ -38,6 +39,7 @@ from typing import Any
 
 import yaml
 
+from ..parallel import ChunkMapper, serial
 from .errors import InputError, PathPart, Problem
 from .limits import INT64_MAX, INT64_MIN, MAX_ALIAS_VALUES, MAX_DEPTH, MAX_FILE_BYTES
 
@@ -136,8 +138,10 @@ _Loader.yaml_implicit_resolvers = {
 class _Lines:
     """The line tables of one file's documents, computed on first use.
 
-    Loading uses libyaml's fast path; only a file with a problem to report is walked again to
-    find lines, so large job files load quickly.
+    Loading uses libyaml's fast path and notes only the line where each document starts (where
+    a job, and everything built from it, is located); a file with a field to point at is
+    composed again to find the lines of its fields (:func:`_line_tables`), so large job files
+    load quickly.
     """
 
     def __init__(
@@ -146,18 +150,23 @@ class _Lines:
         file: str,
         tables: list[dict[Path_, int]] | None = None,
         *,
-        skip: Skip | None = None,
+        starts: list[int] | None = None,
     ) -> None:
         self.text = text
         self.file = file
         self._tables = tables
-        self._skip = skip
+        self._starts = starts
 
     def table(self, index: int) -> dict[Path_, int]:
         if self._tables is None:
-            docs = parse_documents(self.text, self.file, skip=self._skip)
-            self._tables = [d.lines for d in docs]
+            self._tables = _line_tables(self.text)
         return self._tables[index] if index < len(self._tables) else {}
+
+    def start(self, index: int) -> int | None:
+        """The line where document ``index`` starts (the line of its path ``()``)."""
+        if self._tables is None and self._starts is not None:
+            return self._starts[index] if index < len(self._starts) else None
+        return self.table(index).get(())
 
 
 @dataclass
@@ -193,8 +202,10 @@ class Document:
         """Line of ``path``, or of its nearest ancestor that has one."""
         if self.source is None:
             return None
-        table = self.source.table(self.index)
         full = self.base + tuple(path)
+        if not full:
+            return self.source.start(self.index)
+        table = self.source.table(self.index)
         while True:
             line = table.get(full)
             if line is not None or len(full) <= len(self.base):
@@ -587,29 +598,125 @@ def load_all(
     ``fast`` may read the text first (``kubetrain validate`` reads files kubetrain wrote with
     a faster parser, when it can prove the values are PyYAML's); it answers only with documents
     that obey the same rules."""
+    return _load(text, file, fast, skip)[0]
+
+
+def _load(
+    text: str,
+    file: str,
+    fast: FastReader | None = None,
+    skip: Skip | None = None,
+    chunks: ChunkMapper = serial,
+) -> tuple[list[Any], list[int] | None]:
+    """:func:`load_all`, and the line where each document starts when it was free to note
+    (``None`` otherwise). A large text is read in pieces by ``chunks`` (see :func:`_pieces`)."""
     docs = fast(text) if fast is not None else None
     if docs is not None:
-        return docs
+        return docs, None
+    found = _load_pieces(text, skip, chunks) or _quick_load(text, skip)
+    if found is None:  # a problem: found again with its line and path
+        return [d.data for d in parse_documents(text, file, skip=skip)], None
+    return found
+
+
+def _quick_load(text: str, skip: Skip | None) -> tuple[list[Any], list[int]] | None:
+    """The documents of ``text`` and the line where each starts, when it has no problem at all;
+    ``None`` otherwise (:func:`parse_documents` then says what and where)."""
+    docs: list[Any] = []
+    starts: list[int] = []
+    loader = _Loader(text)
     try:
-        docs = [doc for doc in yaml.load_all(text, Loader=_Loader) if doc is not None]
+        # yaml.load_all, noting where each document starts.
+        while loader.check_node():
+            node = loader.get_node()
+            if node is None:
+                continue
+            data = loader.construct_document(node)
+            if data is not None:
+                docs.append(data)
+                starts.append(node.start_mark.line + 1)
     except (yaml.YAMLError, RecursionError):
-        return [d.data for d in parse_documents(text, file, skip=skip)]
+        return None
+    finally:
+        loader.dispose()
     # Without an alias ("*name") no two values are shared, and one quick pass does.
     quick = "*" not in text
     if not all(
         is_plain_data(d, skip) if quick else not value_problems(d, limit=1, skip=skip) for d in docs
     ):
-        return [d.data for d in parse_documents(text, file, skip=skip)]
-    return docs
+        return None
+    return docs, starts
 
 
-def load_documents(path: str | os.PathLike[str], *, skip: Skip | None = None) -> list[Document]:
+#: Characters per piece when a large file is read in pieces (see :func:`_pieces`), and the
+#: pieces worth a process of their own (a piece takes about 8 ms to read).
+PIECE_CHARS = 64 * 1024
+PIECES_PER_PROCESS = 4
+#: Before a document start (``---`` at the start of a line, then a blank or the end).
+_DOCUMENT_START = re.compile(r"\n---(?=[ \t\r\n]|\Z)")
+
+
+def _pieces(text: str, size: int | None = None) -> list[tuple[int, str]] | None:
+    """``text`` cut into pieces of about ``size`` characters (:data:`PIECE_CHARS`) at document
+    starts, each with the
+    number of lines before it; ``None`` when it is not cut.
+
+    YAML forbids ``---`` followed by a blank at the start of a line anywhere but as a document
+    start (no scalar or collection may hold one there: libyaml ends a block or plain scalar
+    there, and refuses it inside a quoted scalar or a flow collection), and a document's
+    anchors, aliases and merges stay within it. So every piece of a text that reads without a
+    problem reads as the documents of that text, alone; a text with a problem may cut
+    wrongly, but it is read again whole. Not cut: texts with directives (``%TAG``, ``%YAML``
+    apply to the documents after them) or line breaks other than LF and CRLF (lines would be
+    counted otherwise than libyaml counts them)."""
+    size = size or PIECE_CHARS
+    if len(text) < 2 * size or text.startswith("%") or "\n%" in text:
+        return None
+    if any(c in text for c in "\x85\u2028\u2029") or text.count("\r") != text.count("\r\n"):
+        return None
+    cuts = [0]
+    while (m := _DOCUMENT_START.search(text, cuts[-1] + size)) is not None:
+        cuts.append(m.start() + 1)
+    if len(cuts) < 2:
+        return None
+    bounds = [*cuts, len(text)]
+    return [(text.count("\n", 0, a), text[a:b]) for a, b in itertools.pairwise(bounds)]
+
+
+def _load_pieces(
+    text: str, skip: Skip | None, chunks: ChunkMapper
+) -> tuple[list[Any], list[int]] | None:
+    """:func:`_quick_load` of a large text, piece by piece (:func:`_pieces`), the pieces by
+    ``chunks`` (on several cores when it forks); ``None`` when the text is not cut, or some
+    piece has a problem (the whole text is then read at once)."""
+    pieces = _pieces(text)
+    if pieces is None:
+        return None
+    read = chunks(
+        lambda part: [_quick_load(piece, skip) for _, piece in part],
+        pieces,
+        per_process=PIECES_PER_PROCESS,
+    )
+    docs: list[Any] = []
+    starts: list[int] = []
+    for (before, _), found in zip(pieces, read, strict=True):
+        if found is None:
+            return None
+        docs += found[0]
+        starts += [before + line for line in found[1]]
+    return docs, starts
+
+
+def load_documents(
+    path: str | os.PathLike[str], *, skip: Skip | None = None, chunks: ChunkMapper = serial
+) -> list[Document]:
     """Read every YAML document of ``path`` (a missing, unreadable or unusual file is an input
-    error; see :func:`read_text`). ``skip``: see :func:`value_problems`."""
+    error; see :func:`read_text`). ``skip``: see :func:`value_problems`; a large file is read
+    in pieces by ``chunks`` (:mod:`kubetrain.parallel`)."""
     shown = display_path(path)
     text = read_text(path)
-    values = load_all(text, shown, skip=skip)
-    lines = _Lines(text, shown, skip=skip)
+    values, starts = _load(text, shown, skip=skip, chunks=chunks)
+    lines = _Lines(text, shown, starts=starts)
     return [Document(shown, i, value, lines) for i, value in enumerate(values)]
 
 
@@ -645,7 +752,7 @@ def parse_documents(text: str, file: str, *, skip: Skip | None = None) -> list[D
     loader = _Loader(text)
     docs: list[Document] = []
     tables: list[dict[Path_, int]] = []
-    source = _Lines(text, file, tables, skip=skip)
+    source = _Lines(text, file, tables)
     node: yaml.Node | None = None
     try:
         index = 0
@@ -685,6 +792,30 @@ def parse_documents(text: str, file: str, *, skip: Skip | None = None) -> list[D
     return docs
 
 
+def _line_tables(text: str) -> list[dict[Path_, int]]:
+    """The line table of every non-empty document of ``text``, a text :func:`load_all` read
+    without a problem: composed again, but no value is built and no rule checked again, which
+    takes about half of :func:`parse_documents`' time (the tables are the same)."""
+    loader = _Loader(text)
+    tables: list[dict[Path_, int]] = []
+    # Merges are flattened as constructing does (the node's own key beats a merged one).
+    flatten = loader.flatten_mapping if "<<" in text else None
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            if node is None or (isinstance(node, yaml.ScalarNode) and node.tag == _NULL):
+                continue  # an empty document, which loading skips
+            lines: dict[Path_, int] = {}
+            _record_lines(node, (), lines, flatten)
+            tables.append(lines)
+    finally:
+        loader.dispose()
+    return tables
+
+
+_NULL = "tag:yaml.org,2002:null"
+
+
 def _tab_message(text: str, line: int | None) -> str | None:
     """The message for a tab in the indentation of ``line`` (YAML indents with spaces only;
     PyYAML says "found character that cannot start any token")."""
@@ -701,15 +832,23 @@ def _tab_message(text: str, line: int | None) -> str | None:
     )
 
 
-def _record_lines(root: yaml.Node, base: Path_, lines: dict[Path_, int]) -> None:
-    """The line of every path under ``root`` (its mappings already flattened by construction,
-    so a key merged with ``<<`` and then given again has the line where it is given again).
-    Iterative: a value kubetrain does not read may nest as deep as libyaml allows."""
+def _record_lines(
+    root: yaml.Node,
+    base: Path_,
+    lines: dict[Path_, int],
+    flatten: Callable[[yaml.MappingNode], None] | None = None,
+) -> None:
+    """The line of every path under ``root`` (its mappings flattened by construction, or by
+    ``flatten`` on the way, so a key merged with ``<<`` and then given again has the line where
+    it is given again). Iterative: a value kubetrain does not read may nest as deep as libyaml
+    allows."""
     todo: list[tuple[yaml.Node, Path_]] = [(root, base)]
     while todo:
         node, path = todo.pop()
         lines.setdefault(path, node.start_mark.line + 1)
         if isinstance(node, yaml.MappingNode):
+            if flatten is not None:
+                flatten(node)
             for key_node, value_node in node.value:
                 key = (*path, key_node.value)
                 lines[key] = key_node.start_mark.line + 1

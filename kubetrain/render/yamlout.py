@@ -401,7 +401,9 @@ def dump_all(objs: Iterable[Mapping[str, Any]]) -> str:
 # the writer's block style move content right by at least two columns (a list directly under
 # a key by none, anything else by two), so content within 90 columns is within 92 levels. The
 # fast parser has no depth limit of its own (it crashes on thousands of levels).
-_DEEP_LINE: Final = re.compile(r"^[ -]{90}", re.MULTILINE)
+# (Searched as a first line, then after a line break: a tenth of MULTILINE's ``^``'s time.)
+_DEEP_FIRST_LINE: Final = re.compile(r"[ -]{90}")
+_DEEP_LINE: Final = re.compile(r"\n[ -]{90}")
 
 
 # What value_problems refuses, as the writer writes it: non-finite floats (``.inf``, ``.nan``),
@@ -412,6 +414,19 @@ _DEEP_LINE: Final = re.compile(r"^[ -]{90}", re.MULTILINE)
 _NOT_PLAIN_TEXT: Final = re.compile(
     r"\.(?:inf|nan)\b|[0-9]{19}|\\x(?:7F|8[0-46-9A-F]|9[0-9A-F])|\\uFFF[EF]"
 )
+# What the search looks for, found faster (the regular expression takes 15 microseconds a file,
+# a tenth of reading it): the text of those escapes and keywords, and the runs of digits, seen
+# as runs of 9 once every digit is a 9. Only a text where one is found is searched.
+_NOT_PLAIN_HINTS: Final = (".inf", ".nan", "\\x", "\\uFFF")
+_NINES: Final = str.maketrans("012345678", "999999999")
+_LONG_NUMBER: Final = "9" * 19
+
+
+def _not_plain_text(body: str) -> bool:
+    """Whether ``body`` holds what :data:`_NOT_PLAIN_TEXT` finds."""
+    if _LONG_NUMBER in body.translate(_NINES) or any(h in body for h in _NOT_PLAIN_HINTS):
+        return _NOT_PLAIN_TEXT.search(body) is not None
+    return False
 
 
 def read_generated(text: str) -> list[Any] | None:
@@ -435,7 +450,7 @@ def read_generated(text: str) -> list[Any] | None:
             return None
         start = end + 1
     body = text[start:]
-    if _DEEP_LINE.search(body) is not None:
+    if _DEEP_FIRST_LINE.match(body) is not None or _DEEP_LINE.search(body) is not None:
         return None
     try:
         value = yaml_rs.loads(body, parse_datetime=False)
@@ -447,6 +462,6 @@ def read_generated(text: str) -> list[Any] | None:
         return None
     # The text is now exactly what the writer writes for ``value``, so whatever
     # value_problems would refuse shows in the text itself (searched once, not value by value).
-    if _NOT_PLAIN_TEXT.search(body) is not None:
+    if _not_plain_text(body):
         return None
     return [value]

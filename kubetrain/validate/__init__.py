@@ -14,7 +14,14 @@ from .engine import (
     read_objects,
 )
 from .report import Format, finding_line, format_report, warning_lines
-from .semantic import RULES, WARNING_RULES, CheckSettings, check_objects
+from .semantic import (
+    RULES,
+    WARNING_RULES,
+    CheckSettings,
+    add_findings,
+    check_objects,
+    semantic_findings,
+)
 
 __all__ = [
     "DEFAULT_VERSION",
@@ -28,10 +35,12 @@ __all__ = [
     "ObjectResult",
     "Report",
     "Validator",
+    "add_findings",
     "add_lines",
     "check_objects",
     "finding_line",
     "format_report",
     "read_objects",
+    "semantic_findings",
     "warning_lines",
 ]

@@ -10,10 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import socket
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
@@ -115,6 +111,13 @@ def _fetch(location: str) -> Any | None:
 
 
 def _fetch_url(location: str) -> Any | None:
+    # Imported here: most runs read no schema over HTTP, and urllib.request (with ssl and
+    # http.client) takes a tenth of validate's start.
+    import socket
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+
     host = urllib.parse.urlsplit(location).netloc
     if host in _UNREACHABLE:
         raise OSError(f"cannot fetch schema {location}: {_UNREACHABLE[host]}")

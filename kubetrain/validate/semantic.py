@@ -16,12 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from ..builders.security import CONTAINER_FIELDS
 from ..kube.apiserver import HANDLED_KINDS
 from ..kube.names import DNS1123_LABEL, LABEL_VALUE, PORT_NAME, check_label_key
-from ..models.errors import PathPart
+from ..models.errors import PathPart, Severity
 from ..models.kinds import declarations
 from ..models.resources import gpu_findings
 from ..models.stack import External, StackSettings
@@ -33,8 +34,10 @@ __all__ = [
     "WARNING_RULES",
     "CheckSettings",
     "PodTemplate",
+    "add_findings",
     "check_objects",
     "pod_templates",
+    "semantic_findings",
 ]
 
 #: Rule id -> what it checks, in Markdown (docs/validation.md's table is generated from it).
@@ -104,20 +107,18 @@ class PodTemplate:
     template: Mapping[str, Any]
     count: int
 
-    @property
+    # Read by every rule: found once.
+    @cached_property
     def meta(self) -> Mapping[str, Any]:
-        meta = self.template.get("metadata")
-        return meta if isinstance(meta, Mapping) else {}
+        return _mapping(self.template.get("metadata"))
 
-    @property
+    @cached_property
     def spec(self) -> Mapping[str, Any]:
-        spec = self.template.get("spec")
-        return spec if isinstance(spec, Mapping) else {}
+        return _mapping(self.template.get("spec"))
 
-    @property
+    @cached_property
     def labels(self) -> Mapping[str, Any]:
-        labels = self.meta.get("labels")
-        return labels if isinstance(labels, Mapping) else {}
+        return _mapping(self.meta.get("labels"))
 
 
 def _count(value: Any, default: int = 1) -> int:
@@ -126,7 +127,7 @@ def _count(value: Any, default: int = 1) -> int:
 
 def _at(obj: Any, path: Path) -> Any:
     for part in path:
-        if isinstance(obj, Mapping) and isinstance(part, str):
+        if _is_mapping(obj) and isinstance(part, str):
             obj = obj.get(part)
         elif isinstance(obj, list) and isinstance(part, int) and 0 <= part < len(obj):
             obj = obj[part]
@@ -216,7 +217,7 @@ POD_TEMPLATE_FINDERS: dict[str, Callable[[Mapping[str, Any]], Iterator[PodTempla
 
 def pod_templates(obj: Any) -> list[PodTemplate]:
     """The pods and pod templates of one object (none for kinds without pods)."""
-    if not isinstance(obj, Mapping):
+    if not _is_mapping(obj):
         return []
     finder = POD_TEMPLATE_FINDERS.get(str(obj.get("kind")))
     return list(finder(obj)) if finder else []
@@ -227,8 +228,12 @@ def _containers(spec: Mapping[str, Any]) -> Iterator[tuple[Path, Mapping[str, An
         items = spec.get(fld)
         if isinstance(items, list):
             for i, c in enumerate(items):
-                if isinstance(c, Mapping):
+                if _is_mapping(c):
                     yield (fld, i), c
+
+
+def _is_mapping(value: Any) -> bool:
+    return type(value) is dict or isinstance(value, Mapping)  # dict: without the ABC check
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
@@ -247,25 +252,21 @@ def _list(value: Any) -> list[Any]:
 @dataclass
 class _Run:
     items: Sequence[Located]
-    results: Sequence[ObjectResult]
     settings: CheckSettings
+    #: The rules' findings on each item, in the order found.
+    findings: list[list[Finding]] = field(default_factory=list)
     templates: list[list[PodTemplate]] = field(default_factory=list)
+    #: (index, object) of every item that is an object (a mapping with a kind).
+    mapped: list[tuple[int, Mapping[str, Any]]] = field(default_factory=list)
 
     def add(self, index: int, rule: str, path: Path, message: str) -> None:
         if rule in self.settings.skip:
             return
-        result = self.results[index]
-        if rule in WARNING_RULES:
-            result.findings.append(Finding(rule, path, message, severity="warning"))
-            return
-        result.findings.append(Finding(rule, path, message))
-        if result.status in ("valid", "skipped"):
-            result.status = "invalid"
+        severity: Severity = "warning" if rule in WARNING_RULES else "error"
+        self.findings[index].append(Finding(rule, path, message, severity=severity))
 
-    def objects(self) -> Iterator[tuple[int, Mapping[str, Any]]]:
-        for i, item in enumerate(self.items):
-            if isinstance(item.obj, Mapping) and item.obj.get("kind"):
-                yield i, item.obj
+    def objects(self) -> list[tuple[int, Mapping[str, Any]]]:
+        return self.mapped
 
     def pods(self) -> Iterator[tuple[int, PodTemplate]]:
         for i, templates in enumerate(self.templates):
@@ -842,13 +843,37 @@ def check_objects(
 ) -> None:
     """Run every rule over ``items`` (validated together), adding findings to ``results``
     (``results[i]`` is the verdict on ``items[i]``)."""
-    if len(items) != len(results):
-        raise ValueError("one result per item")
-    run = _Run(items, results, settings)
+    add_findings(results, semantic_findings(items, settings))
+
+
+def semantic_findings(items: Sequence[Located], settings: CheckSettings) -> list[list[Finding]]:
+    """The findings of every rule over ``items`` (validated together), per item. They depend
+    on the objects alone, not on their schema checks: render and validate find them while the
+    objects are checked one by one (see :func:`add_findings`)."""
+    run = _Run(items, settings, [[] for _ in items])
     run.templates = [pod_templates(item.obj) for item in items]
+    run.mapped = [
+        (i, item.obj)
+        for i, item in enumerate(items)
+        if _is_mapping(item.obj) and item.obj.get("kind")
+    ]
     for check in _CHECKS:
         check(run)
-    for result in results:
+    return run.findings
+
+
+def add_findings(results: Sequence[ObjectResult], findings: Sequence[list[Finding]]) -> None:
+    """Add the rules' ``findings`` (:func:`semantic_findings`) to the checked ``results``: an
+    error makes its object invalid, a warning does not; and a rule's finding at or below a field
+    the API server already refuses is dropped."""
+    if len(findings) != len(results):
+        raise ValueError("one result per item")
+    for result, found in zip(results, findings, strict=True):
+        if not found:  # nothing added, so nothing to drop
+            continue
+        result.findings += found
+        if result.status in ("valid", "skipped") and any(f.severity == "error" for f in found):
+            result.status = "invalid"
         _drop_restated(result)
 
 

@@ -28,9 +28,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from cel_expr_python import cel
-from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
-
 from ..schemas import json_type
 
 if TYPE_CHECKING:
@@ -141,6 +138,10 @@ def _env() -> Any:
     """One CEL environment per process: ``self`` of any type, Kubernetes' extensions."""
     global _ENV
     if _ENV is None:
+        # Imported on first use: most objects have no CEL rule to evaluate.
+        from cel_expr_python import cel
+        from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
+
         _ENV = cel.NewEnv(
             variables={"self": cel.Type.DYN, "oldSelf": cel.Type.DYN},
             extensions=[

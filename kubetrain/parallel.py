@@ -1,0 +1,405 @@
+"""Work spread over the machine's cores, by forking.
+
+``render`` and ``validate`` spend most of their time on work that is independent per job, per
+object or per file (loading and building jobs, the schema and API-server checks, writing YAML,
+reading files). Such work is handed to a *chunk mapper*: :func:`serial` does it all in this
+process (the default wherever a mapper is taken); :func:`forking` maps it over the items in
+chunks (every n-th item), the first chunk here and the others in child processes forked from
+this one, and gives the results back in the items' order. :func:`alongside` runs two
+independent parts of a run at once (the rules over all objects, beside the checks of each),
+and :func:`background` starts one (writing a tree's files) while this process goes on.
+
+What is computed is exactly what one process computes: the children are copies of this
+process (same values, same hash seed), each item is computed by the same function, and the
+results are put back in the items' order. When any chunk raises, or a child dies without an
+answer (killed, out of memory), the work is done again here in one process, so what is raised
+is what one process raises: the work handed out is expected not to raise (render and validate
+return the problems they find as values).
+
+It forks only where that is safe and worth it: on Linux, with more than one usable core, no
+other thread running (a fork copies only the calling thread), and enough work for a process
+(``per_process`` items); everywhere else it does the work here. ``KUBETRAIN_WORKERS`` sets the
+number of processes (``1``: never fork).
+
+This module imports nothing of kubetrain: callers hand the work in.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import itertools
+import marshal
+import os
+import pickle
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Generic, NoReturn, Protocol, TypeVar, cast
+
+__all__ = [
+    "ENV",
+    "ChunkMapper",
+    "Forked",
+    "alongside",
+    "background",
+    "forking",
+    "interrupts_held",
+    "serial",
+    "workers",
+]
+
+T = TypeVar("T")
+R = TypeVar("R")
+A = TypeVar("A")
+B = TypeVar("B")
+
+#: The environment variable that sets the number of processes (``1``: never fork).
+ENV = "KUBETRAIN_WORKERS"
+#: More processes than this gain nothing on the work kubetrain hands out (the serial parts
+#: dominate) and cost a fork and a transfer each.
+MAX_WORKERS = 8
+
+
+class ChunkMapper(Protocol):
+    """Maps ``fn`` over ``items``: ``fn`` takes some of the items and returns one result for
+    each; the mapper returns the result of every item, in the items' order. ``done(n)`` is
+    called as ``n`` more items are done (a progress line). ``per_process``: the fewest items
+    worth a process of their own (a fork and the transfer of the results take about 10 ms:
+    the caller, who knows what an item costs, says how many make well over that)."""
+
+    def __call__(
+        self,
+        fn: Callable[[Sequence[T]], list[R]],
+        items: Sequence[T],
+        done: Callable[[int], None] | None = None,
+        *,
+        per_process: int = 1,
+    ) -> list[R]: ...
+
+
+#: Items per call of ``fn`` when progress is shown (``done``).
+STEP = 100
+
+
+def serial(
+    fn: Callable[[Sequence[T]], list[R]],
+    items: Sequence[T],
+    done: Callable[[int], None] | None = None,
+    *,
+    per_process: int = 1,
+) -> list[R]:
+    """The chunk mapper of one process: ``fn`` over all of ``items`` at once, or over slices
+    of :data:`STEP` items when ``done`` shows progress."""
+    if done is None:
+        return _checked(fn(items), items)
+    results: list[R] = []
+    for start in range(0, len(items), STEP):
+        part = items[start : start + STEP]
+        results += _checked(fn(part), part)
+        done(len(part))
+    return results
+
+
+def _checked(results: list[R], items: Sequence[T]) -> list[R]:
+    if len(results) != len(items):
+        raise ValueError(f"{len(results)} results for {len(items)} items")
+    return results
+
+
+def workers() -> int:
+    """How many processes to use: ``KUBETRAIN_WORKERS``, else the cores this process may run
+    on (at most :data:`MAX_WORKERS`). A value that is not a positive number counts as 1."""
+    given = os.environ.get(ENV)
+    if given is not None:
+        try:
+            return max(1, int(given))
+        except ValueError:
+            return 1
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, MAX_WORKERS))
+
+
+def _can_fork() -> bool:
+    """Whether forking is safe here: on Linux, with no other thread running (a fork copies only
+    the calling thread, and a lock another thread holds would stay locked in the child)."""
+    return (
+        sys.platform.startswith("linux") and hasattr(os, "fork") and threading.active_count() == 1
+    )
+
+
+def forking(
+    fn: Callable[[Sequence[T]], list[R]],
+    items: Sequence[T],
+    done: Callable[[int], None] | None = None,
+    *,
+    per_process: int = 1,
+) -> list[R]:
+    """The chunk mapper of several processes: forks as many as :func:`workers` allows with at
+    least ``per_process`` items each, where forking is safe; else :func:`serial`."""
+    n = min(workers(), len(items) // max(1, per_process))
+    if n < 2 or not _can_fork():
+        return serial(fn, items, done)
+    return _forked(fn, items, n, done)
+
+
+#: The signals that interrupt a run (Ctrl-C, ``kill``): held back while a child is being
+#: started and recorded, so none is left running unrecorded.
+_INTERRUPTS = frozenset({signal.SIGINT, signal.SIGTERM})
+
+
+@contextlib.contextmanager
+def interrupts_held() -> Iterator[None]:
+    """Ctrl-C and SIGTERM held back (delivered on exit) while the caller starts children and
+    records them: an interruption between a fork and its bookkeeping would leave a child that
+    no one stops or waits for."""
+    if not hasattr(signal, "pthread_sigmask"):  # pragma: no cover - not on Linux
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, _INTERRUPTS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def background(fn: Callable[[], R]) -> Forked[R] | None:
+    """``fn()`` started in a forked child, to run while this process goes on (the file system's
+    work of writing a tree, beside render's checks); ``None`` where forking is not safe,
+    :func:`workers` is 1, or the system refuses another process (the caller then does the work
+    itself). Call it, and record what it returns, under :func:`interrupts_held`."""
+    if workers() < 2 or not _can_fork():
+        return None
+    try:
+        return Forked(fn)
+    except OSError:  # EAGAIN, ENOMEM: no process to spare
+        return None
+
+
+def alongside(first: Callable[[], A], second: Callable[[], B], *, fork: bool = True) -> tuple[A, B]:
+    """``first()`` in a forked child while ``second()`` runs here, and both results: two
+    independent parts of a run on two cores (the rules over all objects in the child, while each
+    object is checked here). ``first`` must only return what it computes: what it changes in its
+    own process is lost. Where :func:`background` does not fork, or not ``fork`` (too little
+    work to be worth a process), ``first()`` then ``second()``. Either way, what is raised is
+    what one process running ``first()`` then ``second()`` raises: ``first`` is run again here
+    when its child raised or died."""
+    child = None
+    if fork:
+        with interrupts_held():
+            child = background(first)
+    if child is None:
+        a = first()
+        return a, second()
+    try:
+        try:
+            b = second()
+        except Exception:
+            if not child.result()[0]:
+                first()  # raises what one process would have raised first
+            raise
+        ok, value = child.result()
+        return (cast(A, value) if ok else first()), b
+    finally:
+        child.close(kill=True)
+
+
+class Forked(Generic[R]):
+    """``fn()`` computed by a forked child, which sends its result back through a pipe."""
+
+    def __init__(self, fn: Callable[[], R]) -> None:
+        read, write = os.pipe()
+        parent = os.getpid()
+        prctl = _prctl()  # found here once, not in every child
+        try:
+            pid = os.fork()
+        except BaseException:
+            os.close(read)
+            os.close(write)
+            raise
+        if pid == 0:  # the child: never returns into the caller's stack
+            _child_main(fn, read, write, parent, prctl)
+        self.pid: int | None = pid
+        self.fd: int | None = read
+        os.close(write)
+
+    def result(self) -> tuple[bool, R | None]:
+        """Waits for the child: (True, what ``fn()`` returned), or (False, None) when it raised
+        or the child died."""
+        assert self.fd is not None
+        parts = []
+        while data := os.read(self.fd, 1 << 20):
+            parts.append(data)
+        self.close()
+        if not parts:
+            return False, None
+        try:
+            value: R = _loads(b"".join(parts))
+        except Exception:  # a truncated answer: the child died while writing it
+            return False, None
+        return True, value
+
+    def close(self, kill: bool = False) -> None:
+        """Stops waiting for the child (``kill``: kills it first); it is gone on return."""
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+        interrupted: BaseException | None = None
+        while self.pid is not None:
+            if kill or interrupted is not None:
+                with contextlib.suppress(OSError):
+                    os.kill(self.pid, signal.SIGKILL)
+            try:
+                os.waitpid(self.pid, 0)
+                self.pid = None
+            except ChildProcessError:
+                self.pid = None
+            except BaseException as exc:  # Ctrl-C while waiting: the child is killed, and reaped
+                interrupted = interrupted or exc
+        if interrupted is not None:
+            raise interrupted
+
+
+def _child_main(
+    fn: Callable[[], Any], read: int, write: int, parent: int, prctl: Callable[..., Any] | None
+) -> NoReturn:
+    """The child's whole life: compute, answer, exit, without running anything of the parent's
+    (no ``finally`` of its callers, no ``atexit``, no flushing of inherited buffers). Work that
+    raises gets no answer: the parent does it again and raises the exception itself, exactly as
+    one process would have (exceptions do not all survive pickling intact). A parent killed
+    (SIGKILL, SIGTERM) takes the child with it: none goes on writing files unwatched."""
+    code = 1
+    try:
+        _die_with(parent, prctl)
+        if hasattr(signal, "pthread_sigmask"):
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, _INTERRUPTS)  # held by the parent
+        os.close(read)
+        view = memoryview(_dumps(fn()))
+        while view:
+            view = view[os.write(write, view) :]
+        code = 0
+    except BaseException:  # no answer; the parent decides
+        pass
+    finally:
+        os._exit(code)
+
+
+@functools.cache
+def _prctl() -> Callable[..., Any] | None:
+    """The C library's ``prctl`` (Linux), or ``None``."""
+    try:
+        import ctypes
+
+        return cast(Callable[..., Any], ctypes.CDLL(None, use_errno=True).prctl)
+    except (OSError, AttributeError):
+        return None
+
+
+def _die_with(parent: int, prctl: Callable[..., Any] | None) -> None:
+    """Have the kernel kill this process when its parent ends (Linux ``PR_SET_PDEATHSIG``),
+    and end now if the parent already has."""
+    if prctl is not None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _dumps(value: Any) -> bytes:
+    """``value`` as bytes for the parent: with marshal when it is plain data (manifests: about
+    twice as fast as pickle, both ways), else with pickle."""
+    try:
+        return b"m" + marshal.dumps(value)
+    except ValueError:  # not plain data (dataclasses)
+        return b"p" + pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _loads(data: bytes) -> Any:
+    if data[:1] == b"m":
+        return marshal.loads(memoryview(data)[1:])
+    if data[:1] == b"p":
+        return pickle.loads(memoryview(data)[1:])
+    raise ValueError("not an answer")
+
+
+#: Slices of the items per process: the processes take slices one at a time, as each is done
+#: with the last, so a process slowed down (by another process on its core) takes fewer.
+SLICES_PER_PROCESS = 8
+
+
+def _forked(
+    fn: Callable[[Sequence[T]], list[R]],
+    items: Sequence[T],
+    n: int,
+    done: Callable[[int], None] | None,
+) -> list[R]:
+    count = min(255, n * SLICES_PER_PROCESS, len(items))
+    bounds = [len(items) * k // count for k in range(count + 1)]
+    slices = [items[a:b] for a, b in itertools.pairwise(bounds)]
+    # The slices still to take, one byte each in a pipe: reading a byte takes one, atomically,
+    # whichever process reads it; the pipe is empty once all are taken.
+    queue, fill = os.pipe()
+    try:
+        os.write(fill, bytes(range(count)))
+    finally:
+        os.close(fill)
+    children: list[Forked[list[tuple[int, list[R]]]]] = []
+    out: list[Any] = [None] * len(items)
+    try:
+        with interrupts_held():
+            for _ in range(n - 1):
+                child = background(functools.partial(_take, fn, slices, queue))
+                if child is None:  # no process to spare: this one takes more slices
+                    break
+                children.append(child)
+        try:
+            mine = _take(fn, slices, queue, done)
+        except Exception:
+            return _failed(fn, items)
+        answers = []
+        for child in children:
+            ok, value = child.result()
+            if not ok or value is None:
+                return _failed(fn, items)
+            answers.append(value)
+            if done is not None:
+                done(sum(len(slices[k]) for k, _ in value))
+        taken = 0
+        for k, results in [*mine, *(a for answer in answers for a in answer)]:
+            out[bounds[k] : bounds[k + 1]] = _checked(results, slices[k])
+            taken += 1
+        if taken != count:  # a slice no one took: cannot happen unless a child lost one
+            return _failed(fn, items)
+        return out
+    finally:
+        os.close(queue)
+        for child in children:
+            child.close(kill=True)
+
+
+def _take(
+    fn: Callable[[Sequence[T]], list[R]],
+    slices: Sequence[Sequence[T]],
+    queue: int,
+    done: Callable[[int], None] | None = None,
+) -> list[tuple[int, list[R]]]:
+    """Map ``fn`` over slices taken from ``queue`` until none is left: (slice, results)."""
+    out = []
+    while token := os.read(queue, 1):
+        k = token[0]
+        out.append((k, fn(slices[k])))
+        if done is not None:
+            done(len(slices[k]))
+    return out
+
+
+def _failed(fn: Callable[[Sequence[T]], list[R]], items: Sequence[T]) -> list[R]:
+    """Some chunk raised, or its child died: the items are mapped again in one process, which
+    raises what one process raises (the exception of the first item that fails)."""
+    return serial(fn, items)
