@@ -20,7 +20,7 @@ from kubetrain.models import InputError
 from kubetrain.models.source import load_all, parse_documents
 from kubetrain.render import dump
 
-from conftest import REPO
+from conftest import REPO, needs_upstream_crds
 
 # Imported where used: the tests above them run against any kubetrain, the ones below name the
 # pieces this reading is made of.
@@ -362,6 +362,7 @@ def test_kustomize_cannot_read_exactly_the_characters_kubetrain_refuses(tmp_path
     assert verdicts == {code: UNREADABLE.match(chr(code)) is None for code in samples}
 
 
+@needs_upstream_crds
 def test_depth_limit_matches_what_documents_need() -> None:
     """The deepest upstream CRD nests under 40 levels; the limit leaves room."""
     from kubetrain.models.limits import MAX_DEPTH

@@ -46,7 +46,7 @@ from kubetrain.models import InputError, load_job, load_stack
 from kubetrain.validate import Located, Validator
 from kubetrain.validate.schemas import model_schema
 
-from conftest import REPO
+from conftest import REPO, needs_apiserver_corpus, needs_upstream_crds
 from helpers import objects, pick, replica_pods, stack_from
 from pulumi_harness import by_identity, expected_identity, run_pulumi
 
@@ -457,6 +457,7 @@ def corpus_job_restart_policies() -> dict[str, set[str]]:
     return verdicts
 
 
+@needs_apiserver_corpus
 @pytest.mark.parametrize("workload", ["job", "jobset"])
 def test_jobs_obey_the_api_servers_job_rules(
     rendered: dict[str, list[dict[str, Any]]], workload: str
@@ -623,6 +624,7 @@ def jobset_webhook_problems(jobset: dict[str, Any]) -> list[str]:
     return out
 
 
+@needs_upstream_crds
 def test_jobsets_are_valid_against_the_upstream_crd_and_webhook(
     rendered: dict[str, list[dict[str, Any]]],
 ) -> None:
@@ -657,6 +659,7 @@ def _added(before: Any, after: Any, path: str = "") -> Iterator[str]:
             yield from _added(x, y, f"{path}[{i}]")
 
 
+@needs_upstream_crds
 def test_jobsets_hold_every_default_of_the_jobset_crd_but_the_pods_own(
     rendered: dict[str, list[dict[str, Any]]],
 ) -> None:
@@ -693,6 +696,7 @@ def _schema_paths(node: Any, path: str = "") -> Iterator[tuple[str, dict[str, An
         yield from _schema_paths(node["items"], f"{path}[]")
 
 
+@needs_upstream_crds
 def test_the_jobset_model_is_a_part_of_the_upstream_crd() -> None:
     """Every field of kubetrain's JobSet model is a field of the upstream CRD, with the same
     enums and defaults, so what validate accepts the API server accepts."""
@@ -950,6 +954,7 @@ def test_what_a_workload_cannot_express_is_said_at_the_field(
             assert found == [], workload
 
 
+@needs_upstream_crds
 def test_validate_with_the_jobset_crd_passes_the_rendered_prod_tree(run) -> None:
     """``kubetrain validate --crd``: the committed JobSets of the prod stack, as the API server
     would take them with the JobSet CRD installed."""

@@ -15,7 +15,7 @@ import yaml
 from kubetrain.builders import BuildContext
 from kubetrain.builders.pytorchjob import PyTorchTrainingJob
 
-from conftest import REPO
+from conftest import REPO, needs_upstream_crds
 from helpers import container, objects, pick, pod_stack
 
 PT = "pytorch"
@@ -249,6 +249,7 @@ def crd_validator() -> jsonschema.Draft7Validator:
     return jsonschema.Draft7Validator(strict(version["schema"]["openAPIV3Schema"]))
 
 
+@needs_upstream_crds
 def test_operator_mode_emits_the_defaulted_custom_resource_valid_against_the_crd(
     tmp_path: Path,
 ) -> None:
@@ -279,6 +280,7 @@ def test_operator_mode_emits_the_defaulted_custom_resource_valid_against_the_crd
     assert not validator.is_valid(broken)
 
 
+@needs_upstream_crds
 def test_the_golden_custom_resource_is_valid_against_the_crd() -> None:
     path = REPO / "tests/cases/pytorchjob/expected/other/pytorchjob-operated.yaml"
     cr = yaml.safe_load(path.read_text())
