@@ -31,6 +31,7 @@ from kubetrain.kube.apiextensions import (
     validate_crd,
     validate_custom_resource,
 )
+from kubetrain.kube.apiserver import object_issues
 from kubetrain.kube.expansion import container_environment, expand, mapping_func_for
 from kubetrain.kube.features import (
     JOB_FEATURES,
@@ -442,7 +443,13 @@ def all_jobs(objs: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
             yield obj
         elif obj["kind"] == "JobSet":
             for rjob in obj["spec"]["replicatedJobs"]:
-                yield {"metadata": {"name": rjob["name"]}, "spec": rjob["template"]["spec"]}
+                template = rjob["template"]
+                meta = {
+                    **template.get("metadata", {}),
+                    "name": rjob["name"],
+                    "namespace": obj["metadata"]["namespace"],
+                }
+                yield {"apiVersion": "batch/v1", "kind": "Job", **template, "metadata": meta}
 
 
 @cache
@@ -468,6 +475,8 @@ def test_jobs_obey_the_api_servers_job_rules(
     assert {"OnFailure", "Never"} <= verdicts["accepted"] and "Always" in verdicts["rejected"]
     for job in jobs:
         assert job_api_problems(job) == [], job["metadata"]["name"]
+        # kubetrain's own mirror of kube-apiserver's ValidateJob (kube/apiserver) agrees.
+        assert object_issues(job, (1, 33)) == [], job["metadata"]["name"]
         assert job["spec"]["template"]["spec"]["restartPolicy"] in verdicts["accepted"]
     # The checks can fail.
     broken = copy.deepcopy(next(j for j in jobs if "podFailurePolicy" in j["spec"]))
@@ -477,6 +486,7 @@ def test_jobs_obey_the_api_servers_job_rules(
         "podFailurePolicy needs restartPolicy Never",
         "In must not hold 0",
     ]
+    assert {issue.path[-1] for issue in object_issues(broken, (1, 33))} == {0, "restartPolicy"}
 
 
 @pytest.mark.parametrize(
