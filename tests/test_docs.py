@@ -73,6 +73,36 @@ def test_readme_is_short_and_ends_in_a_docs_index() -> None:
     assert not missing, f"pages the README's index does not list: {missing}"
 
 
+def _section(text: str, title: str) -> str:
+    parts = [part for part in text.split("\n## ") if part.startswith(title + "\n")]
+    assert len(parts) == 1, f"one section {title!r}"
+    return parts[0]
+
+
+def test_readme_limits_section_states_the_bounds_the_code_checks() -> None:
+    from kubetrain.models.limits import (
+        MAX_OBJECT_BYTES,
+        MAX_OBJECTS,
+        MAX_OUTPUT_BYTES,
+        MAX_REPLICAS,
+    )
+
+    limits = _section((REPO / "README.md").read_text(encoding="utf-8"), "Limits")
+    stated = {
+        f"{MAX_REPLICAS:,} replicas",
+        f"{MAX_OBJECTS:,} objects",
+        f"{MAX_OUTPUT_BYTES // 2**20} MiB of YAML",
+        f"{MAX_OBJECT_BYTES / 2**20:g} MiB per object",
+    }
+    assert {phrase for phrase in stated if phrase in " ".join(limits.split())} == stated
+    assert "docs/limits.md" in limits
+
+
+def test_readme_security_section_links_the_security_page() -> None:
+    security = _section((REPO / "README.md").read_text(encoding="utf-8"), "Security")
+    assert "credential" in security and "docs/security.md" in security
+
+
 @pytest.mark.parametrize("page", MARKDOWN, ids=_relative)
 def test_relative_links_resolve(page: Path) -> None:
     text = page.read_text(encoding="utf-8")
