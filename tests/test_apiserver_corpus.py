@@ -203,3 +203,35 @@ def test_every_base_object_passes() -> None:
             if f.rule in REFUSING
         ]
     assert not refused, "\n".join(refused)
+
+
+def _total(tallies: dict[str, Tally]) -> Tally:
+    total = Tally()
+    for t in tallies.values():
+        for key in vars(total):
+            setattr(total, key, getattr(total, key) + getattr(t, key))
+    return total
+
+
+def test_the_docs_state_the_measured_agreement(outcome: Outcome) -> None:
+    # docs/validation.md's table and the README's summary are this outcome, not a hand copy
+    # that drifts: every family's row, the totals and the rules' counts.
+    page = " ".join((REPO / "docs" / "validation.md").read_text(encoding="utf-8").split())
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    assert outcome.families, "the corpus has built-in families"
+    for name, t in outcome.families.items():
+        assert f"| {name} | {t.caught}/{t.rejected} | {t.passed}/{t.accepted} |" in page, name
+    built_in, custom = _total(outcome.families), _total(outcome.custom)
+    assert (
+        f"**{built_in.caught}/{built_in.rejected}** | **{built_in.passed}/{built_in.accepted}**"
+        in page
+    )
+    assert f"| {custom.caught}/{custom.rejected} | {custom.passed}/{custom.accepted} |" in page
+    assert outcome.rules, "kubetrain's rules flag some accepted objects"
+    for rule, count in outcome.rules.items():
+        assert f"`{rule}` {count}" in page, rule
+    assert (
+        f"{built_in.caught}/{built_in.rejected} refused objects refused and "
+        f"{built_in.passed}/{built_in.accepted} accepted objects accepted" in readme
+    )
+    assert f"{custom.caught}/{custom.rejected} and {custom.passed}/{custom.accepted}" in readme
