@@ -15,6 +15,19 @@ from kubetrain.models import Stack, load_stack
 from conftest import APISERVER_CORPUS
 
 
+class KubectlDumper(yaml.SafeDumper):
+    """PyYAML's safe dumper, quoting every string kubectl (go-yaml v2) would not read back as
+    that string: PyYAML writes ``y``, ``1e3`` or ``0o17`` plain, which kubectl reads as a
+    boolean, a float and an integer. Tests that write arbitrary values with PyYAML use it."""
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        from kubetrain.models.scalars import resolve_plain
+
+        if kind is yaml.ScalarNode and implicit[0]:
+            return resolve_plain(value)
+        return super().resolve(kind, value, implicit)
+
+
 def stack_from(tmp_path: Path, config: dict[str, Any], name: str = "test") -> Stack:
     """Write ``{"config": config}`` as stacks/Pulumi.<name>.yaml under ``tmp_path`` and load it."""
     (tmp_path / "Pulumi.yaml").write_text(
@@ -23,7 +36,7 @@ def stack_from(tmp_path: Path, config: dict[str, Any], name: str = "test") -> St
     folder = tmp_path / "stacks"
     folder.mkdir(exist_ok=True)
     path = folder / f"Pulumi.{name}.yaml"
-    path.write_text(yaml.safe_dump({"config": config}, sort_keys=False))
+    path.write_text(yaml.dump({"config": config}, Dumper=KubectlDumper, sort_keys=False))
     return load_stack(path)
 
 

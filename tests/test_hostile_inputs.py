@@ -43,7 +43,10 @@ def render_stack(project: Path, run, config: dict[str, Any] | str):
 @pytest.mark.parametrize(
     ("replicas", "expected"),
     [
-        (2**64, "Worker.replicas: an integer beyond 64 bits: Kubernetes cannot read it"),
+        # An integer to go-yaml (a uint64), beyond what Kubernetes reads.
+        (2**63, "Worker.replicas: an integer beyond int64: Kubernetes cannot read it"),
+        # A float to go-yaml, as to kubectl: past uint64 its ParseUint fails.
+        (2**64, "Worker.replicas: Input should be a valid integer, got 1.8446744073709552e+19"),
         (2**31, "Worker.replicas: must be <= 10000, got 2147483648"),
         (10001, "Worker.replicas: must be <= 10000, got 10001"),
         # Within the replica bound, but TF_CONFIG lists every pod in every pod: 5000 pods are

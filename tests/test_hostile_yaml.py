@@ -1,4 +1,4 @@
-"""One YAML reading for every input, as kubectl reads it (YAML 1.1, PyYAML's resolver), and
+"""One YAML reading for every input, as kubectl reads it (go-yaml v2's scalars), and
 every YAML construct JSON cannot hold, or that would cost unbounded time, refused with
 ``FILE:LINE: path: message`` and exit 2 (exit 1, a finding, for files ``validate`` checks)."""
 
@@ -115,8 +115,8 @@ CASES = [
         id="infinity",
     ),
     pytest.param(
-        TFJOB % "18446744073709551616",
-        "Worker.replicas: an integer beyond 64 bits",
+        TFJOB % "9223372036854775808",
+        "Worker.replicas: an integer beyond int64",
         id="beyond-64-bits",
     ),
     pytest.param(

@@ -17,7 +17,7 @@ from kubetrain.models import InputError, load_stack
 from kubetrain.models.source import UNREADABLE
 from kubetrain.validate import Located, Validator
 
-from helpers import env, objects, replica_pods
+from helpers import KubectlDumper, env, objects, replica_pods
 
 NAME = st.from_regex(r"[a-z][a-z0-9]{0,10}", fullmatch=True)
 #: Any text kustomize can read back (the characters kubetrain refuses are left out).
@@ -74,7 +74,7 @@ def load(config: dict[str, Any]):
         folder.mkdir()
         (Path(tmp) / "Pulumi.yaml").write_text("name: kubetrain\nruntime: python\n")
         path = folder / "Pulumi.p.yaml"
-        path.write_text(yaml.safe_dump({"config": config}))
+        path.write_text(yaml.dump({"config": config}, Dumper=KubectlDumper))
         return load_stack(path)
 
 

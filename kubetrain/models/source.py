@@ -1,15 +1,16 @@
 """Strict YAML reading that remembers where every value came from.
 
 Every input (stack files, job files, the files ``kubetrain validate`` checks) is read the way
-``kubectl`` reads it: YAML 1.1 with PyYAML's resolver (``yes`` is true, ``010`` is 8), parsed by
-libyaml (``CSafeLoader``), into plain JSON data. On top of that reading, kubetrain refuses what
+``kubectl`` reads it: parsed by libyaml (``CSafeLoader``), each unquoted scalar resolved as
+kubectl's go-yaml v2 resolves it (:mod:`.scalars`: ``yes`` and ``y`` are true, ``010`` is 8,
+``1:20`` is a string), into plain JSON data. On top of that reading, kubetrain refuses what
 kubectl would turn into something else or choke on, each with ``FILE:LINE: path: message``:
 
 * a key given twice in one mapping (PyYAML silently keeps the last one; a key a YAML merge
   ``<<`` brings in may be overridden, as YAML says);
 * a mapping key that is not a string (``yes:``, ``1:``, ``~:``): JSON has no such keys;
 * ``!!binary``, ``!!timestamp``, ``!!set``, ``!!omap`` and ``!!pairs`` values, and the numbers
-  JSON cannot hold (``.nan``, ``.inf``, integers beyond 64 bits), where kubetrain reads them
+  JSON cannot hold (``.nan``, ``.inf``, integers beyond int64), where kubetrain reads them
   (another Pulumi package's config is its own business);
 * strings kustomize cannot read back (DEL, C1 controls, U+FFFE/U+FFFF; see :data:`UNREADABLE`);
 * recursive aliases, aliases expanding past :data:`~.limits.MAX_ALIAS_VALUES` values (the
@@ -42,6 +43,7 @@ import yaml
 from ..parallel import ChunkMapper, serial
 from .errors import InputError, PathPart, Problem
 from .limits import INT64_MAX, INT64_MIN, MAX_ALIAS_VALUES, MAX_DEPTH, MAX_FILE_BYTES
+from .scalars import BOOL, FLOAT, INT, MERGE, NULL, plain_value, resolve_plain
 
 __all__ = [
     "GENERATED_MARK",
@@ -128,11 +130,45 @@ class _Loader(yaml.CSafeLoader):
                 pairs.append((key_node, value_node))
         node.value = pairs
 
+    def resolve(self, kind: type[yaml.Node], value: str, implicit: tuple[bool, bool]) -> str:
+        """A plain scalar's tag as kubectl's go-yaml v2 resolves it (:mod:`.scalars`); quoted
+        scalars, sequences and mappings as PyYAML does (strings, lists, mappings)."""
+        if kind is yaml.ScalarNode and implicit[0]:
+            return resolve_plain(value)
+        return str(super().resolve(kind, value, implicit))  # type: ignore[no-untyped-call]
 
-_Loader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
+
+_NAMES = {BOOL: "bool", INT: "int", FLOAT: "float", NULL: "null"}
+
+
+def _construct_scalar(tag: str) -> Callable[[yaml.SafeLoader, yaml.ScalarNode], Any]:
+    """The constructor of ``tag`` (bool, int, float, null): go-yaml v2's value of the text, an
+    explicit ``!!int 0o17`` included; a text that is not of the tag is an error, as there."""
+
+    def construct(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
+        text = loader.construct_scalar(node)
+        found, value = plain_value(text)
+        if found == INT and tag == FLOAT:  # as go-yaml: !!float 1 is 1.0
+            return float(value)
+        if found != tag:  # the text is not quoted: it may be anything, a credential too
+            raise yaml.constructor.ConstructorError(
+                None, None, f"the value tagged !!{_NAMES[tag]} is not one", node.start_mark
+            )
+        return value
+
+    return construct
+
+
+for _tag in (BOOL, INT, FLOAT, NULL):
+    _Loader.add_constructor(_tag, _construct_scalar(_tag))
+
+
+def _merge_value(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> str:
+    """A ``<<`` that is a value, not a key: the string ``<<`` to go-yaml."""
+    return str(loader.construct_scalar(node))
+
+
+_Loader.add_constructor(MERGE, _merge_value)
 
 
 class _Lines:
@@ -396,7 +432,7 @@ class _Walk:
             return 1, 0
         if kind is int:
             if not INT64_MIN <= value <= INT64_MAX:
-                self.note(path, "an integer beyond 64 bits: Kubernetes cannot read it")
+                self.note(path, "an integer beyond int64: Kubernetes cannot read it")
             return 1, 0
         if kind is float:
             if math.isnan(value):

@@ -431,15 +431,17 @@ def _not_plain_text(body: str) -> bool:
 
 def read_generated(text: str) -> list[Any] | None:
     """The document of a file this writer wrote, read with yaml-rs (a YAML 1.2 parser, about
-    nine times PyYAML's libyaml loader; bench/loaders.py), or ``None`` when that is not proven
-    to give PyYAML's values.
+    nine times kubetrain's libyaml loader; bench/loaders.py), or ``None`` when that is not
+    proven to give that loader's values.
 
     The proof: after its header comments, the text is exactly what :func:`dump` writes for the
-    value yaml-rs read. :func:`dump` writes only what PyYAML's YAML 1.1 reading gives back
-    unchanged (tests/test_yamlout.py checks the round trip), so PyYAML would read the same
-    value. Any other text (a hand edit, an alias, a tag, ``yes`` unquoted) is left to PyYAML,
-    which reads it as kubectl does. The value must also obey every rule of
-    :func:`~kubetrain.models.source.value_problems`, as a document read by PyYAML must.
+    value yaml-rs read. :func:`dump` writes plain only strings that every reader concerned
+    (go-yaml v2 as kubectl and kubetrain's loader read, PyYAML, YAML 1.2) gives back unchanged,
+    and numbers and booleans in forms they all agree on (tests/test_yamlout.py and
+    tests/test_yaml_scalars.py check both), so the loader would read the same value. Any other
+    text (a hand edit, an alias, a tag, ``yes`` unquoted) is left to the loader, which reads it
+    as kubectl does. The value must also obey every rule of
+    :func:`~kubetrain.models.source.value_problems`, as a document the loader reads must.
     """
     if not text.startswith(GENERATED_MARK):
         return None
