@@ -107,6 +107,16 @@ LITERALS = [
         id="tfjob-args-flag",
     ),
     pytest.param(
+        tfjob({**CONTAINER, "args": ["train", "--api-key", SECRET]}),
+        "containers[0].args[1]",
+        id="tfjob-args-flag-two-words",
+    ),
+    pytest.param(
+        tfjob({**CONTAINER, "command": ["sh", "-c", f"train --password {SECRET} --steps 9"]}),
+        "containers[0].command[2]",
+        id="tfjob-shell-line-two-words",
+    ),
+    pytest.param(
         tfjob({**CONTAINER, "command": ["sh", "-c", f"export TOKEN={SECRET} && train"]}),
         "containers[0].command[2]",
         id="tfjob-shell-line",
@@ -167,7 +177,17 @@ def test_pulumi_components_obey_the_same_rule(job: dict[str, Any], where: str) -
                     {"name": "B_TOKEN", "value": ""},
                     {"name": "C_PASSWORD", "value": "$(A_TOKEN)"},
                 ],
-                "args": ["--password=$(C_PASSWORD)"],
+                "args": [
+                    "--password=$(C_PASSWORD)",
+                    "--token",
+                    "$(A_TOKEN)",
+                    "--token-file",
+                    "/run/token",
+                    "--no-password",
+                    "--secret",
+                    "--steps",
+                    "9",
+                ],
             }
         ),
         # Names that only look like credentials, listed in the job's annotation.

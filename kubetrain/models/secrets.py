@@ -22,6 +22,7 @@ names (``kubetrain:secretStore``), in Pulumi mode in the stack's encrypted confi
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator, Mapping
 from typing import Annotated, Any, ClassVar, Literal
@@ -79,6 +80,8 @@ _NAMED_VALUES = ("annotations", "labels", "nodeSelector", "NodeSelector")
 #: ``TOKEN=...`` there are credential material.
 _COMMAND_LINES = ("command", "args", "entrypoint")
 _ASSIGNMENT = re.compile(r"-{0,2}([A-Za-z_][A-Za-z0-9_.-]*)=(.*)", re.DOTALL)
+# A flag given without "=": its value is the next word (``--password hunter2``).
+_FLAG = re.compile(r"--?([A-Za-z_][A-Za-z0-9_.-]*)")
 # A value that only refers to another env var ($(VAR) or ${VAR}) holds nothing itself.
 _REFERENCE = re.compile(r"\$\([A-Za-z_][A-Za-z0-9_]*\)|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?")
 
@@ -116,16 +119,25 @@ def is_credential_entry(name: Any, value: Any, allowed: frozenset[str]) -> bool:
 
 
 def _flags(value: Any) -> Iterator[tuple[Path, str]]:
-    """(path, flag name) of every ``--name=value`` / ``NAME=value`` word with a literal value."""
+    """(path, flag name) of every ``--name=value`` / ``NAME=value`` word with a literal value,
+    and of every ``--name value`` pair of words (a flag, then a word that is not one), whether
+    the two are one list item or two."""
     items = enumerate(value) if isinstance(value, list) else [((), value)]
+    words: list[tuple[Path, str]] = []
     for index, item in items:
-        if not isinstance(item, str):
-            continue
-        path: Path = (index,) if isinstance(index, int) else ()
-        for word in item.split():
-            m = _ASSIGNMENT.fullmatch(word.strip("'\""))
-            if m and _literal(m[2]):
-                yield path, m[1]
+        if isinstance(item, str):
+            path: Path = (index,) if isinstance(index, int) else ()
+            words += [(path, word.strip("'\"")) for word in item.split()]
+    for (path, word), (_, following) in itertools.pairwise([*words, ((), "-")]):
+        m = _ASSIGNMENT.fullmatch(word)
+        if m and _literal(m[2]):
+            yield path, m[1]
+        elif (
+            (flag := _FLAG.fullmatch(word))
+            and not following.startswith("-")
+            and _literal(following)
+        ):
+            yield path, flag[1]
 
 
 def credential_problems(document: Any) -> list[tuple[Path, str]]:
@@ -138,7 +150,8 @@ def credential_problems(document: Any) -> list[tuple[Path, str]]:
       refers to another var, ``$(DB_PASSWORD)``, is fine), in Kubernetes' list form or a
       Learner's ``env`` mapping;
     * annotation, label or node-selector key with a non-empty value;
-    * ``--flag=value`` or ``NAME=value`` word in a ``command``, ``args`` or ``entrypoint``.
+    * ``--flag=value`` or ``NAME=value`` word, or ``--flag value`` pair of words, in a
+      ``command``, ``args`` or ``entrypoint``.
 
     A name listed in the job's :data:`NOT_CREDENTIALS_ANNOTATION` is not a credential. The
     messages never quote the value.
