@@ -157,6 +157,80 @@ def test_the_trainingjob_entrypoint_is_a_command_line_too(project: Path, run) ->
     assert SECRET not in result.stderr
 
 
+DEPLOYMENT: dict[str, Any] = {
+    "apiVersion": "apps/v1",
+    "kind": "Deployment",
+    "metadata": {"name": "d"},
+    "spec": {
+        "selector": {"matchLabels": {"a": "b"}},
+        "template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [CONTAINER]}},
+    },
+}
+CONFIGMAP: dict[str, Any] = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}
+
+
+def _deployment(**container: Any) -> dict[str, Any]:
+    spec = {**DEPLOYMENT["spec"]["template"]["spec"], "containers": [{**CONTAINER, **container}]}
+    template = {**DEPLOYMENT["spec"]["template"], "spec": spec}
+    return {**DEPLOYMENT, "spec": {**DEPLOYMENT["spec"], "template": template}}
+
+
+# Plain manifests (kubetrain:manifests) are rendered too: the same rule, and ConfigMap keys.
+MANIFEST_LITERALS = [
+    pytest.param(
+        _deployment(env=[{"name": "HF_TOKEN", "value": SECRET}]),
+        "manifests[0].spec.template.spec.containers[0].env[0].value",
+        id="deployment-env",
+    ),
+    pytest.param(
+        _deployment(args=["--password", SECRET]),
+        "manifests[0].spec.template.spec.containers[0].args[0]",
+        id="deployment-args",
+    ),
+    pytest.param(
+        {**CONFIGMAP, "data": {"DB_PASSWORD": SECRET}},
+        "manifests[0].data.DB_PASSWORD",
+        id="configmap-data",
+    ),
+    pytest.param(
+        {**CONFIGMAP, "metadata": {"name": "c", "annotations": {"api-token": SECRET}}},
+        "manifests[0].metadata.annotations.api-token",
+        id="configmap-annotation",
+    ),
+]
+
+
+@pytest.mark.parametrize(("manifest", "where"), MANIFEST_LITERALS)
+def test_a_literal_credential_in_a_plain_manifest_is_refused(
+    project: Path, run, manifest: dict[str, Any], where: str
+) -> None:
+    config = {"kubetrain:namespace": "ml", "kubetrain:manifests": [manifest]}
+    (project / "stacks" / "Pulumi.dev.yaml").write_text(yaml.safe_dump({"config": config}))
+    result = run("render", cwd=project)
+    assert result.exit_code == 2, result.stderr
+    assert where in result.stderr
+    assert "a credential value is not allowed" in result.stderr
+    assert SECRET not in result.stderr + result.stdout
+    assert not (project / "rendered").exists()
+
+
+def test_a_configmap_key_that_only_looks_like_a_credential_can_be_listed(
+    project: Path, run
+) -> None:
+    allowed = {
+        **CONFIGMAP,
+        "metadata": {"name": "c", "annotations": {"kubetrain.io/not-credentials": "TOKEN_PATH"}},
+        "data": {"TOKEN_PATH": "/var/run/token", "steps": "10"},
+    }
+    config = {"kubetrain:namespace": "ml", "kubetrain:manifests": [allowed]}
+    (project / "stacks" / "Pulumi.dev.yaml").write_text(yaml.safe_dump({"config": config}))
+    result = run("render", cwd=project)
+    assert result.exit_code == 0, result.stderr
+    assert (
+        "/var/run/token" in (project / "rendered" / "dev" / "ml" / "configmap-c.yaml").read_text()
+    )
+
+
 @pytest.mark.parametrize(("job", "where"), LITERALS)
 def test_pulumi_components_obey_the_same_rule(job: dict[str, Any], where: str) -> None:
     with pytest.raises(InputError) as caught:

@@ -39,7 +39,12 @@ from .errors import InputError, PathPart, Problem
 from .limits import MAX_OBJECT_BYTES, MAX_OBJECTS, MAX_OUTPUT_BYTES
 from .patches import apply_patches, patch_sources
 from .resources import as_built
-from .secrets import credential_problems, credential_value_message, looks_like_credential
+from .secrets import (
+    configmap_credential_problems,
+    credential_problems,
+    credential_value_message,
+    looks_like_credential,
+)
 from .source import Document, display_path, foreign_config, load_documents, value_problems
 from .stack import CONFIG_NAMESPACE, NATIVE_WORKLOADS, StackFile, StackSettings
 
@@ -779,6 +784,12 @@ def _load_manifest(
                         f"the Secret elsewhere and list it in {CONFIG_NAMESPACE}:external.secrets",
                     )
                 )
+    # The one credential rule of job documents holds here too (env values, annotations, labels,
+    # command lines of pod templates), and a ConfigMap key named like a credential holds one.
+    found = credential_problems(data)
+    if kind == "ConfigMap" and api_version == "v1":
+        found += configmap_credential_problems(data)
+    problems += [doc.problem(path, message) for path, message in found]
     validator = k8s.builtin_validator(settings.version, api_version, kind)
     if validator is not None:
         defs = k8s.definitions(settings.version)["$defs"]

@@ -38,6 +38,7 @@ __all__ = [
     "PULL_CREDENTIAL_KEY",
     "CredentialName",
     "ExternalSecret",
+    "configmap_credential_problems",
     "credential_problems",
     "credential_value_message",
     "is_credential_entry",
@@ -188,8 +189,26 @@ def credential_problems(document: Any) -> list[tuple[Path, str]]:
     return sorted(found, key=lambda p: [str(x) for x in p[0]])
 
 
+def configmap_credential_problems(configmap: Mapping[str, Any]) -> list[tuple[Path, str]]:
+    """A ConfigMap's ``data`` keys named like credentials, with a literal value: credential
+    material in plain text (a ConfigMap is no Secret), by the rule of
+    :func:`credential_problems` and with the same way out (the object's
+    :data:`NOT_CREDENTIALS_ANNOTATION`)."""
+    meta = configmap.get("metadata")
+    allowed = not_credentials(meta.get("annotations") if isinstance(meta, Mapping) else None)
+    data = configmap.get("data")
+    if not isinstance(data, Mapping):
+        return []
+    message = credential_value_message("in a ConfigMap") + _ALLOW_HINT
+    return [
+        (("data", name), message)
+        for name, value in data.items()
+        if is_credential_entry(name, value, allowed)
+    ]
+
+
 _ALLOW_HINT = (
-    f"; if the name only looks like a credential, list it in the job's "
+    f"; if the name only looks like a credential, list it in the document's "
     f"{NOT_CREDENTIALS_ANNOTATION} annotation"
 )
 
