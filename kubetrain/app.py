@@ -888,7 +888,7 @@ _STACK = """\
 config:
   kubetrain:namespace: {namespace}
   kubetrain:kubernetesVersion: "{version}"
-  # Job documents (TFJob, PaddlePaddle TrainingJob, FfDL Learner), one or more per file.
+  # Job documents ({kinds}), one or more per file.
   kubetrain:jobFiles:
     - stacks/jobs/*.yaml
   # Per-environment changes to those jobs, as Kustomize patches (docs/stack-file.md):
@@ -954,6 +954,7 @@ def init_project(folder: Path, stack: str = "dev", namespace: str = "ml") -> lis
             stack=stack,
             namespace=namespace,
             version=f"{DEFAULT_VERSION[0]}.{DEFAULT_VERSION[1]}",
+            kinds=", ".join(sorted({kind for _, kind in job_kinds()})),
         ),
         folder / "stacks" / "jobs" / "mnist.yaml": _JOB,
     }

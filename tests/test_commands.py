@@ -164,6 +164,11 @@ def test_init_scaffolds_a_project_that_renders(tmp_path: Path, run) -> None:
     folder = tmp_path / "proj"
     assert yaml.safe_load((folder / "Pulumi.yaml").read_text())["stackConfigDir"] == "stacks"
     assert (folder / "stacks" / "Pulumi.dev.yaml").is_file()
+    # The stack's comment lists every job kind kubetrain accepts (from the kind registry).
+    from kubetrain.models import job_kinds
+
+    comment = (folder / "stacks" / "Pulumi.dev.yaml").read_text().split("# Job documents (")[1]
+    assert comment.split(")")[0].split(", ") == sorted({kind for _, kind in job_kinds()})
     rendered = run("render", cwd=folder)
     assert rendered.exit_code == 0 and rendered.stderr == "", rendered.stderr
     assert (folder / "rendered" / "dev" / "ml" / "job-mnist-worker-1.yaml").is_file()
