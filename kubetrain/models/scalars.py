@@ -18,7 +18,8 @@ text               go-yaml v2 (kubectl)   PyYAML
 ``1e999``          string (out of range)  float infinity
 =================  =====================  ==========================
 
-Quoted scalars are always strings, in both. ``tests/data/goyaml-v2-scalars.jsonl`` holds what
+Quoted scalars are always strings, in both. Pulumi reads stack files with go-yaml v2 as well
+(``sdk/go/common/encoding``), so a stack file means the same to ``pulumi up`` as to render. ``tests/data/goyaml-v2-scalars.jsonl`` holds what
 go-yaml v2.4.0 itself made of some 3,000 scalars, and the suite holds this module to it.
 """
 
