@@ -6,6 +6,7 @@ schema, embedded Kubernetes types, semantic rules, name limits, the mode annotat
 :func:`kubetrain.builders.build_job` with a ``pulumi`` build context. Nothing here knows a job kind.
 """
 
+import dataclasses
 import json
 import math
 from collections.abc import Mapping
@@ -20,7 +21,7 @@ from kubetrain.models.errors import PathPart
 
 from ._args import SettingsArgs
 
-__all__ = ["Expansion", "expand", "job_args", "settings_args"]
+__all__ = ["Expansion", "expand", "job_args", "report_warnings", "settings_args"]
 
 Manifest = dict[str, Any]
 
@@ -32,6 +33,8 @@ class Expansion:
     loaded: LoadedJob
     settings: StackSettings
     manifests: tuple[Manifest, ...]
+    #: What the builder rewrote or did not use, as ``kubetrain render`` prints it.
+    warnings: tuple[str, ...] = ()
 
     @property
     def ctx(self) -> BuildContext:
@@ -61,8 +64,14 @@ def expand(kind: type[JobDocument], args: Mapping[str, Any], where: str) -> Expa
     settings = plain.pop("settings", None) or {}
     document = {"apiVersion": kind.API_VERSION, "kind": kind.KIND, **plain}
     loaded, stack_settings = load_job(document, settings=settings, file=where)
-    manifests = tuple(build_job(loaded, BuildContext(stack_settings, "pulumi")))
-    expansion = Expansion(loaded, stack_settings, manifests)
+    found: list[Problem] = []
+    manifests = tuple(build_job(loaded, BuildContext(stack_settings, "pulumi"), found))
+    # Named by ``where`` (the component), which already says what the builder's title says.
+    title = f"{loaded.title}: "
+    warnings = tuple(
+        str(dataclasses.replace(w, message=w.message.removeprefix(title))) for w in sorted(found)
+    )
+    expansion = Expansion(loaded, stack_settings, manifests, warnings)
     if len(_CACHE) >= _CACHE_SIZE:
         _CACHE.clear()
     _CACHE[key] = expansion
@@ -114,3 +123,10 @@ def job_args(loaded: LoadedJob, settings: StackSettings) -> dict[str, Any]:
         **body,
         "settings": settings_args(settings),
     }
+
+
+def report_warnings(component: pulumi.Resource, expansion: Expansion) -> None:
+    """Log the expansion's warnings on ``component``, as ``kubetrain render`` prints them. A job
+    component does so unless the stack program created it, which logs the whole stack's."""
+    for text in expansion.warnings:
+        pulumi.log.warn(text, resource=component)

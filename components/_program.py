@@ -29,6 +29,7 @@ class JobComponent(Protocol):
         opts: pulumi.ResourceOptions | None = None,
         *,
         exclude: Collection[Identity] = (),
+        warn: bool = True,
     ) -> None: ...
 
     def exports(self) -> dict[str, Any]: ...
@@ -107,5 +108,6 @@ def deploy_stack(stack: Stack) -> dict[str, JobComponent]:
         name = component_name(loaded)
         cls = COMPONENTS[type(loaded.job)]
         opts = pulumi.ResourceOptions(depends_on=depends_on) if depends_on else None
-        out[name] = cls(name, job_args(loaded, stack.settings), opts, exclude=exclude)
+        # The stack's warnings are logged above, located in the stack file: not again here.
+        out[name] = cls(name, job_args(loaded, stack.settings), opts, exclude=exclude, warn=False)
     return out

@@ -24,7 +24,7 @@ from kubetrain.models.kinds import attach_component
 from kubetrain.models.learner import Learner as LearnerDocument
 
 from ._args import JobMetadataArgs, SettingsArgs
-from ._job import expand
+from ._job import expand, report_warnings
 from ._resources import Identity, identity, register
 
 __all__ = [
@@ -201,12 +201,15 @@ class LearnerStatefulSet(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
         *,
         exclude: Collection[Identity] = (),
+        warn: bool = True,
     ) -> None:
         """``exclude``: objects (apiVersion, kind, namespace, name) registered elsewhere; the
         stack program passes the objects several jobs share (a pull Secret) and registers them
         once."""
         expansion = expand(LearnerDocument, args, f"LearnerStatefulSet {name}")
         super().__init__(TYPE, name, None, opts)
+        if warn:
+            report_warnings(self, expansion)
         document = expansion.loaded.job
         assert isinstance(document, LearnerDocument)
         register(

@@ -19,7 +19,7 @@ from kubetrain.models.kinds import attach_component
 from kubetrain.models.pytorchjob import PyTorchJob as PyTorchJobDocument
 
 from ._args import JobMetadataArgs, SettingsArgs
-from ._job import expand
+from ._job import expand, report_warnings
 from ._kubeflow_args import RunPolicyArgs
 from ._resources import Identity, identity, register
 
@@ -139,11 +139,14 @@ class PyTorchJob(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
         *,
         exclude: Collection[Identity] = (),
+        warn: bool = True,
     ) -> None:
         """``exclude``: objects (apiVersion, kind, namespace, name) registered elsewhere; the
         stack program passes the objects several jobs share and registers them once."""
         expansion = expand(PyTorchJobDocument, args, f"PyTorchJob {name}")
         super().__init__(TYPE, name, None, opts)
+        if warn:
+            report_warnings(self, expansion)
         register(
             self,
             [m for m in expansion.manifests if identity(m) not in exclude],

@@ -18,7 +18,7 @@ from kubetrain.builders.tfjob import TFTrainingJob
 from kubetrain.models.kinds import attach_component
 from kubetrain.models.tfjob import TFJob as TFJobDocument
 
-from ._job import expand
+from ._job import expand, report_warnings
 from ._resources import Identity, identity, prerequisites_of, register
 from ._tfjob_args import (
     RunPolicyArgs,
@@ -66,11 +66,14 @@ class TFJob(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
         *,
         exclude: Collection[Identity] = (),
+        warn: bool = True,
     ) -> None:
         """``exclude``: objects (apiVersion, kind, namespace, name) registered elsewhere; the
         stack program passes the objects several jobs share and registers them once."""
         expansion = expand(TFJobDocument, args, f"TFJob {name}")
         super().__init__(TYPE, name, None, opts)
+        if warn:
+            report_warnings(self, expansion)
         where = f"TFJob {name}"
         depends_on = opts.depends_on if opts is not None else None
         document = expansion.loaded.job

@@ -26,7 +26,7 @@ from kubetrain.models.trainingjob import MASTER_LABEL, PSERVER_LABEL, TRAINER_LA
 from kubetrain.models.trainingjob import TrainingJob as TrainingJobDocument
 
 from ._args import JobMetadataArgs, SettingsArgs
-from ._job import expand
+from ._job import expand, report_warnings
 from ._resources import Identity, identity, register
 
 __all__ = [
@@ -179,11 +179,14 @@ class TrainingJob(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
         *,
         exclude: Collection[Identity] = (),
+        warn: bool = True,
     ) -> None:
         """``exclude``: objects (apiVersion, kind, namespace, name) registered elsewhere; the
         stack program passes the objects several jobs share (the CRD) and registers them once."""
         expansion = expand(TrainingJobDocument, args, f"TrainingJob {name}")
         super().__init__(TYPE, name, None, opts)
+        if warn:
+            report_warnings(self, expansion)
         document = expansion.loaded.job
         assert isinstance(document, TrainingJobDocument)
         register(

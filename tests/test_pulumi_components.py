@@ -513,6 +513,52 @@ def test_missing_credentials_stop_the_stack_before_any_job(
     assert secrets == {"ml/a-store": {"KEY": "x"}, "ml/b-store": {"KEY": "y"}}
 
 
+def test_warnings_are_logged_once_on_the_component_or_by_the_stack(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What ``kubetrain render`` prints as warnings, Pulumi logs: on a component created alone
+    (from Python or through the provider), or once for the stack by the program, located in
+    the stack file."""
+    logged: list[tuple[str, Any]] = []
+    monkeypatch.setattr(
+        pulumi.log, "warn", lambda text, resource=None, **_: logged.append((text, resource))
+    )
+    _CACHE.clear()
+    run_pulumi(lambda: TFJob("ml/mnist", tfjob_args()).mode)
+    texts = [text for text, _ in logged]
+    assert texts, "the job has parameter servers without a deadline: a warning"
+    assert all(t.startswith("TFJob ml/mnist: spec.") and ": warning: " in t for t in texts)
+    assert any("parameter servers never exit" in t for t in texts)
+    assert all(isinstance(resource, TFJob) for _, resource in logged)
+    assert len(texts) == len(set(texts))  # the TFReplicaSets log nothing again
+    # Created by the stack program: each warning once, at the stack file's line.
+    logged.clear()
+    with_ps = stack_from(
+        tmp_path,
+        {
+            "kubetrain:namespace": "ml",
+            "kubetrain:jobs": [
+                {
+                    "apiVersion": "kubeflow.org/v1",
+                    "kind": "TFJob",
+                    "metadata": {"name": "a"},
+                    "spec": {
+                        "tfReplicaSpecs": {
+                            "PS": {"template": WORKER_TEMPLATE},
+                            "Worker": {"template": WORKER_TEMPLATE},
+                        }
+                    },
+                }
+            ],
+        },
+    )
+    run_pulumi(lambda: deploy_stack(with_ps) and None)
+    texts = [text for text, _ in logged]
+    assert len(texts) == 1 and "parameter servers never exit" in texts[0]
+    assert "Pulumi.test.yaml:" in texts[0].split(": ")[0]
+    assert logged[0][1] is None  # the stack's, not a component's
+
+
 def test_expansions_are_cached_per_arguments() -> None:
     _CACHE.clear()
     run_pulumi(lambda: TFJob("ml/mnist", tfjob_args()).mode)

@@ -19,8 +19,9 @@ text               go-yaml v2 (kubectl)   PyYAML
 =================  =====================  ==========================
 
 Quoted scalars are always strings, in both. Pulumi reads stack files with go-yaml v2 as well
-(``sdk/go/common/encoding``), so a stack file means the same to ``pulumi up`` as to render. ``tests/data/goyaml-v2-scalars.jsonl`` holds what
-go-yaml v2.4.0 itself made of some 3,000 scalars, and the suite holds this module to it.
+(``sdk/go/common/encoding``), so a stack file means the same to ``pulumi up`` as to render.
+``tests/oracles/goyaml-v2/scalars.jsonl`` holds what go-yaml v2.4.0 itself made of 1,219
+scalars, and the suite holds this module to it.
 """
 
 from __future__ import annotations
