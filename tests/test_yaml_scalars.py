@@ -54,6 +54,8 @@ def test_the_oracle_covers_every_kind_of_value() -> None:
     kinds = {r["type"] for r in RECORDS}
     assert kinds == {"string", "int", "float", "bool", "<nil>"}
     assert len(RECORDS) > 1000
+    # Texts past Python's 4,300-digit int() limit, which go-yaml reads without a fuss.
+    assert sum(len(r["text"]) > 4300 for r in RECORDS) >= 4
 
 
 def test_kubetrain_reads_every_scalar_as_go_yaml_v2_does() -> None:

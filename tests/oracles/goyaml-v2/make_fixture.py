@@ -43,6 +43,9 @@ def candidates() -> list[str]:
             "0xFFFFFFFFFFFFFFFF", "0x10000000000000000", "0b-1", "0b+1", "-0b-1", "-0b1",
             "0b" + "1" * 64, "0b" + "1" * 65, "+0b" + "1" * 64, "500m", "1Gi", "1.5Gi", "v1",
             "1.15", "3_0", " 3", "0.", "-0", "+0", "00", "0_0", "09", "0_9", "1__0"}  # fmt: skip
+    # Long texts: past 64 bits in every base, and past Python's 4,300-digit int() limit.
+    out |= {"9" * 5000, "0" * 5000 + "1", "0b" + "1" * 5000, "0x" + "f" * 5000, "0o" + "7" * 5000,
+            "-0b" + "1" * 99, "0b" + "0" * 200 + "1", "1." + "1" * 5000 + "e5", "1" * 400}  # fmt: skip
     digits = ["0", "7", "8", "17", "08", "010", "1f", "1F", "101", "12"]
     prefixes = ["", "0x", "0X", "0o", "0O", "0b", "0B", "0"]
     for sign, prefix, body in itertools.product(["", "+", "-"], prefixes, digits):
