@@ -89,6 +89,16 @@ CASES = [
         id="timestamp",
     ),
     pytest.param(
+        "config:\n  kubetrain:namespace: !!timestamp hello\n",
+        "stacks/Pulumi.dev.yaml:2: invalid YAML: the value tagged !!timestamp is not one",
+        id="timestamp-tag-on-no-timestamp",
+    ),
+    pytest.param(
+        "config:\n  kubetrain:namespace: !!int 0x\n",
+        "stacks/Pulumi.dev.yaml:2: invalid YAML: the value tagged !!int is not one",
+        id="int-tag-on-no-int",
+    ),
+    pytest.param(
         "config:\n  kubetrain:skipChecks: !!set {host-port}\n",
         "stacks/Pulumi.dev.yaml:2: config.kubetrain:skipChecks: a !!set is not JSON",
         id="set",
@@ -436,3 +446,36 @@ def test_the_quick_pass_and_the_full_rules_agree(config: dict, deep: int) -> Non
     for doc in ({"config": config}, {"config": {**config, "kubetrain:jobs": nested}}):
         for skip in (None, foreign_config):
             assert is_plain_data(doc, skip) == (not value_problems(doc, skip=skip))
+
+
+# Pieces of YAML a hostile text is made of: tags (explicit ones on texts not of their type),
+# anchors and aliases, merges, indicators, directives, keywords go-yaml and PyYAML part on.
+_PIECES = [
+    "y", "<<", "=", "~", "0o17", "1e3", "-.5", "08", "1:20", ".inf", "!!int", "!!float",
+    "!!bool", "!!null", "!!str", "!!binary", "!!set", "!!omap", "!!pairs", "!!timestamp",
+    "!!merge", "!!seq", "!!map", "!x", "!!python/name:os.system", "2001-01-01", "&a", "*a",
+    "&a [*a]", "<<: *a", "{<<: [*a, *b]}", "?", "-", ":", "{", "}", "[", "]", ",", "#", "|",
+    ">", "'x'", '"y"', "0x", "9" * 30, "key", "\n", "\n  ", "\n- ", "%YAML 1.1\n---", "---\n",
+    "...\n", "\t", '"\\ud800"', "\ufeff",
+]  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@example([("!!timestamp", " "), ("key", "")])
+@example([("a", ": "), ("!!int", " "), ("0x", "")])
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(_PIECES), st.sampled_from([" ", ": ", "\n", "", ", "])),
+        min_size=1,
+        max_size=14,
+    )
+)
+def test_any_text_ends_in_values_or_an_input_error(pieces: list[tuple[str, str]]) -> None:
+    """Whatever the text, reading it gives documents or an InputError with a line, never
+    another exception (``!!timestamp hello`` was an AttributeError inside PyYAML)."""
+    text = "".join(a + b for a, b in pieces)
+    for read in (load_all, parse_documents):
+        try:
+            read(text, "f.yaml")
+        except InputError as exc:
+            assert all(p.file == "f.yaml" for p in exc.problems)

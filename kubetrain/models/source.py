@@ -163,6 +163,20 @@ for _tag in (BOOL, INT, FLOAT, NULL):
     _Loader.add_constructor(_tag, _construct_scalar(_tag))
 
 
+def _timestamp(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
+    """PyYAML's ``!!timestamp`` (refused later as no JSON value, at its line), whose text PyYAML
+    itself does not check: ``!!timestamp hello`` would raise an AttributeError."""
+    try:
+        return loader.construct_yaml_timestamp(node)
+    except (AttributeError, ValueError, OverflowError):
+        raise yaml.constructor.ConstructorError(
+            None, None, "the value tagged !!timestamp is not one", node.start_mark
+        ) from None
+
+
+_Loader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp)
+
+
 def _merge_value(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> str:
     """A ``<<`` that is a value, not a key: the string ``<<`` to go-yaml."""
     return str(loader.construct_scalar(node))
