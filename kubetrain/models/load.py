@@ -465,8 +465,26 @@ def _load_stack_document(
         raise InputError(problems)
     if not jobs:
         return Stack(name, path, root, settings, (), doc)
-    job_docs = list(_job_documents(doc, settings, root, problems, chunks))
-    manifest_docs = list(_manifest_documents(doc, settings, root, problems, chunks))
+    job_docs = list(
+        _documents(
+            doc,
+            ("jobs", len(settings.jobs)),
+            ("jobFiles", settings.job_files),
+            root,
+            problems,
+            chunks,
+        )
+    )
+    manifest_docs = list(
+        _documents(
+            doc,
+            ("manifests", len(settings.manifests)),
+            ("manifestFiles", settings.manifest_files),
+            root,
+            problems,
+            chunks,
+        )
+    )
     if settings.patches:
         patched = apply_patches(
             job_docs + manifest_docs,
@@ -522,40 +540,6 @@ def _our_config(doc: Document) -> tuple[dict[str, Any], list[Problem]]:
         elif namespace == CONFIG_NAMESPACE:
             ours[rest] = value
     return ours, problems
-
-
-def _job_documents(
-    stack_doc: Document,
-    settings: StackSettings,
-    root: Path,
-    problems: list[Problem],
-    chunks: ChunkMapper = serial,
-) -> Iterator[Document]:
-    yield from _documents(
-        stack_doc,
-        ("jobs", len(settings.jobs)),
-        ("jobFiles", settings.job_files),
-        root,
-        problems,
-        chunks,
-    )
-
-
-def _manifest_documents(
-    stack_doc: Document,
-    settings: StackSettings,
-    root: Path,
-    problems: list[Problem],
-    chunks: ChunkMapper = serial,
-) -> Iterator[Document]:
-    yield from _documents(
-        stack_doc,
-        ("manifests", len(settings.manifests)),
-        ("manifestFiles", settings.manifest_files),
-        root,
-        problems,
-        chunks,
-    )
 
 
 def _documents(
