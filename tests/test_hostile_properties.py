@@ -155,6 +155,15 @@ PLANTED = st.one_of(
     st.just({"k": SECRET}),
     st.just(f"NAME={SECRET}"),
 )
+#: A credential on a command line: one word, two words, inside a shell line.
+FLAG_FORMS = st.sampled_from(
+    [
+        lambda name: [f"--{name}={SECRET}"],
+        lambda name: ["train", f"--{name}", SECRET, "--steps", "9"],
+        lambda name: ["sh", "-c", f"train -{name} {SECRET} --steps 9"],
+        lambda name: [f"{name.upper()}={SECRET}", "train"],
+    ]
+)
 CREDENTIAL_NAMES = st.sampled_from(
     [
         "AWS_SECRET_ACCESS_KEY",
@@ -215,8 +224,9 @@ def hostile_jobs(draw: st.DrawFn) -> dict[str, Any]:
         containers[0]["env"] = [{"name": name, "value": secret}]
     elif plant == "flag" and containers:
         # A flag on the command line, or a mapping of credential-named keys where it belongs.
-        flag = f"--{name}={SECRET}" if isinstance(secret, str) else {name: secret}
-        containers[0]["args"] = [flag]
+        containers[0]["args"] = (
+            draw(FLAG_FORMS)(name) if isinstance(secret, str) else [{name: secret}]
+        )
     elif plant == "annotation" and isinstance(job.get("metadata"), dict):
         job["metadata"]["annotations"] = {name: secret}
     elif plant == "learner-env" and isinstance(job.get("spec"), dict):
@@ -291,6 +301,47 @@ def test_no_stack_file_breaks_the_contract(jobs: list[dict], extras: dict, style
         (root / "stacks" / "Pulumi.dev.yaml").write_text(text)
         check_contract(root, "render")
         check_contract(root, "diff")
+    finally:
+        shutil.rmtree(root)
+
+
+def _plant_in_manifest(shape: str, name: str, flags: Any) -> dict[str, Any]:
+    """A plain manifest holding a credential the way ``shape`` says."""
+    meta: dict[str, Any] = {"name": "m"}
+    container: dict[str, Any] = dict(CONTAINER)
+    if shape == "configmap-data":
+        return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": {name: SECRET}}
+    if shape == "annotation":
+        meta["annotations"] = {name: SECRET}
+    elif shape == "env":
+        container["env"] = [{"name": name, "value": SECRET}]
+    else:
+        container["args"] = flags(name)
+    pod_spec = {"restartPolicy": "Never", "containers": [container]}
+    if shape == "env":  # in a Job's pod template
+        job_spec = {"template": {"spec": pod_spec}}
+        return {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta, "spec": job_spec}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": pod_spec}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    shape=st.sampled_from(["configmap-data", "annotation", "env", "flag"]),
+    name=CREDENTIAL_NAMES,
+    flags=FLAG_FORMS,
+)
+def test_no_plain_manifest_carries_a_credential(shape: str, name: str, flags: Any) -> None:
+    """Plain manifests (``kubetrain:manifests``) beside a valid job: a credential planted in
+    any of them is refused, never written or shown."""
+    root = project()
+    try:
+        config = {
+            "kubetrain:namespace": "ml",
+            "kubetrain:jobs": [copy.deepcopy(JOBS[0])],
+            "kubetrain:manifests": [_plant_in_manifest(shape, name, flags)],
+        }
+        (root / "stacks" / "Pulumi.dev.yaml").write_text(yaml.safe_dump({"config": config}))
+        assert check_contract(root, "render") == 2
     finally:
         shutil.rmtree(root)
 
