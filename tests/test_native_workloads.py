@@ -81,6 +81,7 @@ EXPANSION_JOB = {
         "runPolicy": {"activeDeadlineSeconds": 600},
         "pytorchReplicaSpecs": {
             "Master": {
+                "replicas": 1,
                 "restartPolicy": "Always",
                 "template": {
                     "spec": {
@@ -481,7 +482,7 @@ def test_jobs_obey_the_api_servers_job_rules(
     # The checks can fail.
     broken = copy.deepcopy(next(j for j in jobs if "podFailurePolicy" in j["spec"]))
     broken["spec"]["template"]["spec"]["restartPolicy"] = "OnFailure"
-    broken["spec"]["podFailurePolicy"]["rules"][0]["onExitCodes"]["values"].insert(0, 0)
+    broken["spec"]["podFailurePolicy"]["rules"][-1]["onExitCodes"]["values"].insert(0, 0)
     assert job_api_problems(broken) == [
         "podFailurePolicy needs restartPolicy Never",
         "In must not hold 0",
@@ -501,8 +502,10 @@ def test_jobs_obey_the_api_servers_job_rules(
 def test_the_job_of_an_exit_code_replica_per_version(
     tmp_path: Path, version: tuple[int, int], replacement: bool, conditions: bool
 ) -> None:
-    """ExitCode: fail the Job on 1-127 of the default container, retry the rest; fields only
-    where the version serves them; every object valid against that version's schemas."""
+    """ExitCode: a disrupted pod (DisruptionTarget) is replaced without counting, as the
+    operator's PastBackoffLimit counts restarts of running pods only; then fail the Job on 1-127
+    of the default container, retry the rest; fields only where the version serves them; every
+    object valid against that version's schemas."""
     job = {**EXPANSION_JOB, "metadata": {"name": "v"}}
     objs = objects(
         stack_from(
@@ -527,7 +530,11 @@ def test_the_job_of_an_exit_code_replica_per_version(
     }
     if conditions:
         rule["onPodConditions"] = []
-    assert worker["podFailurePolicy"] == {"rules": [rule]}
+    disrupted = {
+        "action": "Ignore",
+        "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}],
+    }
+    assert worker["podFailurePolicy"] == {"rules": [disrupted, rule]}
     assert ("podReplacementPolicy" in worker) == replacement
     assert worker["template"]["spec"]["restartPolicy"] == "Never"
     assert job_api_problems({"spec": worker}) == []
@@ -747,24 +754,28 @@ def _resolve(node: Any, root: dict[str, Any]) -> Any:
 
 
 @pytest.mark.parametrize(
-    ("job", "targets"),
+    ("job", "operator", "targets"),
     [
-        ("tf-smoke-gpu", ["master-0"]),
-        ("dist-mnist-for-e2e-test", ["worker-0"]),
-        ("tf-full", ["chief-0"]),
-        ("py-full", ["master-0"]),
-        ("py-elastic", ["worker-0", "worker-1"]),
-        ("legacy", ["master-0"]),
+        ("tf-smoke-gpu", "All", ["master-0"]),
+        ("dist-mnist-for-e2e-test", "All", ["worker-0"]),
+        ("tf-full", "All", ["chief-0"]),
+        ("py-full", "All", ["master-0"]),
+        ("py-elastic", "Any", ["worker-0", "worker-1"]),
+        ("legacy", "All", ["master-0"]),
     ],
 )
 def test_a_jobset_succeeds_when_the_operators_job_does(
-    rendered: dict[str, list[dict[str, Any]]], job: str, targets: list[str]
+    rendered: dict[str, list[dict[str, Any]]], job: str, operator: str, targets: list[str]
 ) -> None:
-    """TFJob (UpdateJobStatus): its Chief or Master, else worker 0; PyTorchJob: its Master,
-    else every worker. A failed Job fails the JobSet, which then deletes the Jobs still
-    running (PS included), as the operator fails the whole job."""
+    """TFJob (UpdateJobStatus): its Chief or Master, else worker 0; PyTorchJob (v1.9.0
+    UpdateJobStatus): its Master, else every worker, or any worker of an elastic job. A failed
+    Job fails the JobSet, which then deletes the Jobs still running (PS included), as the
+    operator fails the whole job."""
     jobset = pick(rendered["jobset"], "JobSet", job)
-    assert jobset["spec"]["successPolicy"] == {"operator": "All", "targetReplicatedJobs": targets}
+    assert jobset["spec"]["successPolicy"] == {
+        "operator": operator,
+        "targetReplicatedJobs": targets,
+    }
     assert jobset["spec"]["failurePolicy"] == {"maxRestarts": 0, "restartStrategy": "Recreate"}
     assert jobset["spec"]["network"]["enableDNSHostnames"] is False
 

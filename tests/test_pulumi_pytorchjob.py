@@ -23,7 +23,7 @@ MANIFEST_SPEC: dict[str, Any] = {
     "runPolicy": {"cleanPodPolicy": "All", "schedulingPolicy": {"minAvailable": 3}},
     "elasticPolicy": {"minReplicas": 1, "maxReplicas": 2, "rdzvId": "r1"},
     "pytorchReplicaSpecs": {
-        "Master": {"template": TEMPLATE},
+        "Master": {"replicas": 1, "template": TEMPLATE},
         "Worker": {"replicas": 2, "restartPolicy": "Never", "template": TEMPLATE},
     },
 }
@@ -36,7 +36,7 @@ def python_args(**settings: Any) -> dict[str, Any]:
         "run_policy": {"clean_pod_policy": "All", "scheduling_policy": {"min_available": 3}},
         "elastic_policy": {"min_replicas": 1, "max_replicas": 2, "rdzv_id": "r1"},
         "pytorch_replica_specs": {
-            "Master": {"template": TEMPLATE},
+            "Master": {"replicas": 1, "template": TEMPLATE},
             "Worker": {"replicas": 2, "restart_policy": "Never", "template": TEMPLATE},
         },
     }

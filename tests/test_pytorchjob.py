@@ -1,10 +1,14 @@
-"""PyTorchJob expansion against the training-operator v1.9 behaviour (pkg/controller.v1/pytorch:
-envvar.go, master.go, elastic.go, initcontainer.go; pkg/apis/kubeflow.org/v1/pytorch_defaults.go)
-and its custom resource against the operator's own CRD."""
+"""PyTorchJob expansion against training-operator v1.9.0, read at the tag (pkg/controller.v1/pytorch:
+envvar.go setPodEnv, master.go MasterEnvVarGenerator.Generate, elastic.go
+ElasticEnvVarGenerator.Generate, initcontainer.go, pytorchjob_controller.go IsMasterRole and
+UpdateJobStatus; pkg/apis/kubeflow.org/v1/pytorch_defaults.go; pkg/webhooks/pytorch) and its
+custom resource against the operator's own CRD. Expected env lists are written from those
+functions, in their order."""
 
 from __future__ import annotations
 
 import copy
+import re
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +18,7 @@ import yaml
 
 from kubetrain.builders import BuildContext
 from kubetrain.builders.pytorchjob import PyTorchTrainingJob
+from kubetrain.models import InputError
 
 from conftest import REPO, needs_upstream_crds
 from helpers import container, objects, pick, pod_stack
@@ -48,37 +53,56 @@ def env_list(c: dict) -> list[tuple[str, str]]:
 
 
 def test_master_and_worker_env_are_set_pod_env(tmp_path: Path) -> None:
-    """setPodEnv's variables in its order: PYTHONUNBUFFERED, the master's address and port,
-    WORLD_SIZE, RANK (workers from 1), PET_NPROC_PER_NODE (defaulted to auto), PET_NODE_RANK,
-    PET_NNODES; on every container."""
+    """setPodEnv (v1.9.0) appends, in this order: PYTHONUNBUFFERED "1"; with a Master,
+    MasterEnvVarGenerator's MASTER_PORT, PET_MASTER_PORT, MASTER_ADDR, PET_MASTER_ADDR, then
+    WORLD_SIZE, RANK (workers from 1), PET_NODE_RANK; PET_NPROC_PER_NODE (nprocPerNode, which
+    setDefaultNprocPerNode sets to auto); PET_NNODES. On every container."""
     worker = replica(2)
     worker["template"]["spec"]["containers"].append({"name": "side", "image": "s"})
     objs = build(tmp_path, pytorchjob(Master=replica(1), Worker=worker))
-    common = [
-        ("PYTHONUNBUFFERED", "0"),
+    master_env = [
+        ("PYTHONUNBUFFERED", "1"),
         ("MASTER_PORT", "23456"),
+        ("PET_MASTER_PORT", "23456"),
         ("MASTER_ADDR", "mnist-master-0"),
+        ("PET_MASTER_ADDR", "mnist-master-0"),
         ("WORLD_SIZE", "3"),
     ]
     master = pick(objs, "Pod", "mnist-master-0")
     assert env_list(container(master, PT)) == [
-        *common,
+        *master_env,
         ("RANK", "0"),
-        ("PET_NPROC_PER_NODE", "auto"),
         ("PET_NODE_RANK", "0"),
+        ("PET_NPROC_PER_NODE", "auto"),
         ("PET_NNODES", "3"),
     ]
     worker1 = pick(objs, "Pod", "mnist-worker-1")
     expected = [
-        *common,
+        *master_env,
         ("RANK", "2"),
-        ("PET_NPROC_PER_NODE", "auto"),
         ("PET_NODE_RANK", "2"),
+        ("PET_NPROC_PER_NODE", "auto"),
         ("PET_NNODES", "3"),
     ]
     assert env_list(container(worker1, PT)) == expected
     assert env_list(container(worker1, "side")) == expected  # every container, as setPodEnv
     assert master["metadata"]["labels"]["training.kubeflow.org/job-role"] == "master"
+    assert "training.kubeflow.org/job-role" not in worker1["metadata"]["labels"]
+
+
+def test_a_worker_only_job_gets_nproc_per_node_and_worker_0_leads(tmp_path: Path) -> None:
+    """Without a Master there is no master env, but PET_NPROC_PER_NODE is still written
+    (nprocPerNode set), and IsMasterRole names worker 0 (the fix for kubeflow/trainer#1961)."""
+    job = pytorchjob(Worker=replica(2))
+    job["spec"]["nprocPerNode"] = "4"
+    objs = build(tmp_path, job)
+    worker0, worker1 = pick(objs, "Pod", "mnist-worker-0"), pick(objs, "Pod", "mnist-worker-1")
+    assert env_list(container(worker0, PT)) == [
+        ("PYTHONUNBUFFERED", "1"),
+        ("PET_NPROC_PER_NODE", "4"),
+        ("PET_NNODES", "2"),
+    ]
+    assert worker0["metadata"]["labels"]["training.kubeflow.org/job-role"] == "master"
     assert "training.kubeflow.org/job-role" not in worker1["metadata"]["labels"]
 
 
@@ -119,8 +143,9 @@ def test_workers_wait_for_the_master_in_an_init_container(tmp_path: Path) -> Non
 
 
 def test_elastic_workers_get_the_rendezvous_env_and_no_master(tmp_path: Path) -> None:
-    """Kubeflow's elastic echo example: ElasticEnvVarGenerator after PYTHONUNBUFFERED, min and max
-    replicas as PET_NNODES, the rendezvous on worker 0's pytorchjob-port; no init container."""
+    """Kubeflow's elastic echo example: PYTHONUNBUFFERED, PET_NPROC_PER_NODE (defaulted to auto),
+    then ElasticEnvVarGenerator's variables: min and max replicas as PET_NNODES, the rendezvous
+    on worker 0's pytorchjob-port; no init container."""
     example = yaml.safe_load(
         (REPO / "stacks/kubeflow-examples/pytorch-elastic-echo.yaml").read_text()
     )
@@ -128,7 +153,8 @@ def test_elastic_workers_get_the_rendezvous_env_and_no_master(tmp_path: Path) ->
     pod = pick(objs, "Pod", "elastic-example-echo-worker-1")
     assert env_list(container(pod, PT)) == [
         ("LOGLEVEL", "DEBUG"),
-        ("PYTHONUNBUFFERED", "0"),
+        ("PYTHONUNBUFFERED", "1"),
+        ("PET_NPROC_PER_NODE", "auto"),
         ("PET_RDZV_ENDPOINT", "elastic-example-echo-worker-0:23456"),
         ("PET_RDZV_BACKEND", "c10d"),
         ("PET_NNODES", "1:2"),
@@ -152,7 +178,7 @@ def test_every_elastic_setting(tmp_path: Path) -> None:
     }
     env = env_list(container(pick(build(tmp_path, job), "Pod", "mnist-worker-2"), PT))
     assert env == [
-        ("PYTHONUNBUFFERED", "0"),
+        ("PYTHONUNBUFFERED", "1"),
         ("PET_RDZV_ENDPOINT", "etcd.infra:2379"),
         ("PET_RDZV_BACKEND", "c10d"),
         ("PET_NNODES", "2:2"),  # setElasticPolicy: maxReplicas from minReplicas
@@ -174,10 +200,8 @@ def test_restart_policy(tmp_path: Path, policy: str | None, pod_policy: str) -> 
     assert pick(objs, "Pod", "mnist-worker-0")["spec"]["restartPolicy"] == pod_policy
 
 
-def test_replica_types_are_case_insensitive_and_services_expose_named_ports(
-    tmp_path: Path,
-) -> None:
-    objs = build(tmp_path, pytorchjob(MASTER=replica(1), worker=replica(1)))
+def test_services_expose_named_ports(tmp_path: Path) -> None:
+    objs = build(tmp_path, pytorchjob(Master=replica(1), Worker=replica(1)))
     assert sorted(o["metadata"]["name"] for o in objs if o["kind"] == "Service") == [
         "mnist-master-0",
         "mnist-worker-0",
@@ -186,6 +210,42 @@ def test_replica_types_are_case_insensitive_and_services_expose_named_ports(
     assert service["spec"]["ports"] == [{"name": "pytorchjob-port", "port": 23456}]
     assert service["spec"]["clusterIP"] == "None"
     assert service["spec"]["selector"]["training.kubeflow.org/replica-type"] == "master"
+
+
+@pytest.mark.parametrize(
+    ("replicas", "message"),
+    [
+        ({"worker": replica(1)}, "Input should be 'Master' or 'Worker', got 'worker'"),
+        ({"MASTER": replica(1)}, "Input should be 'Master' or 'Worker', got 'MASTER'"),
+    ],
+)
+def test_the_webhook_reads_replica_types_as_written(
+    tmp_path: Path, replicas: dict, message: str
+) -> None:
+    """validatePyTorchReplicaSpecs (v1.9.0) checks the map's keys before any defaulting
+    normalises their case: anything but Master and Worker is an unsupported value."""
+    with pytest.raises(InputError, match=re.escape(message)):
+        pod_stack(tmp_path, {"kubetrain:jobs": [pytorchjob(**replicas)]})
+
+
+def test_a_master_needs_replicas_written(tmp_path: Path) -> None:
+    """The webhook refuses a Master whose replicas is nil ("must be 1"): it runs before
+    SetDefaults_PyTorchJob sets the count."""
+    master = replica(1)
+    del master["replicas"]
+    with pytest.raises(InputError, match=re.escape("pytorchReplicaSpecs.Master: Master needs")):
+        pod_stack(tmp_path, {"kubetrain:jobs": [pytorchjob(Master=master, Worker=replica(1))]})
+
+
+def test_deprecated_nproc_per_node_with_a_master_is_expanded(tmp_path: Path) -> None:
+    """v1.9.0 reads nprocPerNode only when set (getNprocPerNodeInt checks nil): a job with a
+    Master and only the deprecated elasticPolicy.nProcPerNode expands, WORLD_SIZE counting one
+    process per node and PET_NPROC_PER_NODE coming from ElasticEnvVarGenerator."""
+    job = pytorchjob(Master=replica(1), Worker=replica(1))
+    job["spec"]["elasticPolicy"] = {"nProcPerNode": 2}
+    env = env_list(container(pick(build(tmp_path, job), "Pod", "mnist-worker-0"), PT))
+    assert ("WORLD_SIZE", "2") in env
+    assert [e for e in env if e[0] == "PET_NPROC_PER_NODE"] == [("PET_NPROC_PER_NODE", "2")]
 
 
 def test_gang_scheduling_pod_security_and_gpus_as_for_tfjob(tmp_path: Path) -> None:
@@ -218,6 +278,27 @@ def test_hooks_of_the_expansion(tmp_path: Path) -> None:
     assert [rs.rtype for rs in job.replicas] == ["Master", "Worker"]
     assert job.is_master("Master", 0) and not job.is_master("Worker", 0)
     assert (job.master_addr(), job.world_size()) == ("mnist-master-0", 4)
+    assert job.success() == ("All", [("Master", 0)])
+
+
+@pytest.mark.parametrize(
+    ("elastic", "expected"),
+    [
+        (None, ("All", [("Worker", 0), ("Worker", 1)])),
+        ({}, ("Any", [("Worker", 0), ("Worker", 1)])),
+    ],
+    ids=["all-workers", "elastic-any-worker"],
+)
+def test_a_worker_only_job_succeeds_as_update_job_status(
+    tmp_path: Path, elastic: dict | None, expected: tuple
+) -> None:
+    """Without a Master the job succeeds when every Worker has, or, elastic, any Worker."""
+    job_doc = pytorchjob(Worker=replica(2))
+    if elastic is not None:
+        job_doc["spec"]["elasticPolicy"] = elastic
+    stack = pod_stack(tmp_path, {"kubetrain:jobs": [job_doc]})
+    job = PyTorchTrainingJob(stack.jobs[0].job, BuildContext(stack.settings))  # type: ignore[arg-type]
+    assert job.success() == expected
 
 
 # --- operator mode -----------------------------------------------------------------------------
@@ -253,7 +334,7 @@ def crd_validator() -> jsonschema.Draft7Validator:
 def test_operator_mode_emits_the_defaulted_custom_resource_valid_against_the_crd(
     tmp_path: Path,
 ) -> None:
-    job = pytorchjob(master=replica(1), worker=replica(2))
+    job = pytorchjob(Master=replica(1), Worker=replica(2))
     job["metadata"]["annotations"] = {"kubetrain.io/mode": "operator"}
     job["spec"]["elasticPolicy"] = {"maxRestarts": 3, "rdzvConf": [{"key": "k", "value": "v"}]}
     job["spec"]["runPolicy"] = {"managedBy": "kueue.x-k8s.io/multikueue"}

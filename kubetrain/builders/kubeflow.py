@@ -8,7 +8,7 @@ expansion; for each index the object wrapping that replica's pod (:func:`index_w
 same-named headless Service ``<job>-<type>-<index>``. A kind subclasses :class:`ReplicaJob`
 with its operator name and the hooks the operator calls per kind: :meth:`ReplicaJob.is_master`
 (``IsMasterRole``), :meth:`ReplicaJob.set_cluster_spec` (``SetClusterSpec``: env vars, init
-containers) and :meth:`ReplicaJob.success_indexes` (which pods' success is the job's, after its
+containers) and :meth:`ReplicaJob.success` (which pods' success is the job's, after its
 ``UpdateJobStatus``). The default container and port are the replica spec's
 (:class:`kubetrain.models.kubeflow.ReplicaSpec`).
 
@@ -27,6 +27,7 @@ from typing import Any, ClassVar
 
 from ..models.base import NATIVE_WORKLOAD_ANNOTATION
 from ..models.kubeflow import KubeflowJob, ReplicaSpec
+from ..models.workload import JOB, POD, Workload
 from .context import BuildContext
 from .gang import (
     SCHEDULER_NAMES,
@@ -77,7 +78,7 @@ def index_workload(
     name: str,
     namespace: str,
     template: dict[str, Any],
-    workload: str,
+    workload: Workload,
     run: IndexRun,
     version: tuple[int, int],
 ) -> Manifest:
@@ -87,7 +88,7 @@ def index_workload(
     job's Jobs, :meth:`ReplicaJob.build`). The one place that decides what wraps a replica's
     pod."""
     meta = template.get("metadata") or {}
-    if workload == "pod":
+    if not workload.in_jobs:
         return manifest(
             "v1",
             "Pod",
@@ -111,7 +112,9 @@ class ReplicaJob:
         self.name = job.name
         self.namespace = job.namespace
         self.app_name = job.KIND.lower()
-        self.workload = job.native_workload(ctx.settings)
+        # In operator mode (where the expansion only names things, for the Pulumi outputs) the
+        # operator's own bare pods run the replicas.
+        self.workload: Workload = job.workload(ctx.settings) or POD
         self.replicas = [
             self.replica_type(rtype, spec) for rtype, spec in self.job.replica_specs.items()
         ]
@@ -131,16 +134,26 @@ class ReplicaJob:
         (the kind's ``SetClusterSpec``)."""
         raise NotImplementedError
 
-    def success_indexes(self) -> list[tuple[str, int]]:
-        """(replica type, index) of the pods whose success is the job's (the kind's
-        ``UpdateJobStatus``): by default the pods :meth:`is_master` names, else every pod."""
-        leaders = [
+    #: Replica types whose pods' success is the job's when the job has one (the kind's
+    #: ``UpdateJobStatus``: "when master is succeed, the job is finished").
+    LEADER_TYPES: ClassVar[tuple[str, ...]] = ("Master",)
+
+    def success(self) -> tuple[str, list[tuple[str, int]]]:
+        """When the job has succeeded, as a JobSet's successPolicy: ``All`` or ``Any`` of the
+        (replica type, index) pods listed (the kind's ``UpdateJobStatus``). By default every pod
+        of the :attr:`LEADER_TYPES` the job has, else every Worker (else every pod)."""
+        for rtype in self.LEADER_TYPES:
+            for rs in self.replicas:
+                if rs.rtype == rtype:
+                    return "All", [(rtype, i) for i in range(rs.spec.replicas)]
+        workers = [
             (rs.rtype, i)
             for rs in self.replicas
+            if rs.rtype == "Worker"
             for i in range(rs.spec.replicas)
-            if self.is_master(rs.rtype, i)
         ]
-        return leaders or [(rs.rtype, i) for rs in self.replicas for i in range(rs.spec.replicas)]
+        every = [(rs.rtype, i) for rs in self.replicas for i in range(rs.spec.replicas)]
+        return "All", workers or every
 
     # --- shared -----------------------------------------------------------------------------
 
@@ -186,7 +199,7 @@ class ReplicaJob:
         """(field path, message) for what the job asks that its native workload cannot do, where
         it matters (docs/native-workloads.md has the whole table)."""
         workload, policy = self.workload, self.written.run_policy
-        if workload == "pod":
+        if not workload.in_jobs:
             return []
         out: list[tuple[tuple[str | int, ...], str]] = []
         key = self.job.REPLICA_SPECS_KEY
@@ -210,7 +223,7 @@ class ReplicaJob:
                             "hostname is still that name (read HOSTNAME instead)",
                         )
                     )
-        if workload == "job":
+        if workload is JOB:
             if policy.clean_pod_policy in ("Running", "All"):
                 out.append(
                     (
@@ -247,11 +260,11 @@ class ReplicaJob:
         that runs it in job and jobset mode."""
         policy = self.job.run_policy
         ttl = policy.ttl_seconds_after_finished
-        if ttl is not None and self.workload != "pod" and self.ctx.target == "render":
+        if ttl is not None and self.workload.in_jobs and self.ctx.target == "render":
             raise BuildProblem(
                 ("spec", "runPolicy", "ttlSecondsAfterFinished"),
                 f"cannot be rendered for GitOps under nativeWorkload {self.workload}: Flux or "
-                f"Argo CD re-creates the {'JobSet' if self.workload == 'jobset' else 'Jobs'} "
+                f"Argo CD re-creates the {self.workload.noun} "
                 "the TTL deletes, which runs the training again; leave it out (delete finished "
                 "jobs by removing them from the stack) or deploy with Pulumi",
             )
@@ -266,15 +279,15 @@ class ReplicaJob:
 
     def job_set(self, objs: list[Manifest]) -> list[Manifest]:
         """``objs`` with the index Jobs folded into one JobSet named after the job, one
-        replicatedJob ``<type>-<index>`` each; success when the :meth:`success_indexes` have
-        succeeded."""
+        replicatedJob ``<type>-<index>`` each; success as :meth:`success` says."""
         jobs = {o["metadata"]["name"]: o for o in objs if o["kind"] == "Job"}
         rjobs = [
             (f"{rs.type_label}-{i}", jobs[rs.pod_name(i)])
             for rs in self.replicas
             for i in range(rs.spec.replicas)
         ]
-        success = [f"{rtype.lower()}-{i}" for rtype, i in self.success_indexes()]
+        operator, leaders = self.success()
+        success = [f"{rtype.lower()}-{i}" for rtype, i in leaders]
         labels = merge(app_labels(self.app_name, self.name), self.job.metadata.labels)
         policy = self.job.run_policy
         jobset = job_set(
@@ -284,6 +297,7 @@ class ReplicaJob:
             self.job.metadata.annotations,
             rjobs,
             success,
+            success_operator=operator,
             suspend=bool(policy.suspend),
             ttl_seconds_after_finished=policy.ttl_seconds_after_finished,
         )
@@ -295,7 +309,7 @@ class ReplicaJob:
         gpuResource; with bare pods ExitCode and the run policies only the operator carries out;
         under a Job or JobSet what :meth:`workload_warnings` names."""
         ctx, base = self.ctx, ("spec", self.job.REPLICA_SPECS_KEY)
-        pods = self.workload == "pod"
+        pods = not self.workload.in_jobs
         for rs in self.replicas:
             restart = rs.spec.restart_policy
             pod = pod_restart_policy(restart, self.workload)
@@ -342,7 +356,7 @@ class ReplicaJob:
     def build(self) -> list[Manifest]:
         self.warn_rewrites()
         objs = [obj for rs in self.replicas for obj in rs.build()]
-        if self.workload == "jobset":
+        if self.workload.in_job_set:
             objs = self.job_set(objs)
         # The operator's SyncPodGroup gives the PodGroup the job's annotations.
         gang = GangJob(
@@ -393,7 +407,7 @@ class ReplicaType:
         workload = self.job.workload
         spec["restartPolicy"] = pod_restart_policy(self.spec.restart_policy, workload)
         deadline = self.job.job.run_policy.active_deadline_seconds
-        if deadline is not None and workload == "pod":
+        if deadline is not None and not workload.in_jobs:
             # The operator fails the whole job after the deadline; bare pods get it each (a
             # Job holds it for all its pods, see .workloads).
             spec.setdefault("activeDeadlineSeconds", deadline)

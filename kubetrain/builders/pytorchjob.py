@@ -1,10 +1,11 @@
 """PyTorchJob expansion: the env vars and init container of Kubeflow's training operator.
 
-Fidelity target: training-operator v1.9 ``pkg/controller.v1/pytorch``: the PyTorchJob hooks of the
-common replica-job expansion in :mod:`.kubeflow`. ``SetClusterSpec`` is ``setPodEnv``
+Fidelity target: training-operator v1.9.0 ``pkg/controller.v1/pytorch``: the PyTorchJob hooks of
+the common replica-job expansion in :mod:`.kubeflow`. ``SetClusterSpec`` is ``setPodEnv``
 (``envvar.go``, with ``MasterEnvVarGenerator`` of ``master.go`` and ``ElasticEnvVarGenerator`` of
 ``elastic.go``) then ``setInitContainer`` (``initcontainer.go``); ``IsMasterRole`` is the Master
-replica type.
+replica type, else worker 0 (``pytorchjob_controller.go``); the job succeeds with its Master,
+else with every Worker, or any Worker of an elastic job (``UpdateJobStatus``).
 """
 
 from __future__ import annotations
@@ -71,19 +72,28 @@ class PyTorchTrainingJob(ReplicaJob):
         return self.pytorchjob.total_replicas() * (int(nproc) if nproc.isdigit() else 1)
 
     def pod_env(self, rtype: str, index: int) -> list[dict[str, Any]]:
-        """What setPodEnv appends to every container of one pod, in its order."""
+        """What setPodEnv (``envvar.go``, v1.9.0) appends to every container of one pod, in its
+        order: PYTHONUNBUFFERED 1; with a Master, MasterEnvVarGenerator's MASTER_PORT,
+        PET_MASTER_PORT, MASTER_ADDR, PET_MASTER_ADDR (``master.go``), then WORLD_SIZE, RANK and
+        PET_NODE_RANK; PET_NPROC_PER_NODE whenever nprocPerNode is set (defaulting sets it
+        unless the deprecated elasticPolicy.nProcPerNode is given); then the elastic variables,
+        or PET_NNODES."""
         job = self.pytorchjob
-        env: list[dict[str, Any]] = [{"name": "PYTHONUNBUFFERED", "value": "0"}]
+        env: list[dict[str, Any]] = [{"name": "PYTHONUNBUFFERED", "value": "1"}]
         if job.has_master():
+            port = str(job.replica_specs["Master"].port())
             rank = index + 1 if rtype == "worker" else index
             env += [
-                {"name": "MASTER_PORT", "value": str(job.replica_specs["Master"].port())},
+                {"name": "MASTER_PORT", "value": port},
+                {"name": "PET_MASTER_PORT", "value": port},
                 {"name": "MASTER_ADDR", "value": self.master_addr()},
+                {"name": "PET_MASTER_ADDR", "value": self.master_addr()},
                 {"name": "WORLD_SIZE", "value": str(self.world_size())},
                 {"name": "RANK", "value": str(rank)},
-                {"name": "PET_NPROC_PER_NODE", "value": job.spec.nproc_per_node or ""},
                 {"name": "PET_NODE_RANK", "value": str(rank)},
             ]
+        if job.spec.nproc_per_node is not None:
+            env.append({"name": "PET_NPROC_PER_NODE", "value": job.spec.nproc_per_node})
         if job.spec.elastic_policy is not None:
             env += self.elastic_env()
         else:
@@ -116,8 +126,35 @@ class PyTorchTrainingJob(ReplicaJob):
         return env
 
     def is_master(self, rtype: str, index: int) -> bool:
-        """The Master pod leads (IsMasterRole)."""
-        return rtype == "Master"
+        """The Master pod leads; without a Master, worker 0 does (IsMasterRole in
+        ``pytorchjob_controller.go``, v1.9.0)."""
+        if self.pytorchjob.has_master():
+            return rtype == "Master"
+        return rtype == "Worker" and index == 0
+
+    def success(self) -> tuple[str, list[tuple[str, int]]]:
+        """The Master; without one every Worker, or any Worker of an elastic job
+        (UpdateJobStatus: "If ElasticPolicy is not nil and any worker has completed")."""
+        operator, pods = super().success()
+        if not self.pytorchjob.has_master() and self.pytorchjob.spec.elastic_policy is not None:
+            return "Any", pods
+        return operator, pods
+
+    def workload_warnings(self) -> list[tuple[tuple[str | int, ...], str]]:
+        """The common ones, and a Worker-only job that torchrun cannot rendezvous."""
+        out = super().workload_warnings()
+        job = self.pytorchjob
+        if not job.has_master() and job.spec.elastic_policy is None and job.is_distributed():
+            out.append(
+                (
+                    ("spec", "pytorchReplicaSpecs"),
+                    "a Worker-only PyTorchJob without elasticPolicy gets no MASTER_ADDR or "
+                    "rendezvous endpoint (as the training operator writes none): torchrun on "
+                    "each pod would rendezvous at its own 127.0.0.1; add a Master, or an "
+                    "elasticPolicy (rendezvous at <job>-worker-0)",
+                )
+            )
+        return out
 
     def set_cluster_spec(self, pod_spec: dict[str, Any], rtype: str, index: int) -> None:
         """setPodEnv on every container, then setInitContainer: workers of a job with a Master

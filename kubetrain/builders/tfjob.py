@@ -11,6 +11,7 @@ import json
 from typing import Any, ClassVar
 
 from ..models.tfjob import DEFAULT_CONTAINER, TFJob
+from ..models.workload import JOB, JOBSET
 from .context import BuildContext
 from .kubeflow import (
     JOB_NAME_LABEL,
@@ -54,6 +55,7 @@ class TFTrainingJob(ReplicaJob):
     cluster spec they share."""
 
     OPERATOR_NAME: ClassVar[str] = OPERATOR_NAME
+    LEADER_TYPES: ClassVar[tuple[str, ...]] = ("Chief", "Master")
 
     def __init__(self, job: TFJob, ctx: BuildContext) -> None:
         super().__init__(job, ctx)
@@ -103,19 +105,21 @@ class TFTrainingJob(ReplicaJob):
             return rtype in ("Chief", "Master")
         return rtype == "Worker" and index == 0
 
-    def success_indexes(self) -> list[tuple[str, int]]:
+    def success(self) -> tuple[str, list[tuple[str, int]]]:
         """The Chief or Master; without one, worker 0, or every worker under successPolicy
         AllWorkers (UpdateJobStatus; a job with neither leader nor workers: every pod)."""
         workers = self.tfjob.replica_specs.get("Worker")
-        if not self.has_leader and workers and self.tfjob.spec.success_policy == "AllWorkers":
-            return [("Worker", i) for i in range(workers.replicas)]
-        return super().success_indexes()
+        if self.has_leader or not workers:
+            return super().success()
+        if self.tfjob.spec.success_policy == "AllWorkers":
+            return "All", [("Worker", i) for i in range(workers.replicas)]
+        return "All", [("Worker", 0)]
 
     def workload_warnings(self) -> list[tuple[tuple[str | int, ...], str]]:
         """The common ones, and TFJob's success and dynamic-worker policies."""
         out = super().workload_warnings()
         spec = self.written.spec
-        if self.workload == "job" and spec.success_policy == "AllWorkers":
+        if self.workload is JOB and spec.success_policy == "AllWorkers":
             out.append(
                 (
                     ("spec", "successPolicy"),
@@ -123,7 +127,7 @@ class TFTrainingJob(ReplicaJob):
                     "own; use nativeWorkload jobset for the job to succeed with all workers",
                 )
             )
-        if self.workload == "jobset" and spec.enable_dynamic_worker:
+        if self.workload is JOBSET and spec.enable_dynamic_worker:
             out.append(
                 (
                     ("spec", "enableDynamicWorker"),

@@ -37,6 +37,7 @@ from typing import Any
 
 from ..kube.features import enabled_by_default, rule_requires_pod_conditions
 from ..models.jobset import JOBSET_API_VERSION
+from ..models.workload import Workload
 from .lifecycle import SKIP_AWAIT
 from .meta import manifest, object_meta
 
@@ -76,20 +77,29 @@ class IndexRun:
     ttl_seconds_after_finished: int | None = None
 
 
-def pod_restart_policy(restart_policy: str, workload: str) -> str:
+def pod_restart_policy(restart_policy: str, workload: Workload) -> str:
     """The pod's restart policy for the operator's: ExitCode is Never (the operator or the Job's
     podFailurePolicy decides on a retry, setRestartPolicy); under a Job, Always is OnFailure,
     since a Job's pods may only be OnFailure or Never."""
     if restart_policy == "ExitCode":
         return "Never"
-    if restart_policy == "Always" and workload != "pod":
+    if restart_policy == "Always" and workload.in_jobs:
         return "OnFailure"
     return restart_policy
 
 
 def exit_code_failure_policy(container: str, version: Version) -> dict[str, Any]:
-    """The podFailurePolicy of ExitCode: fail the Job when ``container`` exits with a code the
-    operator does not retry; every other failure counts against backoffLimit and is retried."""
+    """The podFailurePolicy of ExitCode: a pod the cluster disrupted (preempted, evicted, its
+    node drained: condition ``DisruptionTarget``) is replaced without counting against
+    backoffLimit, as the operator never counts a replaced pod (``core.PastBackoffLimit`` sums
+    the restart counts of running pods only); otherwise fail the Job when ``container`` exits
+    with a code the operator does not retry, and retry every other failure against
+    backoffLimit. The Job API allows a podFailurePolicy only under restartPolicy Never, which
+    ExitCode is on the pod."""
+    disrupted = {
+        "action": "Ignore",
+        "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}],
+    }
     rule: dict[str, Any] = {
         "action": "FailJob",
         "onExitCodes": {
@@ -100,7 +110,7 @@ def exit_code_failure_policy(container: str, version: Version) -> dict[str, Any]
     }
     if rule_requires_pod_conditions(version):
         rule["onPodConditions"] = []
-    return {"rules": [rule]}
+    return {"rules": [disrupted, rule]}
 
 
 def job_spec(template: Mapping[str, Any], run: IndexRun, version: Version) -> dict[str, Any]:
@@ -154,6 +164,7 @@ def job_set(
     annotations: Mapping[str, str],
     jobs: Sequence[tuple[str, Manifest]],
     success: Sequence[str],
+    success_operator: str = "All",
     suspend: bool = False,
     ttl_seconds_after_finished: int | None = None,
 ) -> Manifest:
@@ -191,7 +202,7 @@ def job_set(
         )
     spec: dict[str, Any] = {
         "replicatedJobs": replicated,
-        "successPolicy": {"operator": "All", "targetReplicatedJobs": list(success)},
+        "successPolicy": {"operator": success_operator, "targetReplicatedJobs": list(success)},
         "failurePolicy": {"maxRestarts": 0, "restartStrategy": "Recreate"},
         "network": {"enableDNSHostnames": False, "publishNotReadyAddresses": True},
         "startupPolicy": {"startupPolicyOrder": "AnyOrder"},

@@ -73,14 +73,16 @@ def declare(
     expanded_as: type[JobDocument] | None = None,
 ) -> Callable[[J], J]:
     """Class decorator declaring a job kind under its ``API_VERSION`` and ``KIND`` (and
-    registering its document model, see :func:`kubetrain.models.base.job_kind`)."""
+    registering its document model, see :func:`kubetrain.models.base.job_kind`). A replica job's
+    ``replica_specs_key`` is its class's ``REPLICA_SPECS_KEY`` unless given."""
 
     def register(cls: J) -> J:
         key = (cls.API_VERSION, cls.KIND)
         if key in _DECLARATIONS:
             raise RuntimeError(f"job kind {key} declared twice")
         job_kind(cls)
-        _DECLARATIONS[key] = KindDeclaration(cls, summary, replica_specs_key, expanded_as)
+        specs_key = replica_specs_key or getattr(cls, "REPLICA_SPECS_KEY", None)
+        _DECLARATIONS[key] = KindDeclaration(cls, summary, specs_key, expanded_as)
         return cls
 
     return register

@@ -1,19 +1,31 @@
-"""What every Kubeflow replica job (``kubeflow.org/v1`` TFJob, PyTorchJob) shares: the run and
-scheduling policies, the replica spec, replica-type normalisation and the rules the training
-operator's common code applies.
+"""What every Kubeflow replica job (``kubeflow.org/v1`` TFJob, PyTorchJob, XGBoostJob, PaddleJob,
+JAXJob) shares: the run and scheduling policies, the replica spec, replica-type normalisation and
+the rules the training operator's defaulting and webhooks apply to every kind.
 
-Fidelity target: Kubeflow training-operator v1.9, ``pkg/apis/kubeflow.org/v1/common_types.go``
+Fidelity target: Kubeflow training-operator v1.9.0, ``pkg/apis/kubeflow.org/v1/common_types.go``
 (``RunPolicy``, ``SchedulingPolicy``, ``ReplicaSpec``), ``defaulting_utils.go``
-(``setTypeNameToCamelCase``, ``setDefaultPort``) and ``pkg/webhooks/utils/utils.go``
-(``ValidateReplicaSpecs``), ``pkg/common/util/webhooks.go`` (``ValidateRunPolicyCreate``). A kind
-is its replica types, its default container and port (class variables of its replica spec) and
-the rules of its own webhook.
+(``setTypeNameToCamelCase``, ``setDefaultPort``, ``setDefaultReplicas``,
+``setDefaultRestartPolicy``), the per-kind webhooks ``pkg/webhooks/<kind>/*_webhook.go``
+(``validate<Kind>ReplicaSpecs``: the replica types, an image on every container, the default
+container, a single Master) and ``pkg/common/util/webhooks.go`` (``ValidateRunPolicy``).
+
+A kind is its facts, declared once on its classes: the replica types in expansion order, which
+of them the webhook wants exactly once (:attr:`KubeflowJob.SINGLE_TYPES`) or at all
+(:attr:`KubeflowJob.REQUIRED_TYPES`), whether the webhook reads replica-type keys in any case
+(:attr:`KubeflowJob.ANY_CASE_TYPES`), and its default container, port and restart policy
+(class variables and field defaults of its :class:`ReplicaSpec`).
+
+The operator's validating webhooks see the object as written, before its controller defaults it
+(v1.9.0 registers no defaulting webhook: ``scheme.Default`` runs in each ``Reconcile``). So a
+Master without ``replicas`` is refused by the PyTorchJob and XGBoostJob webhooks ("must be 1"),
+and a replica type spelled in another case is refused by every webhook but TFJob's, which checks
+no type names (its controller then normalises them).
 """
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import ConfigDict, Field, field_validator
 
@@ -33,6 +45,7 @@ from .base import (
 from .resources import pod_gpu_problems
 from .scheduling import check_resource_list, min_available_problems
 from .stack import NATIVE_WORKLOADS
+from .workload import JOBSET, POD, WORKLOADS, Workload
 
 if TYPE_CHECKING:
     from .stack import StackSettings
@@ -47,6 +60,9 @@ __all__ = [
     "RunPolicy",
     "SchedulingPolicy",
     "canonical_replica_types",
+    "replica_specs_field",
+    "restart_policy_field",
+    "template_field",
 ]
 
 #: runPolicy.managedBy values ValidateRunPolicyCreate admits: the training operator's own, and
@@ -143,10 +159,38 @@ class RunPolicy(Strict):
     )
 
 
+def template_field(container: str) -> Any:
+    """The ``template`` field of a kind's replica spec: its pod template must hold the kind's
+    default ``container``."""
+    return Field(description=f"Pod template; needs a container named {container}.")
+
+
+def restart_policy_field(default: str) -> Any:
+    """The ``restartPolicy`` field of a kind's replica spec, with the kind's default (the
+    operator's ``<Kind>DefaultRestartPolicy``, set by ``setDefaultRestartPolicy``)."""
+    return Field(
+        default=default,
+        alias="restartPolicy",
+        description=f"Pod restart policy (ExitCode: Never on the pod). Default: {default}.",
+        json_schema_extra=upstream(enum=None),
+    )
+
+
+def replica_specs_field(key: str, types: tuple[str, ...], any_case: bool = False) -> Any:
+    """The replica-spec map of a kind's spec, under its document ``key``."""
+    case = "; any case" if any_case else ""
+    return Field(
+        alias=key,
+        min_length=1,
+        description=f"Replica types ({', '.join(types)}{case}) -> spec.",
+    )
+
+
 class ReplicaSpec(Strict):
     """One replica type of a Kubeflow job. A kind subclasses it with its default container and
-    port (the operator's per-kind ``GetDefaultContainerName`` / ``GetDefaultContainerPortName``)
-    and its default restart policy."""
+    port (the operator's per-kind ``GetDefaultContainerName`` / ``GetDefaultContainerPortName``
+    and ``<Kind>DefaultPort``) and, with :func:`restart_policy_field`, its default restart
+    policy."""
 
     DEFAULT_CONTAINER: ClassVar[str]
     DEFAULT_PORT_NAME: ClassVar[str]
@@ -192,7 +236,7 @@ class ReplicaSpec(Strict):
             if p.get("name")
         }
 
-    def defaulted(self) -> ReplicaSpec:
+    def defaulted(self) -> Self:
         """The spec with the operator's defaults: the default port on the default container
         (setDefaultPort)."""
         container = self.default_container()
@@ -227,13 +271,20 @@ def canonical_replica_types(value: Any, canonical: dict[str, str]) -> Any:
 
 class KubeflowJob(JobDocument):
     """A ``kubeflow.org/v1`` replica job. A kind sets its replica types (in the order kubetrain
-    expands them) and the attribute and key of its replica-spec map."""
+    expands them), the key of its replica-spec map, and the webhook's rules on types."""
 
     REPLICA_TYPES: ClassVar[tuple[str, ...]]
     NATIVE_WORKLOADS: ClassVar[tuple[str, ...]] = NATIVE_WORKLOADS
-    #: Attribute of ``spec`` holding the replica specs, and its key in the document.
-    REPLICA_SPECS_FIELD: ClassVar[str]
+    #: The key of the replica-spec map in the document (``tfReplicaSpecs``); the attribute of
+    #: ``spec`` holding it is derived from the spec model.
     REPLICA_SPECS_KEY: ClassVar[str]
+    #: Replica types the kind's webhook wants with ``replicas: 1`` given (a Master).
+    SINGLE_TYPES: ClassVar[tuple[str, ...]] = ()
+    #: Replica types the kind's webhook requires (XGBoostJob's Master).
+    REQUIRED_TYPES: ClassVar[tuple[str, ...]] = ()
+    #: Whether replica-type keys may be written in any case (only TFJob's webhook checks no type
+    #: names; its controller's setTypeNamesToCamelCase then normalises them).
+    ANY_CASE_TYPES: ClassVar[bool] = False
     #: What the derived ``<pod>.<namespace>.svc`` names are used as (for error messages).
     HOST_NAME_USE: ClassVar[str] = "replica host name"
     # A job document needs a spec; the Kubeflow CRDs require nothing at their root.
@@ -241,10 +292,20 @@ class KubeflowJob(JobDocument):
 
     spec: Any
 
+    @classmethod
+    def replica_specs_field(cls) -> str:
+        """The attribute of the kind's spec model holding the replica specs."""
+        spec_model = cls.model_fields["spec"].annotation
+        assert isinstance(spec_model, type) and issubclass(spec_model, Strict)
+        for name, info in spec_model.model_fields.items():
+            if info.alias == cls.REPLICA_SPECS_KEY:
+                return name
+        raise LookupError(f"{cls.__name__}: no field {cls.REPLICA_SPECS_KEY} in its spec")
+
     @property
     def replica_specs(self) -> dict[str, ReplicaSpec]:
         """Replica specs in the kind's canonical type order."""
-        specs: dict[str, ReplicaSpec] = getattr(self.spec, self.REPLICA_SPECS_FIELD)
+        specs: dict[str, ReplicaSpec] = getattr(self.spec, self.replica_specs_field())
         return {t: specs[t] for t in self.REPLICA_TYPES if t in specs}
 
     @property
@@ -254,6 +315,13 @@ class KubeflowJob(JobDocument):
 
     def total_replicas(self) -> int:
         return sum(s.replicas for s in self.replica_specs.values())
+
+    def workload(self, settings: StackSettings) -> Workload | None:
+        """What runs the replica indexes in native mode (:mod:`.workload`); ``None`` in operator
+        mode, where the training operator creates the pods."""
+        if self.mode(settings) != "native":
+            return None
+        return WORKLOADS[self.native_workload(settings)]
 
     def cluster_env_bytes(self, settings: StackSettings) -> int:
         """Bytes of env each pod carries about the job's other pods (a TFJob's ``TF_CONFIG``
@@ -275,7 +343,7 @@ class KubeflowJob(JobDocument):
         pods = {t: 3000 + 2 * templates[t] + cluster for t in specs}
         total = sum(s.replicas * (pods[t] + 1000) for t, s in specs.items())
         largest = max(pods.values())
-        if self.native_workload(settings) == "jobset":
+        if WORKLOADS[self.native_workload(settings)].in_job_set:
             largest = total
         return OutputEstimate(2 * self.total_replicas() + 2, total, largest, path)
 
@@ -284,18 +352,71 @@ class KubeflowJob(JobDocument):
         return self.total_replicas() != 1
 
     def defaulted_spec_update(self) -> dict[str, Any]:
-        """The spec fields the operator's defaulting webhook sets for every kind: the default
-        port of each replica type and cleanPodPolicy None."""
+        """The spec fields the operator's defaulting sets for every kind: the default port of
+        each replica type and cleanPodPolicy None."""
         run_policy = self.run_policy
         if run_policy.clean_pod_policy is None:
             run_policy = run_policy.model_copy(update={"clean_pod_policy": "None"})
         specs = {t: s.defaulted() for t, s in self.replica_specs.items()}
-        return {self.REPLICA_SPECS_FIELD: specs, "run_policy": run_policy}
+        return {self.replica_specs_field(): specs, "run_policy": run_policy}
 
-    def defaulted(self) -> KubeflowJob:
-        """The job as the operator's defaulting webhook leaves it."""
+    def defaulted(self) -> Self:
+        """The job as the operator's controller defaults it (``SetDefaults_<Kind>``); a kind
+        adds its own fields in :meth:`defaulted_spec_update`."""
         spec = self.spec.model_copy(update=self.defaulted_spec_update())
         return self.model_copy(update={"spec": spec})
+
+    def semantic_problems(self, settings: StackSettings) -> Problems:
+        """The kind's webhook (``validate<Kind>ReplicaSpecs``: required and single replica types,
+        images, the default container), :meth:`kind_problems`, and what native mode cannot
+        do."""
+        return (
+            self.replica_type_problems()
+            + self.kind_problems(settings)
+            + self.replica_problems(settings)
+            + self.run_policy_problems(settings)
+        )
+
+    def kind_problems(self, settings: StackSettings) -> Problems:
+        """The kind's own rules (its webhook's, beyond the replica specs); none by default."""
+        return []
+
+    def replica_type_problems(self) -> Problems:
+        """The webhook's rules on replica types: each of :attr:`REQUIRED_TYPES` is given, and
+        each of :attr:`SINGLE_TYPES` has ``replicas: 1`` written (the webhook sees the object
+        before defaulting: a Master without replicas is refused)."""
+        problems: Problems = []
+        base: tuple[str | int, ...] = ("spec", self.REPLICA_SPECS_KEY)
+        specs = self.replica_specs
+        for rtype in self.REQUIRED_TYPES:
+            if rtype not in specs:
+                problems.append(
+                    (
+                        (*base,),
+                        f"a {rtype} is required: the {self.KIND} webhook refuses a job "
+                        f"without one ({', '.join(self.REQUIRED_TYPES)} must be present)",
+                    )
+                )
+        for rtype in self.SINGLE_TYPES:
+            spec = specs.get(rtype)
+            if spec is None:
+                continue
+            if "replicas" not in spec.model_fields_set:
+                problems.append(
+                    (
+                        (*base, rtype),
+                        f"{rtype} needs replicas: 1 written out (the {self.KIND} webhook checks "
+                        "the job before the operator defaults it, and refuses a missing count)",
+                    )
+                )
+            elif spec.replicas != 1:
+                problems.append(
+                    (
+                        (*base, rtype, "replicas"),
+                        f"{rtype} must have exactly 1 replica, got {spec.replicas}",
+                    )
+                )
+        return problems
 
     def replica_problems(self, settings: StackSettings) -> Problems:
         """ValidateReplicaSpecs: every container has an image and the default container is
@@ -321,21 +442,13 @@ class KubeflowJob(JobDocument):
                 )
         return problems
 
-    def native_workload_of(self, settings: StackSettings) -> str | None:
-        """What runs the replica indexes: ``pod``, ``job`` or ``jobset`` in native mode, ``None``
-        in operator mode (the training operator creates the pods)."""
-        if self.mode(settings) != "native":
-            return None
-        return self.native_workload(settings)
-
     def run_policy_problems(self, settings: StackSettings) -> Problems:
         """What native mode (with its workload) cannot do of the run policy and the restart
         policies, and the gang's minAvailable."""
         problems: Problems = []
         policy = self.run_policy
-        native = self.mode(settings) == "native"
-        workload = self.native_workload_of(settings)
-        if policy.suspend and workload == "pod":
+        workload = self.workload(settings)
+        if policy.suspend and workload is POD:
             problems.append(
                 (
                     ("spec", "runPolicy", "suspend"),
@@ -345,8 +458,10 @@ class KubeflowJob(JobDocument):
                     "out",
                 )
             )
-        if workload in ("job", "jobset") and not enabled_by_default(
-            "JobPodFailurePolicy", settings.version
+        if (
+            workload is not None
+            and workload.in_jobs
+            and not enabled_by_default("JobPodFailurePolicy", settings.version)
         ):
             for rtype, spec in self.replica_specs.items():
                 if spec.restart_policy == "ExitCode":
@@ -359,7 +474,7 @@ class KubeflowJob(JobDocument):
                             "later, or kubetrain:nativeWorkload pod",
                         )
                     )
-        if policy.managed_by == MULTIKUEUE and native:
+        if policy.managed_by == MULTIKUEUE and workload is not None:
             problems.append(
                 (
                     ("spec", "runPolicy", "managedBy"),
@@ -383,7 +498,7 @@ class KubeflowJob(JobDocument):
             DerivedName(self.name, "PodGroup name", DNS1123_SUBDOMAIN),
         ]
         domain = f".{settings.cluster_domain}" if settings.cluster_domain else ""
-        jobset = self.native_workload_of(settings) == "jobset"
+        jobset = self.workload(settings) is JOBSET
         for rtype, spec in self.replica_specs.items():
             last = f"{self.name}-{rtype.lower()}-{spec.replicas - 1}"
             names.append(DerivedName(last, "Pod and Service name", DNS1035_LABEL))

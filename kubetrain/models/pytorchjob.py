@@ -1,10 +1,12 @@
 """PyTorchJob job documents: Kubeflow ``kubeflow.org/v1``.
 
-Fidelity target: Kubeflow training-operator v1.9, ``pkg/apis/kubeflow.org/v1/pytorch_types.go``
+Fidelity target: Kubeflow training-operator v1.9.0, ``pkg/apis/kubeflow.org/v1/pytorch_types.go``
 (the API), ``pytorch_defaults.go`` (``SetDefaults_PyTorchJob``: restart policy OnFailure, port
 ``pytorchjob-port`` 23456 on the ``pytorch`` container, ``setElasticPolicy``,
 ``setDefaultNprocPerNode``) and ``pkg/webhooks/pytorch/pytorchjob_webhook.go``
-(``validatePyTorchJob``). Everything a Kubeflow replica job shares is in :mod:`.kubeflow`.
+(``validatePyTorchJob``, ``validateSpec``, ``validatePyTorchReplicaSpecs``: the types Master
+and Worker as written, a single Master with ``replicas: 1``). Everything a Kubeflow replica job
+shares is in :mod:`.kubeflow`.
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ from .kubeflow import (
     ReplicaSpec,
     RestartPolicy,
     RunPolicy,
-    canonical_replica_types,
+    replica_specs_field,
+    restart_policy_field,
+    template_field,
 )
 
 if TYPE_CHECKING:
@@ -49,7 +53,6 @@ DEFAULT_PORT = 23456
 #: spec.nprocPerNode when neither it nor elasticPolicy.nProcPerNode is given.
 DEFAULT_NPROC_PER_NODE = "auto"
 REPLICA_TYPES = ("Master", "Worker")
-_CANONICAL = {t.lower(): t for t in REPLICA_TYPES}
 #: What torchrun's --nproc-per-node accepts.
 _NPROC = re.compile(r"^(auto|cpu|gpu|[1-9][0-9]*)$")
 
@@ -67,13 +70,8 @@ class PyTorchReplicaSpec(ReplicaSpec):
     DEFAULT_PORT_NAME: ClassVar[str] = DEFAULT_PORT_NAME
     DEFAULT_PORT: ClassVar[int] = DEFAULT_PORT
 
-    template: PodTemplateSpec = Field(description="Pod template; needs a container named pytorch.")
-    restart_policy: RestartPolicy = Field(
-        default="OnFailure",
-        alias="restartPolicy",
-        description="Pod restart policy (ExitCode: Never on the pod). Default: OnFailure.",
-        json_schema_extra=upstream(enum=None),
-    )
+    template: PodTemplateSpec = template_field(DEFAULT_CONTAINER)
+    restart_policy: RestartPolicy = restart_policy_field("OnFailure")
 
 
 class RDZVConf(Strict):
@@ -164,10 +162,8 @@ class PyTorchJobSpec(Strict):
         alias="elasticPolicy",
         description="Elastic training with torchrun (needs a Worker). Default: none.",
     )
-    pytorch_replica_specs: dict[Literal["Master", "Worker"], PyTorchReplicaSpec] = Field(
-        alias="pytorchReplicaSpecs",
-        min_length=1,
-        description="Replica types (Master, Worker; any case) -> spec.",
+    pytorch_replica_specs: dict[Literal["Master", "Worker"], PyTorchReplicaSpec] = (
+        replica_specs_field("pytorchReplicaSpecs", REPLICA_TYPES)
     )
     nproc_per_node: str | None = Field(
         default=None,
@@ -175,16 +171,6 @@ class PyTorchJobSpec(Strict):
         description="Processes per node: auto, cpu, gpu or a number, as a string "
         "(PET_NPROC_PER_NODE; a number also multiplies WORLD_SIZE). Default: auto.",
     )
-
-    @field_validator(
-        "pytorch_replica_specs",
-        mode="before",
-        json_schema_input_type=dict[str, PyTorchReplicaSpec],
-    )
-    @classmethod
-    def _canonical_types(cls, value: Any) -> Any:
-        """Replica-type keys are case-insensitive (setPytorchTypeNamesToCamelCase)."""
-        return canonical_replica_types(value, _CANONICAL)
 
     @field_validator("nproc_per_node")
     @classmethod
@@ -195,18 +181,15 @@ class PyTorchJobSpec(Strict):
         return value
 
 
-@declare(
-    "Kubeflow PyTorchJob (training-operator v1.9): distributed and elastic PyTorch",
-    replica_specs_key="pytorchReplicaSpecs",
-)
+@declare("Kubeflow PyTorchJob (training-operator v1.9): distributed and elastic PyTorch")
 class PyTorchJob(KubeflowJob):
     """A Kubeflow PyTorchJob (``kubeflow.org/v1``)."""
 
     API_VERSION: ClassVar[str] = "kubeflow.org/v1"
     KIND: ClassVar[str] = "PyTorchJob"
     REPLICA_TYPES: ClassVar[tuple[str, ...]] = REPLICA_TYPES
-    REPLICA_SPECS_FIELD: ClassVar[str] = "pytorch_replica_specs"
     REPLICA_SPECS_KEY: ClassVar[str] = "pytorchReplicaSpecs"
+    SINGLE_TYPES: ClassVar[tuple[str, ...]] = ("Master",)
     HOST_NAME_USE: ClassVar[str] = "MASTER_ADDR host name"
 
     api_version: Literal["kubeflow.org/v1"] = Field(alias="apiVersion")
@@ -216,10 +199,10 @@ class PyTorchJob(KubeflowJob):
     def has_master(self) -> bool:
         return "Master" in self.spec.pytorch_replica_specs
 
-    def defaulted(self) -> PyTorchJob:
-        """The job as SetDefaults_PyTorchJob leaves it: elasticPolicy min and max replicas
+    def defaulted_spec_update(self) -> dict[str, Any]:
+        """What SetDefaults_PyTorchJob sets: elasticPolicy min and max replicas
         (setElasticPolicy) and nprocPerNode (setDefaultNprocPerNode) besides the common ones."""
-        update = self.defaulted_spec_update()
+        update = super().defaulted_spec_update()
         elastic = self.spec.elastic_policy
         if elastic is not None:
             low, high = elastic.min_replicas, elastic.max_replicas
@@ -233,22 +216,11 @@ class PyTorchJob(KubeflowJob):
             elastic is None or elastic.n_proc_per_node is None
         ):
             update["nproc_per_node"] = DEFAULT_NPROC_PER_NODE
-        return self.model_copy(update={"spec": self.spec.model_copy(update=update)})
+        return update
 
-    def semantic_problems(self, settings: StackSettings) -> Problems:
-        """validatePyTorchJob, and what native mode cannot do."""
-        problems: Problems = []
-        specs = self.spec.pytorch_replica_specs
-        base: tuple[str | int, ...] = ("spec", "pytorchReplicaSpecs")
-        if "Master" in specs and specs["Master"].replicas != 1:
-            problems.append(
-                (
-                    (*base, "Master", "replicas"),
-                    f"Master must have exactly 1 replica, got {specs['Master'].replicas}",
-                )
-            )
-        problems += self._elastic_problems(settings)
-        return problems + self.replica_problems(settings) + self.run_policy_problems(settings)
+    def kind_problems(self, settings: StackSettings) -> Problems:
+        """validateSpec's elastic rules, and what native mode cannot do of them."""
+        return self._elastic_problems(settings)
 
     def _elastic_problems(self, settings: StackSettings) -> Problems:
         elastic = self.spec.elastic_policy
@@ -260,25 +232,13 @@ class PyTorchJob(KubeflowJob):
             problems.append(
                 (("spec", "pytorchReplicaSpecs"), "a Worker is required with elasticPolicy")
             )
-        if elastic.n_proc_per_node is not None:
-            if self.spec.nproc_per_node is not None:
-                problems.append(
-                    (
-                        (*path, "nProcPerNode"),
-                        "must not be used with nprocPerNode (it is deprecated: give nprocPerNode "
-                        "only)",
-                    )
+        if elastic.n_proc_per_node is not None and self.spec.nproc_per_node is not None:
+            problems.append(
+                (
+                    (*path, "nProcPerNode"),
+                    "must not be used with nprocPerNode (it is deprecated: give nprocPerNode only)",
                 )
-            elif self.has_master():
-                # setDefaultNprocPerNode leaves nprocPerNode unset here, and setPodEnv reads it
-                # for every pod of a job with a Master: the v1.9 operator fails on such a job.
-                problems.append(
-                    (
-                        (*path, "nProcPerNode"),
-                        "is deprecated and leaves nprocPerNode unset, which the training operator "
-                        "cannot expand for a job with a Master: give nprocPerNode instead",
-                    )
-                )
+            )
         low, high = elastic.min_replicas, elastic.max_replicas
         if low is not None and high is not None and low > high:
             # Not checked by the operator; torchrun refuses PET_NNODES min:max with min > max.

@@ -20,6 +20,9 @@ from .kubeflow import (
     RunPolicy,
     SchedulingPolicy,
     canonical_replica_types,
+    replica_specs_field,
+    restart_policy_field,
+    template_field,
 )
 
 if TYPE_CHECKING:
@@ -57,24 +60,15 @@ class TFReplicaSpec(ReplicaSpec):
     DEFAULT_PORT_NAME: ClassVar[str] = DEFAULT_PORT_NAME
     DEFAULT_PORT: ClassVar[int] = DEFAULT_PORT
 
-    template: PodTemplateSpec = Field(
-        description="Pod template; needs a container named tensorflow."
-    )
-    restart_policy: RestartPolicy = Field(
-        default="Never",
-        alias="restartPolicy",
-        description="Pod restart policy (ExitCode: Never on the pod). Default: Never.",
-        json_schema_extra=upstream(enum=None),
-    )
+    template: PodTemplateSpec = template_field(DEFAULT_CONTAINER)
+    restart_policy: RestartPolicy = restart_policy_field("Never")
 
 
 class TFJobSpec(Strict):
     """``spec`` of a ``kubeflow.org/v1`` TFJob."""
 
-    tf_replica_specs: dict[ReplicaType, TFReplicaSpec] = Field(
-        alias="tfReplicaSpecs",
-        min_length=1,
-        description="Replica types (Chief, Master, PS, Worker, Evaluator; any case) -> spec.",
+    tf_replica_specs: dict[ReplicaType, TFReplicaSpec] = replica_specs_field(
+        "tfReplicaSpecs", REPLICA_TYPES, any_case=True
     )
     run_policy: RunPolicy = Field(
         default_factory=RunPolicy, alias="runPolicy", description="Run-time policies."
@@ -100,28 +94,24 @@ class TFJobSpec(Strict):
         return canonical_replica_types(value, _CANONICAL)
 
 
-@declare(
-    "Kubeflow TFJob (training-operator v1.9): distributed TensorFlow, TF_CONFIG per pod",
-    replica_specs_key="tfReplicaSpecs",
-)
+@declare("Kubeflow TFJob (training-operator v1.9): distributed TensorFlow, TF_CONFIG per pod")
 class TFJob(KubeflowJob):
     """A Kubeflow TFJob (``kubeflow.org/v1``)."""
 
     API_VERSION: ClassVar[str] = "kubeflow.org/v1"
     KIND: ClassVar[str] = "TFJob"
     REPLICA_TYPES: ClassVar[tuple[str, ...]] = REPLICA_TYPES
-    REPLICA_SPECS_FIELD: ClassVar[str] = "tf_replica_specs"
     REPLICA_SPECS_KEY: ClassVar[str] = "tfReplicaSpecs"
+    ANY_CASE_TYPES: ClassVar[bool] = True
     HOST_NAME_USE: ClassVar[str] = "TF_CONFIG host name"
 
     api_version: Literal["kubeflow.org/v1"] = Field(alias="apiVersion")
     kind: Literal["TFJob"]
     spec: TFJobSpec
 
-    def defaulted(self) -> TFJob:
-        """The job as the operator's defaulting webhook leaves it (successPolicy "")."""
-        update = {**self.defaulted_spec_update(), "success_policy": self.spec.success_policy or ""}
-        return self.model_copy(update={"spec": self.spec.model_copy(update=update)})
+    def defaulted_spec_update(self) -> dict[str, Any]:
+        """What SetDefaults_TFJob sets besides the common fields: successPolicy ""."""
+        return {**super().defaulted_spec_update(), "success_policy": self.spec.success_policy or ""}
 
     def cluster_env_bytes(self, settings: StackSettings) -> int:
         """``TF_CONFIG`` lists every pod's host, ``<job>-<type>-<index>.<namespace>.svc
@@ -135,7 +125,9 @@ class TFJob(KubeflowJob):
             for t, s in self.replica_specs.items()
         )
 
-    def semantic_problems(self, settings: StackSettings) -> list[tuple[tuple[str | int, ...], str]]:
+    def kind_problems(self, settings: StackSettings) -> list[tuple[tuple[str | int, ...], str]]:
+        """validateTFReplicaSpecs: at most one Chief or Master role; and kubetrain's own rule
+        that the leader is one pod (the operator would run every pod of it as chief)."""
         problems: list[tuple[tuple[str | int, ...], str]] = []
         specs = self.spec.tf_replica_specs
         leaders = [t for t in ("Chief", "Master") if t in specs]
@@ -150,7 +142,7 @@ class TFJob(KubeflowJob):
                         f"{leader} must have exactly 1 replica, got {specs[leader].replicas}",
                     )
                 )
-        return problems + self.replica_problems(settings) + self.run_policy_problems(settings)
+        return problems
 
 
 # --- kubeflow.org/v1alpha1 -------------------------------------------------------------------
