@@ -13,8 +13,10 @@ The only package importing pulumi; it uses kubetrain.models and kubetrain.builde
 from kubetrain.models import declarations
 
 from ._args import JobMetadataArgs, SettingsArgs
+from ._kubeflow import KubeflowJobComponent, ReplicaSpecArgs
 from ._kubeflow_args import RunPolicyArgs, SchedulingPolicyArgs
 from ._program import COMPONENTS, component_name, deploy_stack
+from .jaxjob import JAXJob, JAXJobArgs, JAXJobSpecArgs
 from .learner import (
     DataStoreArgs,
     DataStoresArgs,
@@ -25,6 +27,7 @@ from .learner import (
     LearnerStatefulSet,
     LearnerStatefulSetArgs,
 )
+from .paddlejob import PaddleElasticPolicyArgs, PaddleJob, PaddleJobArgs, PaddleJobSpecArgs
 from .pytorchjob import (
     ElasticPolicyArgs,
     PyTorchJob,
@@ -48,6 +51,7 @@ from .trainingjob import (
     TrainingJobArgs,
     TrainingJobSpecArgs,
 )
+from .xgboostjob import XGBoostJob, XGBoostJobArgs, XGBoostJobSpecArgs
 
 #: Every component, in the order the provider hosts them: each declared kind's component and the
 #: components it creates as children.
@@ -62,19 +66,28 @@ __all__ = [
     "DataStoresArgs",
     "ElasticPolicyArgs",
     "FrameworkArgs",
+    "JAXJob",
+    "JAXJobArgs",
+    "JAXJobSpecArgs",
     "JobMetadataArgs",
+    "KubeflowJobComponent",
     "LearnerImageArgs",
     "LearnerResourcesArgs",
     "LearnerSpecArgs",
     "LearnerStatefulSet",
     "LearnerStatefulSetArgs",
     "MasterSpecArgs",
+    "PaddleElasticPolicyArgs",
+    "PaddleJob",
+    "PaddleJobArgs",
+    "PaddleJobSpecArgs",
     "PserverSpecArgs",
     "PyTorchJob",
     "PyTorchJobArgs",
     "PyTorchJobSpecArgs",
     "PyTorchReplicaSpecArgs",
     "RDZVConfArgs",
+    "ReplicaSpecArgs",
     "RunPolicyArgs",
     "SchedulingPolicyArgs",
     "SettingsArgs",
@@ -88,6 +101,9 @@ __all__ = [
     "TrainingJob",
     "TrainingJobArgs",
     "TrainingJobSpecArgs",
+    "XGBoostJob",
+    "XGBoostJobArgs",
+    "XGBoostJobSpecArgs",
     "component_name",
     "deploy_stack",
 ]

@@ -49,9 +49,9 @@ class SettingsArgs(TypedDict, total=False):
     )
     native_workload: str
     (
-        "Native mode, TFJob and PyTorchJob: what runs each replica, pod (a bare Pod, as the "
-        "training operator creates), job (a batch/v1 Job per replica) or jobset (one JobSet per "
-        "job, for clusters running the JobSet controller). Default: job."
+        "Native mode, Kubeflow replica jobs (kubeflow.org/v1): what runs each replica, pod (a "
+        "bare Pod, as the training operator creates), job (a batch/v1 Job per replica) or "
+        "jobset (one JobSet per job, for clusters running the JobSet controller). Default: job."
     )
     gpu_resource: str
     """Extended resource name written for GPUs. Default: nvidia.com/gpu."""

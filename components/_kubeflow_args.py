@@ -1,5 +1,5 @@
-"""Argument types every Kubeflow replica-job component shares (TFJob, PyTorchJob): the run and
-scheduling policies of :mod:`kubetrain.models.kubeflow`, under their attribute names.
+"""Argument types every Kubeflow replica-job component shares (every kubeflow.org/v1 kind): the
+run and scheduling policies of :mod:`kubetrain.models.kubeflow`, under their attribute names.
 
 Docstrings reach the schema verbatim (see :mod:`components._args`); no ``from __future__ import
 annotations`` (the analyzer reads the annotations).

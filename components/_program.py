@@ -11,7 +11,15 @@ import pulumi
 from kubetrain.builders import build_stack
 from kubetrain.models import InputError, JobDocument, LoadedJob, Problem, Stack, declarations
 
-from . import learner, pytorchjob, tfjob, trainingjob  # noqa: F401  (attach the components)
+from . import (  # noqa: F401  (attach the components)
+    jaxjob,
+    learner,
+    paddlejob,
+    pytorchjob,
+    tfjob,
+    trainingjob,
+    xgboostjob,
+)
 from ._job import job_args
 from ._resources import Identity, identity, prerequisites_of, register
 from ._secrets import Credentials, find_markers

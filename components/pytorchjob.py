@@ -8,20 +8,19 @@ PodGroup when gang scheduling applies), all children of the component. Operator 
 No ``from __future__ import annotations`` here: the Pulumi analyzer reads the annotations.
 """
 
-from collections.abc import Collection
-from typing import Any, NotRequired, TypedDict
+from typing import Any, ClassVar, NotRequired, TypedDict
 
 import pulumi
 
-from kubetrain.builders.meta import to_selector
+from kubetrain.builders.kubeflow import ReplicaJob
 from kubetrain.builders.pytorchjob import PyTorchTrainingJob
 from kubetrain.models.kinds import attach_component
+from kubetrain.models.kubeflow import KubeflowJob
 from kubetrain.models.pytorchjob import PyTorchJob as PyTorchJobDocument
 
 from ._args import JobMetadataArgs, SettingsArgs
-from ._job import expand, report_warnings
+from ._kubeflow import KubeflowJobComponent
 from ._kubeflow_args import RunPolicyArgs
-from ._resources import Identity, identity, register
 
 __all__ = [
     "ElasticPolicyArgs",
@@ -38,6 +37,9 @@ TYPE = "kubetrain:index:PyTorchJob"
 class PyTorchReplicaSpecArgs(TypedDict):
     """One replica type of a PyTorchJob."""
 
+    # Its own type rather than the shared ReplicaSpecArgs: the provider schema has named it
+    # kubetrain:index:PyTorchReplicaSpecArgs since PyTorchJob came, and SDKs generated from it
+    # refer to that name.
     replicas: NotRequired[int]
     """Number of pods of this type. Default: 1."""
     template: dict[str, Any]
@@ -115,8 +117,12 @@ class PyTorchJobArgs(TypedDict):
     )
 
 
-class PyTorchJob(pulumi.ComponentResource):
+class PyTorchJob(KubeflowJobComponent):
     """A Kubeflow PyTorchJob: the pods and services its operator would create, or its resource."""
+
+    _TYPE: ClassVar[str] = TYPE
+    _DOCUMENT: ClassVar[type[KubeflowJob]] = PyTorchJobDocument
+    _EXPANSION: ClassVar[type[ReplicaJob[Any]]] = PyTorchTrainingJob
 
     label_selector: pulumi.Output[str]
     """Label selector of every pod of the job, e.g. for kubectl get pods -l."""
@@ -133,59 +139,19 @@ class PyTorchJob(pulumi.ComponentResource):
     """How the job is deployed: native (its pods and services) or operator (its PyTorchJob)."""
 
     def __init__(
-        self,
-        name: str,
-        args: PyTorchJobArgs,
-        opts: pulumi.ResourceOptions | None = None,
-        *,
-        exclude: Collection[Identity] = (),
-        warn: bool = True,
+        self, name: str, args: PyTorchJobArgs, opts: pulumi.ResourceOptions | None = None, **kw: Any
     ) -> None:
-        """``exclude``: objects (apiVersion, kind, namespace, name) registered elsewhere; the
-        stack program passes the objects several jobs share and registers them once."""
-        expansion = expand(PyTorchJobDocument, args, f"PyTorchJob {name}")
-        super().__init__(TYPE, name, None, opts)
-        if warn:
-            report_warnings(self, expansion)
-        register(
-            self,
-            [m for m in expansion.manifests if identity(m) not in exclude],
-            where=f"PyTorchJob {name}",
-            depends_on=opts.depends_on if opts is not None else None,
-        )
-        document = expansion.loaded.job
-        assert isinstance(document, PyTorchJobDocument)
-        training = PyTorchTrainingJob(document, expansion.ctx)
-        hosts = [
-            training.service_host(rs.pod_name(i))
-            for rs in training.replicas
-            for i in range(rs.spec.replicas)
-        ]
-        self.label_selector = pulumi.Output.from_input(to_selector(training.labels()))
-        self.master_addr = pulumi.Output.from_input(
-            training.master_addr() if document.has_master() else ""
-        )
-        self.world_size = pulumi.Output.from_input(training.world_size())
-        self.service_hosts = pulumi.Output.from_input(hosts)
-        self.mode = pulumi.Output.from_input(expansion.mode)
-        self.register_outputs(
-            {
-                "labelSelector": self.label_selector,
-                "masterAddr": self.master_addr,
-                "worldSize": self.world_size,
-                "serviceHosts": self.service_hosts,
-                "mode": self.mode,
-            }
-        )
+        super().__init__(name, args, opts, **kw)
 
-    def exports(self) -> dict[str, Any]:
-        """What the stack program exports for this job."""
+    def kind_outputs(self, training: PyTorchTrainingJob) -> dict[str, Any]:
+        has_master = training.job.has_master()
         return {
-            "kind": "PyTorchJob",
-            "mode": self.mode,
-            "labelSelector": self.label_selector,
-            "masterAddr": self.master_addr,
+            "master_addr": training.master_addr() if has_master else "",
+            "world_size": training.world_size(),
         }
+
+    def kind_exports(self) -> dict[str, Any]:
+        return {"masterAddr": self.master_addr}
 
 
 attach_component(PyTorchJobDocument, PyTorchJob)

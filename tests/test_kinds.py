@@ -47,6 +47,21 @@ def kinds_in(files: Iterator[Path]) -> set[tuple[str, str]]:
     return found
 
 
+def golden_inputs() -> Iterator[Path]:
+    """The input files of every golden case: its own YAML files, and the repository's example
+    files its stack names in kubetrain:jobFiles (``stacks/<source>-examples/...``)."""
+    cases = REPO / "tests" / "cases"
+    for path in cases.rglob("*.yaml"):
+        if "expected" in path.relative_to(cases).parts:
+            continue
+        yield path
+        if path.name.startswith("Pulumi."):
+            config = (yaml.safe_load(path.read_text()) or {}).get("config") or {}
+            for name in config.get("kubetrain:jobFiles") or []:
+                if (REPO / name).is_file():
+                    yield REPO / name
+
+
 def test_the_registry_holds_every_kind() -> None:
     assert len(DECLARED) >= 5
     assert {d.key for d in DECLARED} >= {
@@ -81,14 +96,7 @@ def test_components_and_the_providers_list_come_from_the_declarations() -> None:
     ("where", "files"),
     [
         ("a bad-input fixture in tests/bad", lambda: (REPO / "tests" / "bad").glob("*.yaml")),
-        (
-            "a golden case in tests/cases",
-            lambda: (
-                p
-                for p in (REPO / "tests" / "cases").rglob("*.yaml")
-                if "expected" not in p.relative_to(REPO / "tests" / "cases").parts
-            ),
-        ),
+        ("a golden case in tests/cases", lambda: golden_inputs()),
         ("an example stack in stacks/", lambda: (REPO / "stacks").rglob("*.yaml")),
     ],
     ids=["bad-input", "golden-case", "example-stack"],

@@ -8,6 +8,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from kubetrain.models import load_stack
+from kubetrain.models.kubeflow import KubeflowJob
+
 from conftest import REPO
 
 
@@ -129,7 +132,14 @@ def test_the_default_workload_replaces_bare_pods_with_jobs(repo_copy: Path, run)
     added = {c["name"] for c in env["changes"] if c["action"] == "add"}
     assert {c["kind"] for c in env["changes"] if c["action"] == "delete"} == {"Pod"}
     assert {c["kind"] for c in env["changes"] if c["action"] == "add"} == {"Job"}
-    assert deleted == added and len(deleted) == 17  # every replica of the 8 Kubeflow jobs
+    # Every replica of the stack's Kubeflow jobs (in native mode), counted from the stack.
+    stack = load_stack(repo_copy / "stacks" / "Pulumi.dev.yaml")
+    replicas = sum(
+        j.job.total_replicas()
+        for j in stack.jobs
+        if isinstance(j.job, KubeflowJob) and j.mode == "native"
+    )
+    assert deleted == added and len(deleted) == replicas > 0
     assert sorted(env["restartedJobs"]) == sorted(
         {c["job"] for c in env["changes"] if c["action"] == "add"}
     )

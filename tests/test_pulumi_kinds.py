@@ -18,11 +18,14 @@ import components
 from components import LearnerStatefulSet, TrainingJob, deploy_stack
 from kubetrain.builders import BuildContext, build_job
 from kubetrain.models import InputError, load_job
+from kubetrain.models import jaxjob as jaxjob_spec
 from kubetrain.models import kubeflow as kubeflow_spec
 from kubetrain.models import learner as learner_spec
+from kubetrain.models import paddlejob as paddlejob_spec
 from kubetrain.models import pytorchjob as pytorchjob_spec
 from kubetrain.models import tfjob as tfjob_spec
 from kubetrain.models import trainingjob as trainingjob_spec
+from kubetrain.models import xgboostjob as xgboostjob_spec
 from kubetrain.models.learner import Learner as LearnerDocument
 from kubetrain.models.trainingjob import TrainingJob as TrainingJobDocument
 
@@ -91,6 +94,23 @@ from pulumi_harness import (
             components.ElasticPolicyArgs, [pytorchjob_spec.ElasticPolicy], id="ElasticPolicyArgs"
         ),
         pytest.param(components.RDZVConfArgs, [pytorchjob_spec.RDZVConf], id="RDZVConfArgs"),
+        pytest.param(
+            components.ReplicaSpecArgs,
+            [xgboostjob_spec.XGBoostReplicaSpec, paddlejob_spec.PaddleReplicaSpec],
+            id="ReplicaSpecArgs",
+        ),
+        pytest.param(
+            components.XGBoostJobSpecArgs, [xgboostjob_spec.XGBoostJobSpec], id="XGBoostJobSpecArgs"
+        ),
+        pytest.param(
+            components.PaddleJobSpecArgs, [paddlejob_spec.PaddleJobSpec], id="PaddleJobSpecArgs"
+        ),
+        pytest.param(
+            components.PaddleElasticPolicyArgs,
+            [paddlejob_spec.PaddleElasticPolicy],
+            id="PaddleElasticPolicyArgs",
+        ),
+        pytest.param(components.JAXJobSpecArgs, [jaxjob_spec.JAXJobSpec], id="JAXJobSpecArgs"),
     ],
 )
 def test_arguments_mirror_the_spec_field_by_field(args: type, models: list[Any]) -> None:

@@ -3,7 +3,15 @@
 Importing this package registers the builder of every job kind.
 """
 
-from . import learner, pytorchjob, tfjob, trainingjob  # noqa: F401  (registers the builders)
+from . import (  # noqa: F401  (registers the builders)
+    jaxjob,
+    learner,
+    paddlejob,
+    pytorchjob,
+    tfjob,
+    trainingjob,
+    xgboostjob,
+)
 from .context import BuildContext, Target
 from .registry import Built, build_job, build_stack
 

@@ -1,5 +1,5 @@
-"""Expansion of every Kubeflow replica job (TFJob, PyTorchJob): the training operator's common job
-controller, with per-kind hooks.
+"""Expansion of every Kubeflow replica job (the kubeflow.org/v1 kinds): the training operator's
+common job controller, with per-kind hooks.
 
 Fidelity target: training-operator v1.9 ``pkg/controller.v1/common`` (``ReconcileJobs``,
 ``ReconcilePods`` / ``createNewPod``, ``ReconcileServices`` / ``CreateNewService``,
@@ -22,8 +22,9 @@ env (TF_CONFIG, MASTER_ADDR, RANK...), hostname and Service are the same in all 
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from ..models.base import NATIVE_WORKLOAD_ANNOTATION
 from ..models.kubeflow import KubeflowJob, ReplicaSpec
@@ -98,16 +99,19 @@ def index_workload(
     return index_job(name, namespace, meta.get("labels") or {}, template, run, version)
 
 
-class ReplicaJob:
+J = TypeVar("J", bound=KubeflowJob)
+
+
+class ReplicaJob(Generic[J]):
     """One Kubeflow replica job being expanded (the seed's ``TrainingJob``): the defaulted job, its
     replica types and the hooks of its kind."""
 
     #: ``training.kubeflow.org/operator-name`` of the kind's controller.
     OPERATOR_NAME: ClassVar[str]
 
-    def __init__(self, job: KubeflowJob, ctx: BuildContext) -> None:
-        self.job = job.defaulted()
-        self.written = job  # as the document gives it, for warnings about fields it sets
+    def __init__(self, job: J, ctx: BuildContext) -> None:
+        self.job: J = job.defaulted()
+        self.written: J = job  # as the document gives it, for warnings about fields it sets
         self.ctx = ctx
         self.name = job.name
         self.namespace = job.namespace
@@ -129,10 +133,18 @@ class ReplicaJob:
         """Whether the pod gets ``job-role: master`` (the kind's ``IsMasterRole``)."""
         raise NotImplementedError
 
+    def pod_env(self, rtype: str, index: int) -> list[dict[str, Any]]:
+        """The env the kind's ``setPodEnv`` appends to every container of one pod of replica
+        type ``rtype`` (lower case), in its order."""
+        raise NotImplementedError
+
     def set_cluster_spec(self, pod_spec: dict[str, Any], rtype: str, index: int) -> None:
         """Configure one pod of replica type ``rtype`` (lower case) for the cluster, in place
-        (the kind's ``SetClusterSpec``)."""
-        raise NotImplementedError
+        (the kind's ``SetClusterSpec``): by default, as most kinds' ``setPodEnv`` does,
+        :meth:`pod_env` appended to every container."""
+        env = self.pod_env(rtype, index)
+        for container in pod_spec.get("containers") or []:
+            container["env"] = [*(container.get("env") or []), *copy.deepcopy(env)]
 
     #: Replica types whose pods' success is the job's when the job has one (the kind's
     #: ``UpdateJobStatus``: "when master is succeed, the job is finished").
@@ -371,7 +383,7 @@ class ReplicaJob:
 class ReplicaType:
     """The pods and services of one replica type (the seed's ``TFReplicaSet``)."""
 
-    def __init__(self, job: ReplicaJob, rtype: str, spec: ReplicaSpec) -> None:
+    def __init__(self, job: ReplicaJob[Any], rtype: str, spec: ReplicaSpec) -> None:
         self.job = job
         self.rtype = rtype
         self.type_label = rtype.lower()
@@ -483,7 +495,7 @@ def custom_resource(job: KubeflowJob, ctx: BuildContext) -> Manifest:
 
 
 def replica_job_builder(
-    expansion: Callable[[Any, BuildContext], ReplicaJob],
+    expansion: Callable[[Any, BuildContext], ReplicaJob[Any]],
 ) -> Callable[[Any, str, BuildContext], list[Manifest]]:
     """The builder of a replica-job kind: native mode, the operator's pods and services (and
     PodGroup); operator mode, the custom resource (the training operator owns its CRD)."""

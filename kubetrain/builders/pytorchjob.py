@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from ..models.pytorchjob import PyTorchJob
-from .context import BuildContext
 from .kubeflow import ReplicaJob, replica_job_builder
 from .registry import builder
 
@@ -52,14 +51,10 @@ def init_container(master_addr: str) -> dict[str, Any]:
     }
 
 
-class PyTorchTrainingJob(ReplicaJob):
+class PyTorchTrainingJob(ReplicaJob[PyTorchJob]):
     """One PyTorchJob being expanded."""
 
     OPERATOR_NAME: ClassVar[str] = OPERATOR_NAME
-
-    def __init__(self, job: PyTorchJob, ctx: BuildContext) -> None:
-        super().__init__(job, ctx)
-        self.pytorchjob: PyTorchJob = job.defaulted()
 
     def master_addr(self) -> str:
         """``<job>-master-0``: the master's service, by its short name as the operator writes it
@@ -68,8 +63,8 @@ class PyTorchTrainingJob(ReplicaJob):
 
     def world_size(self) -> int:
         """Replicas times the processes per node when that is a number (getNprocPerNodeInt)."""
-        nproc = self.pytorchjob.spec.nproc_per_node or ""
-        return self.pytorchjob.total_replicas() * (int(nproc) if nproc.isdigit() else 1)
+        nproc = self.job.spec.nproc_per_node or ""
+        return self.job.total_replicas() * (int(nproc) if nproc.isdigit() else 1)
 
     def pod_env(self, rtype: str, index: int) -> list[dict[str, Any]]:
         """What setPodEnv (``envvar.go``, v1.9.0) appends to every container of one pod, in its
@@ -78,7 +73,7 @@ class PyTorchTrainingJob(ReplicaJob):
         PET_NODE_RANK; PET_NPROC_PER_NODE whenever nprocPerNode is set (defaulting sets it
         unless the deprecated elasticPolicy.nProcPerNode is given); then the elastic variables,
         or PET_NNODES."""
-        job = self.pytorchjob
+        job = self.job
         env: list[dict[str, Any]] = [{"name": "PYTHONUNBUFFERED", "value": "1"}]
         if job.has_master():
             port = str(job.replica_specs["Master"].port())
@@ -102,7 +97,7 @@ class PyTorchTrainingJob(ReplicaJob):
 
     def elastic_env(self) -> list[dict[str, Any]]:
         """ElasticEnvVarGenerator.Generate: the torchrun rendezvous and sizing variables."""
-        job = self.pytorchjob
+        job = self.job
         policy = job.spec.elastic_policy
         assert policy is not None
         host = policy.rdzv_host or f"{self.name}-worker-0"
@@ -128,7 +123,7 @@ class PyTorchTrainingJob(ReplicaJob):
     def is_master(self, rtype: str, index: int) -> bool:
         """The Master pod leads; without a Master, worker 0 does (IsMasterRole in
         ``pytorchjob_controller.go``, v1.9.0)."""
-        if self.pytorchjob.has_master():
+        if self.job.has_master():
             return rtype == "Master"
         return rtype == "Worker" and index == 0
 
@@ -136,14 +131,14 @@ class PyTorchTrainingJob(ReplicaJob):
         """The Master; without one every Worker, or any Worker of an elastic job
         (UpdateJobStatus: "If ElasticPolicy is not nil and any worker has completed")."""
         operator, pods = super().success()
-        if not self.pytorchjob.has_master() and self.pytorchjob.spec.elastic_policy is not None:
+        if not self.job.has_master() and self.job.spec.elastic_policy is not None:
             return "Any", pods
         return operator, pods
 
     def workload_warnings(self) -> list[tuple[tuple[str | int, ...], str]]:
         """The common ones, and a Worker-only job that torchrun cannot rendezvous."""
         out = super().workload_warnings()
-        job = self.pytorchjob
+        job = self.job
         if not job.has_master() and job.spec.elastic_policy is None and job.is_distributed():
             out.append(
                 (
@@ -159,10 +154,8 @@ class PyTorchTrainingJob(ReplicaJob):
     def set_cluster_spec(self, pod_spec: dict[str, Any], rtype: str, index: int) -> None:
         """setPodEnv on every container, then setInitContainer: workers of a job with a Master
         wait for its service name to resolve."""
-        env = self.pod_env(rtype, index)
-        for container in pod_spec.get("containers") or []:
-            container["env"] = [*(container.get("env") or []), *(dict(e) for e in env)]
-        if rtype == "worker" and self.pytorchjob.has_master():
+        super().set_cluster_spec(pod_spec, rtype, index)
+        if rtype == "worker" and self.job.has_master():
             init = pod_spec.get("initContainers") or []
             pod_spec["initContainers"] = [*init, init_container(self.master_addr())]
 

@@ -50,7 +50,7 @@ ClusterSpec = dict[str, list[str]]
 TFReplicaSet = ReplicaType
 
 
-class TFTrainingJob(ReplicaJob):
+class TFTrainingJob(ReplicaJob[TFJob]):
     """One TFJob being expanded (the seed's ``TrainingJob``): defaulted spec, replica sets and the
     cluster spec they share."""
 
@@ -59,8 +59,7 @@ class TFTrainingJob(ReplicaJob):
 
     def __init__(self, job: TFJob, ctx: BuildContext) -> None:
         super().__init__(job, ctx)
-        self.tfjob: TFJob = job.defaulted()
-        specs = self.tfjob.replica_specs
+        specs = self.job.replica_specs
         self.has_leader = "Chief" in specs or "Master" in specs
         self._cluster_spec: ClusterSpec | None = None
 
@@ -81,7 +80,7 @@ class TFTrainingJob(ReplicaJob):
         """The ``TF_CONFIG`` JSON of one pod, byte-identical to the operator's (Go's json.Marshal:
         compact, map keys sorted, struct fields in declaration order)."""
         task = {"type": rtype, "index": index}
-        if self.tfjob.spec.enable_dynamic_worker:
+        if self.job.spec.enable_dynamic_worker:
             cluster = self.cluster_spec()
             # The sparse form TensorFlow's dynamic workers use: a worker knows itself and the PS
             # (convertClusterSpecToSparseClusterSpec); SparseTFConfig marshals it under "cluster".
@@ -108,10 +107,10 @@ class TFTrainingJob(ReplicaJob):
     def success(self) -> tuple[str, list[tuple[str, int]]]:
         """The Chief or Master; without one, worker 0, or every worker under successPolicy
         AllWorkers (UpdateJobStatus; a job with neither leader nor workers: every pod)."""
-        workers = self.tfjob.replica_specs.get("Worker")
+        workers = self.job.replica_specs.get("Worker")
         if self.has_leader or not workers:
             return super().success()
-        if self.tfjob.spec.success_policy == "AllWorkers":
+        if self.job.spec.success_policy == "AllWorkers":
             return "All", [("Worker", i) for i in range(workers.replicas)]
         return "All", [("Worker", 0)]
 
@@ -139,7 +138,7 @@ class TFTrainingJob(ReplicaJob):
 
     def set_cluster_spec(self, pod_spec: dict[str, Any], rtype: str, index: int) -> None:
         """``TF_CONFIG`` on the ``tensorflow`` container when the job is distributed."""
-        if not self.tfjob.is_distributed():
+        if not self.job.is_distributed():
             return
         for container in pod_spec.get("containers") or []:
             if container.get("name") == DEFAULT_CONTAINER:

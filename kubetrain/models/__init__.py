@@ -5,13 +5,16 @@ Importing this package registers every job kind.
 
 from . import (  # noqa: F401  (registers the job and resource kinds)
     delivery,
+    jaxjob,
     jobset,
     learner,
+    paddlejob,
     pytorchjob,
     scheduling,
     secrets,
     tfjob,
     trainingjob,
+    xgboostjob,
 )
 from .base import DerivedName, JobDocument, JobMeta, K8sType, Strict, job_kind, job_kinds
 from .errors import CheckFailed, InputError, KubetrainError, OwnershipError, Problem

@@ -62,6 +62,7 @@ __all__ = [
     "canonical_replica_types",
     "replica_specs_field",
     "restart_policy_field",
+    "run_policy_field",
     "template_field",
 ]
 
@@ -174,6 +175,11 @@ def restart_policy_field(default: str) -> Any:
         description=f"Pod restart policy (ExitCode: Never on the pod). Default: {default}.",
         json_schema_extra=upstream(enum=None),
     )
+
+
+def run_policy_field() -> Any:
+    """The ``runPolicy`` field every kind's spec has (optional in every CRD)."""
+    return Field(default_factory=RunPolicy, alias="runPolicy", description="Run-time policies.")
 
 
 def replica_specs_field(key: str, types: tuple[str, ...], any_case: bool = False) -> Any:
@@ -392,9 +398,9 @@ class KubeflowJob(JobDocument):
             if rtype not in specs:
                 problems.append(
                     (
-                        (*base,),
-                        f"a {rtype} is required: the {self.KIND} webhook refuses a job "
-                        f"without one ({', '.join(self.REQUIRED_TYPES)} must be present)",
+                        base,
+                        f"a {rtype} is required (the {self.KIND} webhook refuses a job "
+                        "without one)",
                     )
                 )
         for rtype in self.SINGLE_TYPES:

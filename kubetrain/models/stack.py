@@ -361,7 +361,7 @@ class StackSettings(Strict):
     native_workload: NativeWorkload = Field(
         default="job",
         alias="nativeWorkload",
-        description="Native mode, Kubeflow jobs (TFJob, PyTorchJob): what runs each replica "
+        description="Native mode, Kubeflow replica jobs (kubeflow.org/v1): what runs each replica "
         "index. pod: a bare Pod, as the training operator creates (nothing recreates it); job: "
         "a batch/v1 Job per index (restart policies, backoffLimit, deadline and suspend mapped "
         "onto the Job controller); jobset: one JobSet per job (needs the JobSet controller; the "
