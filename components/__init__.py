@@ -27,6 +27,7 @@ from .learner import (
     LearnerStatefulSet,
     LearnerStatefulSetArgs,
 )
+from .mpijob import MPIJob, MPIJobArgs, MPIJobSpecArgs, MPIReplicaSpecArgs
 from .paddlejob import PaddleElasticPolicyArgs, PaddleJob, PaddleJobArgs, PaddleJobSpecArgs
 from .pytorchjob import (
     ElasticPolicyArgs,
@@ -76,6 +77,10 @@ __all__ = [
     "LearnerSpecArgs",
     "LearnerStatefulSet",
     "LearnerStatefulSetArgs",
+    "MPIJob",
+    "MPIJobArgs",
+    "MPIJobSpecArgs",
+    "MPIReplicaSpecArgs",
     "MasterSpecArgs",
     "PaddleElasticPolicyArgs",
     "PaddleJob",

@@ -14,6 +14,7 @@ from kubetrain.models import InputError, JobDocument, LoadedJob, Problem, Stack,
 from . import (  # noqa: F401  (attach the components)
     jaxjob,
     learner,
+    mpijob,
     paddlejob,
     pytorchjob,
     tfjob,

@@ -21,6 +21,7 @@ from kubetrain.models import InputError, load_job
 from kubetrain.models import jaxjob as jaxjob_spec
 from kubetrain.models import kubeflow as kubeflow_spec
 from kubetrain.models import learner as learner_spec
+from kubetrain.models import mpijob as mpijob_spec
 from kubetrain.models import paddlejob as paddlejob_spec
 from kubetrain.models import pytorchjob as pytorchjob_spec
 from kubetrain.models import tfjob as tfjob_spec
@@ -111,6 +112,10 @@ from pulumi_harness import (
             id="PaddleElasticPolicyArgs",
         ),
         pytest.param(components.JAXJobSpecArgs, [jaxjob_spec.JAXJobSpec], id="JAXJobSpecArgs"),
+        pytest.param(components.MPIJobSpecArgs, [mpijob_spec.MPIJobSpec], id="MPIJobSpecArgs"),
+        pytest.param(
+            components.MPIReplicaSpecArgs, [mpijob_spec.MPIReplicaSpec], id="MPIReplicaSpecArgs"
+        ),
     ],
 )
 def test_arguments_mirror_the_spec_field_by_field(args: type, models: list[Any]) -> None:

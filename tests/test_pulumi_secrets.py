@@ -12,6 +12,7 @@ from typing import Any
 
 import pulumi
 import pytest
+import yaml
 from pulumi.runtime.sync_await import _sync_await
 
 from components._resources import register
@@ -161,6 +162,13 @@ def test_a_malformed_marker_is_a_bug() -> None:
 DEV_CREDENTIALS = {
     "cos-hmac": {"access-key": "AKIA-NOT-REAL", "secret-key": "s3cr3t-Value"},
     "regcred": {"dockerconfigjson": '{"auths": {"us.icr.io": {"auth": "cHVsbC1zM2NyM3Q="}}}'},
+    **{
+        f"{job}-ssh": {
+            "ssh-privatekey": f"-----BEGIN EC PRIVATE KEY----- NOT-REAL-{job}",
+            "ssh-publickey": f"ecdsa-sha2-nistp521 NOT-REAL-{job}",
+        }
+        for job in ("pi", "tensorflow-benchmarks", "tensorflow-mnist")
+    },
 }
 DEV_PLAINTEXT = {v for keys in DEV_CREDENTIALS.values() for v in keys.values()}
 
@@ -174,12 +182,14 @@ def test_program_keeps_credentials_out_of_plain_state(monkeypatch: pytest.Monkey
     }
     run = run_program("dev", config, ["kubetrain:credentials"])
     secrets = run.of_type("kubernetes:core/v1:Secret")
-    assert sorted(r.name for r in secrets) == [
-        "ml-dev/cossecretdata-mnist-learner",
-        "ml-dev/cossecretresults-mnist-learner",
-        "ml-dev/cossecretresults-mnist-smoke-learner",
-        "ml-dev/regcred",
+    # Every Secret render writes as an ExternalSecret (rendered/dev is what Pulumi applies).
+    rendered = [
+        yaml.safe_load(p.read_text()) for p in (REPO / "rendered" / "dev").rglob("externalsecret-*")
     ]
+    assert len(rendered) >= 4
+    assert sorted(r.name for r in secrets) == sorted(
+        f"{o['metadata']['namespace']}/{o['metadata']['name']}" for o in rendered
+    )
     for reg in secrets:
         assert is_secret(reg.inputs["stringData"]), reg.name
         assert set(reg.plain["stringData"].values()) <= DEV_PLAINTEXT, reg.name

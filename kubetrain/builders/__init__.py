@@ -6,6 +6,7 @@ Importing this package registers the builder of every job kind.
 from . import (  # noqa: F401  (registers the builders)
     jaxjob,
     learner,
+    mpijob,
     paddlejob,
     pytorchjob,
     tfjob,

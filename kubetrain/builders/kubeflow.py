@@ -38,6 +38,7 @@ from .gang import (
     gang_scheduler,
     with_gang_scheduling,
 )
+from .kueue import QUEUE_LABEL, kueue_labels, label_jobs, label_pod_group
 from .meta import (
     app_labels,
     manifest,
@@ -315,6 +316,24 @@ class ReplicaJob(Generic[J]):
         )
         return [*(o for o in objs if o["kind"] != "Job"), jobset]
 
+    def queue(self, objs: list[Manifest]) -> None:
+        """Carry the job's Kueue queue to what Kueue admits under this workload (:mod:`.kueue`;
+        a JobSet carries the job's labels already)."""
+        labels = kueue_labels(self.job.metadata.labels)
+        if not labels:
+            return
+        if not self.workload.in_jobs:
+            label_pod_group([o for o in objs if o["kind"] == "Pod"], self.name, labels)
+        elif not self.workload.in_job_set:
+            label_jobs(objs, labels)
+            if self.job.total_replicas() > 1:
+                self.ctx.warn(
+                    ("metadata", "labels", QUEUE_LABEL),
+                    "Kueue admits each replica's Job on its own under nativeWorkload job, so "
+                    "part of the job may run while the rest waits for quota: use nativeWorkload "
+                    "jobset or pod (one Workload for the whole job), or operator mode",
+                )
+
     def warn_rewrites(self) -> None:
         """Say what native mode does not do as the document asks: a pod template's restart
         policy replaced by the replica's (setRestartPolicy), GPUs renamed to the stack's
@@ -368,6 +387,7 @@ class ReplicaJob(Generic[J]):
     def build(self) -> list[Manifest]:
         self.warn_rewrites()
         objs = [obj for rs in self.replicas for obj in rs.build()]
+        self.queue(objs)
         if self.workload.in_job_set:
             objs = self.job_set(objs)
         # The operator's SyncPodGroup gives the PodGroup the job's annotations.

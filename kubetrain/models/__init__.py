@@ -8,6 +8,7 @@ from . import (  # noqa: F401  (registers the job and resource kinds)
     jaxjob,
     jobset,
     learner,
+    mpijob,
     paddlejob,
     pytorchjob,
     scheduling,

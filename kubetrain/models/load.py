@@ -710,8 +710,8 @@ def _native_workload_problems(
         return [
             (
                 path,
-                f"only {' and '.join(kinds)} choose what runs their replicas; a {job.KIND}'s "
-                "native objects are fixed: remove the annotation",
+                f"only Kubeflow replica jobs ({', '.join(kinds)}) choose what runs their "
+                f"replicas; the native objects of {job.KIND} jobs are fixed: remove the annotation",
             )
         ]
     return []

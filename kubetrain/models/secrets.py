@@ -39,6 +39,7 @@ __all__ = [
     "CredentialName",
     "ExternalSecret",
     "configmap_credential_problems",
+    "credential_name_problem",
     "credential_problems",
     "credential_value_message",
     "is_credential_entry",
@@ -233,21 +234,29 @@ def _env_problems(env: Any, path: Path, allowed: frozenset[str]) -> list[tuple[P
     return []
 
 
+def credential_name_problem(value: Any) -> str | None:
+    """Why ``value`` cannot name a credential of the secret store, or ``None``. The value is
+    never repeated: a malformed name is often a pasted key."""
+    if not isinstance(value, str) or (
+        len(value) > _CREDENTIAL_NAME_MAX or not _CREDENTIAL_NAME.fullmatch(value)
+    ):
+        return (
+            "must name a credential of the secret store: letters, digits, '-', '_' and '/', "
+            f"starting and ending with a letter or digit, at most {_CREDENTIAL_NAME_MAX} "
+            "characters (the value received is not shown, in case it is secret material)"
+        )
+    return None
+
+
 def _credential_name(value: Any) -> Any:
     if isinstance(value, dict):
         raise ValueError(
             credential_value_message("in a job document")
             + "; this field takes the credential's name, not a mapping"
         )
-    if not isinstance(value, str) or (
-        len(value) > _CREDENTIAL_NAME_MAX or not _CREDENTIAL_NAME.fullmatch(value)
-    ):
-        # The value is not repeated: a malformed name is often a pasted key.
-        raise ValueError(
-            "must name a credential of the secret store: letters, digits, '-', '_' and '/', "
-            f"starting and ending with a letter or digit, at most {_CREDENTIAL_NAME_MAX} "
-            "characters (the value received is not shown, in case it is secret material)"
-        )
+    problem = credential_name_problem(value)
+    if problem:
+        raise ValueError(problem)
     return value
 
 
