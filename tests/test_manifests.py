@@ -193,3 +193,130 @@ def test_example_stacks_ship_manifests() -> None:
         REPO / "rendered" / "staging" / "ml-staging" / "persistentvolumeclaim-strategy-volume.yaml"
     )
     assert "(manifest)" in staging.read_text()
+
+
+# --- namespaces of custom kinds ------------------------------------------------------------------
+
+EXTERNAL_SECRET: dict[str, Any] = {
+    "apiVersion": "external-secrets.io/v1",
+    "kind": "ExternalSecret",
+    "metadata": {"name": "db"},
+    "spec": {
+        "secretStoreRef": {"kind": "ClusterSecretStore", "name": "vault"},
+        "target": {"name": "db-credentials"},
+        "data": [{"secretKey": "password", "remoteRef": {"key": "db", "property": "password"}}],
+    },
+}
+
+
+def widget(**meta: Any) -> dict[str, Any]:
+    return {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w", **meta}}
+
+
+def test_a_namespaced_custom_kind_without_a_namespace_goes_to_the_stacks(
+    tmp_path: Path, run
+) -> None:
+    """An ExternalSecret (namespaced, from its CRD's scope) lands in kubetrain:namespace, and the
+    Secret it makes counts for a job that reads it."""
+    job = {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "TFJob",
+        "metadata": {"name": "m"},
+        "spec": {
+            "tfReplicaSpecs": {
+                "Worker": {
+                    "template": {
+                        "spec": {
+                            "containers": [
+                                {
+                                    "name": "tensorflow",
+                                    "image": "tf:2",
+                                    "envFrom": [{"secretRef": {"name": "db-credentials"}}],
+                                }
+                            ]
+                        }
+                    }
+                }
+            }
+        },
+    }
+    config = {
+        "kubetrain:namespace": "ml",
+        "kubetrain:manifests": [EXTERNAL_SECRET],
+        "kubetrain:jobs": [job],
+    }
+    stack_from(tmp_path, config)
+    result = run("render", cwd=tmp_path)
+    assert result.exit_code == 0, result.stderr
+    assert (tmp_path / "rendered/test/ml/externalsecret-db.yaml").is_file()
+    assert not (tmp_path / "rendered/test/_cluster/externalsecret-db.yaml").exists()
+    assert "reference" not in result.stderr
+
+
+def test_a_cluster_scoped_custom_kind_stays_cluster_wide(tmp_path: Path) -> None:
+    queue = {
+        "apiVersion": "kueue.x-k8s.io/v1beta1",
+        "kind": "ResourceFlavor",
+        "metadata": {"name": "default-flavor"},
+    }
+    stack = stack_from(tmp_path, {"kubetrain:namespace": "ml", "kubetrain:manifests": [queue]})
+    assert "namespace" not in stack.manifests[0].obj["metadata"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "namespace"),
+    [
+        ({"kubetrain:external": {"namespacedKinds": ["Widget.example.com"]}}, "ml"),
+        ({"kubetrain:external": {"clusterScopedKinds": ["Widget.example.com"]}}, None),
+    ],
+)
+def test_an_unknown_kinds_scope_may_be_declared(
+    tmp_path: Path, extra: dict[str, Any], namespace: str | None
+) -> None:
+    config = {"kubetrain:namespace": "ml", "kubetrain:manifests": [widget()], **extra}
+    stack = stack_from(tmp_path, config)
+    assert stack.manifests[0].obj["metadata"].get("namespace") == namespace
+
+
+def test_the_stacks_own_crd_gives_the_scope(tmp_path: Path) -> None:
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "names": {
+                "kind": "Widget",
+                "plural": "widgets",
+                "singular": "widget",
+                "listKind": "WidgetList",
+            },
+            "scope": "Namespaced",
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "x-kubernetes-preserve-unknown-fields": True,
+                        }
+                    },
+                }
+            ],
+        },
+    }
+    config = {"kubetrain:namespace": "ml", "kubetrain:manifests": [crd, widget()]}
+    stack = stack_from(tmp_path, config)
+    assert stack.manifests[1].obj["metadata"]["namespace"] == "ml"
+
+
+def test_an_unknown_kind_without_a_namespace_is_refused_not_guessed(tmp_path: Path) -> None:
+    with pytest.raises(
+        InputError, match=r"cannot tell whether Widget \(example.com/v1\) is namespaced"
+    ):
+        stack_from(tmp_path, {"kubetrain:manifests": [widget()]})
+    # With a namespace, nothing needs telling.
+    stack = stack_from(tmp_path, {"kubetrain:manifests": [widget(namespace="team")]})
+    assert stack.manifests[0].obj["metadata"]["namespace"] == "team"

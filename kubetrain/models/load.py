@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from ..kube import apiserver
+from ..kube import apiserver, scopes
 from ..kube import schemas as k8s
 from ..parallel import ChunkMapper, serial
 from .base import (
@@ -507,7 +507,8 @@ def _load_stack_document(
     problems += _duplicates(loaded_jobs)
     if not problems:
         problems += _output_budget(loaded_jobs, settings)
-    manifests = [m for d in manifest_docs if (m := _load_manifest(d, settings, problems))]
+    crds = _crd_scopes(manifest_docs)
+    manifests = [m for d in manifest_docs if (m := _load_manifest(d, settings, problems, crds))]
     problems += _duplicate_manifests(manifests)
     if problems:
         raise InputError(problems)
@@ -725,8 +726,27 @@ def _is_plain_object(api_version: str, kind: str, settings: StackSettings) -> bo
     )
 
 
+def _crd_scopes(docs: Iterable[Document]) -> dict[tuple[str, str], bool]:
+    """(group, kind) -> namespaced, for every CRD among the stack's manifests."""
+    out: dict[tuple[str, str], bool] = {}
+    for doc in docs:
+        data = doc.data
+        if not isinstance(data, dict) or data.get("kind") != "CustomResourceDefinition":
+            continue
+        spec = data.get("spec")
+        names = spec.get("names") if isinstance(spec, dict) else None
+        if isinstance(names, dict) and isinstance(spec, dict):
+            group, kind = spec.get("group"), names.get("kind")
+            if isinstance(group, str) and isinstance(kind, str):
+                out[(group, kind)] = spec.get("scope") != "Cluster"
+    return out
+
+
 def _load_manifest(
-    doc: Document, settings: StackSettings, problems: list[Problem]
+    doc: Document,
+    settings: StackSettings,
+    problems: list[Problem],
+    crds: Mapping[tuple[str, str], bool] = {},
 ) -> LoadedManifest | None:
     """A plain Kubernetes object: a mapping with apiVersion, kind and metadata.name, no job
     kind, no secret material; a built-in kind is checked against its schema and what the API
@@ -783,8 +803,27 @@ def _load_manifest(
         return None
     obj = plain_copy(data)
     builtin = k8s.builtin_definition(settings.version, api_version, kind) is not None
-    if builtin and kind not in k8s.CLUSTER_SCOPED_KINDS and not meta.get("namespace"):
-        obj["metadata"]["namespace"] = settings.namespace
+    if builtin:
+        in_namespace: bool | None = kind not in k8s.CLUSTER_SCOPED_KINDS
+    else:
+        external = settings.external
+        in_namespace = scopes.namespaced(
+            api_version, kind, crds, external.namespaced_kinds, external.cluster_scoped_kinds
+        )
+    if not meta.get("namespace"):
+        if in_namespace is None:
+            problems.append(
+                doc.problem(
+                    ("metadata", "namespace"),
+                    f"cannot tell whether {kind} ({api_version}) is namespaced: give "
+                    "metadata.namespace, put its CRD among the stack's manifests, or list "
+                    f"{scopes.kind_key(api_version, kind)} in {CONFIG_NAMESPACE}:external."
+                    "namespacedKinds or clusterScopedKinds",
+                )
+            )
+            return None
+        if in_namespace:
+            obj["metadata"]["namespace"] = settings.namespace
     # What the API server refuses beyond the schema, at the manifest's own lines.
     for api_issue in apiserver.object_issues(obj, settings.version):
         problems.append(doc.problem(api_issue.path, api_issue.message))

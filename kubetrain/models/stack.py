@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import urllib.parse
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -74,6 +74,10 @@ class SecureValue(Strict):
         return value
 
 
+#: A kind as ``<Kind>.<group>`` (``Widget.example.com``).
+KindKey = Annotated[str, Field(pattern=r"^[A-Z][A-Za-z0-9]*\.[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")]
+
+
 class External(Strict):
     """Objects the rendered output may reference without rendering them (checked by validate)."""
 
@@ -102,6 +106,19 @@ class External(Strict):
         alias="customResourceDefinitions",
         description="kubetrain CRDs another environment on the same cluster installs, by name "
         "(e.g. trainingjobs.paddlepaddle.org): this stack does not render or deploy them.",
+    )
+    namespaced_kinds: list[KindKey] = Field(
+        default_factory=list,
+        alias="namespacedKinds",
+        description="Custom kinds whose objects are namespaced, as <Kind>.<group> "
+        "(Widget.example.com): a plain manifest of one without a namespace goes to "
+        "kubetrain:namespace. Kinds kubetrain knows, and those whose CRD the stack holds, "
+        "need no entry.",
+    )
+    cluster_scoped_kinds: list[KindKey] = Field(
+        default_factory=list,
+        alias="clusterScopedKinds",
+        description="Custom kinds whose objects are cluster-scoped, as <Kind>.<group>.",
     )
 
 
