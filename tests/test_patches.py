@@ -419,3 +419,106 @@ def test_no_patch_makes_a_traceback(tmp_path: Path, patch: Any) -> None:
         loaded(tmp_path, [{"target": TARGET, "patch": patch}])
     except InputError as exc:
         assert exc.problems and all(p.file.endswith(".yaml") for p in exc.problems)
+
+
+# --- additions a patch must declare ---------------------------------------------------------------
+
+
+def _worker_patch(**template_spec: Any) -> dict[str, Any]:
+    return {"spec": {"tfReplicaSpecs": {"Worker": {"template": {"spec": template_spec}}}}}
+
+
+@pytest.mark.parametrize(
+    ("patch", "words"),
+    [
+        pytest.param(
+            _worker_patch(containers=[{"name": "tensorfow", "image": "tf:2"}]),
+            "adds the container 'tensorfow', which the document does not have (did you mean "
+            "'tensorflow'?)",
+            id="misspelt-container",
+        ),
+        pytest.param(
+            _worker_patch(volumes=[{"name": "scratch", "emptyDir": {}}]),
+            "adds the volume 'scratch', which the document does not have;",
+            id="volume",
+        ),
+        pytest.param(
+            {"spec": {"tfReplicaSpecs": {"Workers": {"replicas": 3}}}},
+            "adds the replica type 'Workers', which the document does not have (did you mean "
+            "'Worker'?)",
+            id="replica-type",
+        ),
+        pytest.param(
+            [
+                {
+                    "op": "add",
+                    "path": "/spec/tfReplicaSpecs/Worker/template/spec/containers/-",
+                    "value": {"name": "tensorfow", "image": "tf:2"},
+                }
+            ],
+            "adds the container 'tensorfow'",
+            id="json-container",
+        ),
+        pytest.param(
+            [{"op": "add", "path": "/spec/tfReplicaSpecs/Chief", "value": {"replicas": 1}}],
+            "adds the replica type 'Chief', which the document does not have (it has 'PS', "
+            "'Worker')",
+            id="json-replica-type",
+        ),
+    ],
+)
+def test_an_addition_is_refused_unless_the_patch_says_so(
+    tmp_path: Path, patch: Any, words: str
+) -> None:
+    entry = {"target": TARGET, "patch": patch}
+    with pytest.raises(InputError) as raised:
+        loaded(tmp_path, [entry])
+    assert words in str(raised.value)
+    assert "set adds: true on this patch" in str(raised.value)
+    assert "kubetrain:patches[0].patch" in str(raised.value)
+
+
+def test_a_patch_that_says_adds_may_add(tmp_path: Path) -> None:
+    patch = _worker_patch(
+        containers=[{"name": "metrics", "image": "statsd:1"}],
+        volumes=[{"name": "scratch", "emptyDir": {}}],
+    )
+    stack = loaded(tmp_path, [{"target": TARGET, "patch": patch, "adds": True}])
+    spec = worker(stack)
+    assert [c["name"] for c in spec["containers"]] == ["tensorflow", "sidecar", "metrics"]
+    assert [v["name"] for v in spec["volumes"]] == ["scratch"]
+
+
+def test_changing_what_exists_needs_no_declaration(tmp_path: Path) -> None:
+    patch = _worker_patch(containers=[{"name": "tensorflow", "image": "tf:2"}])
+    stack = loaded(tmp_path, [{"target": TARGET, "patch": patch}])
+    assert container({"kind": "Pod", "spec": worker(stack)})["image"] == "tf:2"
+
+
+# --- growth is bounded before the work -------------------------------------------------------------
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(doublings=st.integers(min_value=1, max_value=60), seed=st.integers(1, 4096))
+def test_a_copy_chain_cannot_grow_a_document_past_the_object_bound(
+    tmp_path: Path, doublings: int, seed: int
+) -> None:
+    """Each copy of the annotations map into itself doubles it: a chain past 1.5 MiB stops with
+    an input error at the operation that would pass it, before doing it (a 60-step chain would be
+    2**60 times the seed); a short one reaches the schema, which refuses a map as an annotation."""
+    ops: list[dict[str, Any]] = [
+        {"op": "add", "path": "/metadata/annotations", "value": {"a0": "x" * seed}}
+    ]
+    ops += [
+        {"op": "copy", "from": "/metadata/annotations", "path": f"/metadata/annotations/a{i + 1}"}
+        for i in range(doublings)
+    ]
+    with pytest.raises(InputError) as raised:
+        loaded(tmp_path, [{"target": TARGET, "patch": ops}])
+    grown = seed * 2**doublings
+    if grown > 2 * 2**20:
+        assert "larger than 1.5 MiB, the size of an object kubetrain writes" in str(raised.value)
+    elif grown < 2**20:
+        assert "larger than" not in str(raised.value)

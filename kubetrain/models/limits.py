@@ -20,6 +20,7 @@ __all__ = [
     "MAX_OBJECTS",
     "MAX_OBJECT_BYTES",
     "MAX_OUTPUT_BYTES",
+    "MAX_PATCH_OPERATIONS",
     "MAX_REPLICAS",
 ]
 
@@ -38,3 +39,6 @@ MAX_REPLICAS = 10_000
 MAX_OBJECTS = 200_000
 #: Estimated bytes one stack may render (its files under rendered/<env>).
 MAX_OUTPUT_BYTES = 512 * 2**20
+#: Operations of one JSON patch, and the size one patched document may grow to (the size of an
+#: object kubetrain writes): a chain of ``copy`` operations doubles a value each time.
+MAX_PATCH_OPERATIONS = 10_000

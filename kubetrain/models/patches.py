@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ from ..kube.schemas import split_api_version
 from .base import plain_copy
 from .errors import InputError, PathPart, Problem
 from .fields import FieldNode, kind_node
+from .limits import MAX_OBJECT_BYTES, MAX_PATCH_OPERATIONS
 from .source import Document, load_documents, parse_documents
 from .stack import CONFIG_NAMESPACE, Patch, PatchTarget
 
@@ -74,11 +76,13 @@ class PatchedDocument(Document):
 
 @dataclass(frozen=True)
 class PatchSource:
-    """One patch: its content as a document, where it was declared, and what it targets."""
+    """One patch: its content as a document, where it was declared, what it targets, and
+    whether it may add containers, volumes or replica types (``adds``)."""
 
     content: Document
     entry: Document  # the kubetrain:patches entry, for problems about the patch as a whole
     target: PatchTarget | None
+    adds: bool = False
 
     @property
     def is_json_patch(self) -> bool:
@@ -102,16 +106,16 @@ def patch_sources(
             except InputError as exc:
                 problems.append(entry.problem(("path",), str(exc.problems[0])))
                 continue
-            out += [PatchSource(d, entry, patch.target) for d in docs]
+            out += [PatchSource(d, entry, patch.target, patch.adds) for d in docs]
         elif isinstance(patch.patch, str):
             try:
                 docs = _inline_text(entry, patch.patch)
             except InputError as exc:
                 problems += exc.problems
                 continue
-            out += [PatchSource(d, entry, patch.target) for d in docs]
+            out += [PatchSource(d, entry, patch.target, patch.adds) for d in docs]
         else:
-            out.append(PatchSource(entry.sub(("patch",)), entry, patch.target))
+            out.append(PatchSource(entry.sub(("patch",)), entry, patch.target, patch.adds))
     return out
 
 
@@ -249,9 +253,9 @@ def apply_patches(
             patched = _patched(doc, identity, version)
             before = len(problems)
             if source.is_json_patch:
-                _json_patch(patched, source.content, problems)
+                _json_patch(patched, source.content, problems, source.adds)
             else:
-                _strategic(patched, source.content, version, problems)
+                _strategic(patched, source.content, version, problems, source.adds)
             if len(problems) == before:
                 out[n] = patched
         if not hits:
@@ -289,7 +293,11 @@ def _no_match(
 
 
 def _strategic(
-    doc: PatchedDocument, patch: Document, version: tuple[int, int], problems: list[Problem]
+    doc: PatchedDocument,
+    patch: Document,
+    version: tuple[int, int],
+    problems: list[Problem],
+    adds: bool = False,
 ) -> None:
     if not isinstance(patch.data, dict):
         problems.append(
@@ -298,7 +306,7 @@ def _strategic(
         return
     data = doc.data
     node = kind_node(str(data.get("apiVersion")), str(data.get("kind")), version)
-    merged = _Merge(doc, patch, problems).merge(data, patch.data, node, (), ())
+    merged = _Merge(doc, patch, problems, adds).merge(data, patch.data, node, (), ())
     if merged is _DELETE:
         problems.append(patch.problem(("$patch",), "a patch cannot delete the whole document"))
         return
@@ -313,6 +321,7 @@ class _Merge:
     doc: PatchedDocument
     site: Document
     problems: list[Problem]
+    adds: bool = False
 
     def record(self, path: Path_, patch_path: Path_) -> None:
         self.doc.overlay[path] = (self.site, patch_path)
@@ -330,6 +339,9 @@ class _Merge:
             merge_key = node.merge_key if node is not None else None
             if merge_key is not None and all(isinstance(item, dict) for item in patch):
                 return self.merge_list(original, patch, merge_key, node, path, patch_path)
+        if original is None and isinstance(patch, list) and path and path[-1] in ADDED_LISTS:
+            # A list the document does not have: every item is new.
+            return self.merge_list([], patch, "name", node, path, patch_path)
         self.record(path, patch_path)
         return _without_nulls(patch)
 
@@ -361,6 +373,10 @@ class _Merge:
         result = dict(original)
         for key, value in body.items():
             if isinstance(key, str) and key.startswith("$"):
+                continue
+            adding = value is not None and key not in original and not self.adds
+            if adding and path and _is_replica_map(path[-1]):
+                self.refuse_addition((*patch_path, key), "replica type", str(key), list(original))
                 continue
             child = node.child(key) if node is not None and value is not None else None
             merged = (
@@ -408,6 +424,12 @@ class _Merge:
                 if found is not None:
                     del result[found]
             elif found is None:
+                # New to the document (with $patch: replace, new to the list replaced).
+                names = [o.get(key) for o in original if isinstance(o, dict)]
+                if not self.adds and path and path[-1] in ADDED_LISTS and item[key] not in names:
+                    what = ADDED_LISTS[str(path[-1])]
+                    self.refuse_addition((*patch_path, j, key), what, str(item[key]), names)
+                    continue
                 result.append(_without_nulls(item))
                 self.record((*path, len(result) - 1), (*patch_path, j))
             else:
@@ -415,6 +437,35 @@ class _Merge:
                     result[found], item, item_node, (*path, found), (*patch_path, j)
                 )
         return result
+
+    def refuse_addition(self, at: Path_, what: str, name: str, names: list[Any]) -> None:
+        self.problems.append(
+            self.site.problem(at, _addition_message(what, name, [str(n) for n in names]))
+        )
+
+
+#: Keyed lists where a patch adding an item is refused unless it says so, by field name.
+ADDED_LISTS = {
+    "containers": "container",
+    "initContainers": "init container",
+    "ephemeralContainers": "ephemeral container",
+    "volumes": "volume",
+}
+
+
+def _is_replica_map(key: PathPart) -> bool:
+    """Whether ``key`` holds a job's replica specs by type (``tfReplicaSpecs``...)."""
+    return isinstance(key, str) and key.endswith("ReplicaSpecs")
+
+
+def _addition_message(what: str, name: str, names: list[str]) -> str:
+    message = f"adds the {what} {name!r}, which the document does not have"
+    close = difflib.get_close_matches(name, names, n=1)
+    if close:
+        message += f" (did you mean {close[0]!r}?)"
+    elif names:
+        message += f" (it has {', '.join(repr(n) for n in names)})"
+    return message + "; if the addition is meant, set adds: true on this patch"
 
 
 def _without_nulls(value: Any) -> Any:
@@ -433,12 +484,40 @@ def _without_nulls(value: Any) -> Any:
 # --- JSON patch (RFC 6902) --------------------------------------------------------------------
 
 
-def _json_patch(doc: PatchedDocument, patch: Document, problems: list[Problem]) -> None:
+def _json_patch(
+    doc: PatchedDocument, patch: Document, problems: list[Problem], adds: bool = False
+) -> None:
+    if len(patch.data) > MAX_PATCH_OPERATIONS:
+        problems.append(
+            patch.problem(
+                (),
+                f"has {len(patch.data)} operations, more than the "
+                f"{MAX_PATCH_OPERATIONS} a patch may have",
+            )
+        )
+        return
+    size = _size(doc.data)
     for j, op in enumerate(patch.data):
         problem = _bad_operation(op)
         if problem is not None:
             problems.append(patch.problem((j, *problem[0]), problem[1]))
             return
+        if not adds and (added := _json_addition(doc.data, op)) is not None:
+            what, name, names = added
+            problems.append(patch.problem((j, "path"), _addition_message(what, name, names)))
+            return
+        # Bound the growth before the work: an add or copy brings one value's size.
+        grows = _added_size(doc.data, op)
+        if grows is None or size + grows > MAX_OBJECT_BYTES:
+            problems.append(
+                patch.problem(
+                    (j,),
+                    f"would make {doc.title} larger than {MAX_OBJECT_BYTES / 2**20:g} MiB, the "
+                    "size of an object kubetrain writes",
+                )
+            )
+            return
+        size += grows
         try:
             doc.data = jsonpatch.apply_patch(doc.data, [op], in_place=True)
         except jsonpatch.JsonPatchTestFailed:
@@ -460,6 +539,50 @@ def _json_patch(doc: PatchedDocument, patch: Document, problems: list[Problem]) 
         at: Path_ = (j, "value") if op["op"] in ("add", "replace") else (j,)
         if op["op"] != "test":
             doc.overlay[written] = (patch, at)
+
+
+def _size(value: Any) -> int:
+    return len(json.dumps(value, separators=(",", ":"), default=str))
+
+
+def _added_size(data: Any, op: dict[str, Any]) -> int | None:
+    """Bytes an operation adds to the document at most (0 for remove, move and test); ``None``
+    when the value it copies is past every bound already."""
+    if op["op"] in ("add", "replace"):
+        return _size(op.get("value"))
+    if op["op"] == "copy":
+        try:
+            value = jsonpointer.resolve_pointer(data, op["from"])
+        except jsonpointer.JsonPointerException:
+            return 0  # the operation itself reports the missing path
+        return _size(value)
+    return 0
+
+
+def _json_addition(data: Any, op: dict[str, Any]) -> tuple[str, str, list[str]] | None:
+    """(what, name, names present) when ``op`` adds a container, volume or replica type."""
+    if op["op"] not in ("add", "copy", "move"):
+        return None
+    parts = _parts(op["path"])
+    if len(parts) < 2:
+        return None
+    try:
+        parent = jsonpointer.resolve_pointer(data, "/" + "/".join(_escape(p) for p in parts[:-1]))
+    except jsonpointer.JsonPointerException:
+        return None
+    appends = parts[-1] == "-" or parts[-1].isdigit()
+    if isinstance(parent, list) and parts[-2] in ADDED_LISTS and appends:
+        value = op.get("value") if op["op"] == "add" else None
+        name = value.get("name") if isinstance(value, dict) else None
+        names = [str(o.get("name")) for o in parent if isinstance(o, dict)]
+        return ADDED_LISTS[parts[-2]], str(name) if name else parts[-1], names
+    if isinstance(parent, dict) and _is_replica_map(parts[-2]) and parts[-1] not in parent:
+        return "replica type", parts[-1], [str(k) for k in parent]
+    return None
+
+
+def _escape(part: str) -> str:
+    return part.replace("~", "~0").replace("/", "~1")
 
 
 def _bad_operation(op: Any) -> tuple[Path_, str] | None:

@@ -351,6 +351,12 @@ class Patch(Strict):
         description="A file holding the patch, relative to the project root (one or more "
         "YAML documents, each a patch).",
     )
+    adds: bool = Field(
+        default=False,
+        description="The patch may add a container, init container, volume or replica type "
+        "the document does not have (without it, such an addition is an error: most are a "
+        "misspelt name). Default: false.",
+    )
 
     @model_validator(mode="after")
     def _one_source(self) -> Patch:
