@@ -30,6 +30,7 @@ from .models.base import job_kinds
 from .models.editor import job_schema, stack_schema
 from .models.fields import kind_node
 from .models.load import find_project_root, stack_name
+from .models.orphans import removal_causes
 from .models.source import display_path, file_kind, load_documents
 from .models.stack import StackSettings
 from .parallel import ChunkMapper, alongside, forking
@@ -45,7 +46,14 @@ from .render import (
     remove_tree,
     write_tree,
 )
-from .render.tree import check_ownership, is_crd, read_file
+from .render.tree import (
+    check_ownership,
+    entries,
+    generated_for,
+    is_crd,
+    object_path,
+    read_file,
+)
 from .render.yamlout import read_generated
 from .validate import (
     DEFAULT_VERSION,
@@ -437,6 +445,46 @@ def render(
         return _write(plans, stale, strict, warnings, progress)
 
 
+def _gone_titles(out_dir: Path, built: Sequence[Built]) -> set[str]:
+    """The jobs and manifests (``TFJob ml/mnist``) whose files in ``out_dir`` the build no longer
+    makes: only the files of objects the build does not produce are read."""
+    produced = {object_path(b.obj) for b in built}
+    titles = {b.source for b in built}
+    gone: set[str] = set()
+    for rel, entry in entries(out_dir) if out_dir.is_dir() else ():
+        if not entry.is_file or rel in produced or not rel.endswith((".yaml", ".yml")):
+            continue
+        data = read_file(out_dir / rel, limit=4096)
+        title = generated_for(data.decode("utf-8", "replace")) if data is not None else None
+        if title is not None and title not in titles:
+            gone.add(title)
+    return gone
+
+
+def removal_causes_of(stack: Stack, gone: set[str]) -> dict[str, str]:
+    """Why each of ``gone`` left the stack, where its document still sits in an unread file."""
+    settings = stack.settings
+    loaded = {j.source.file for j in stack.jobs} | {m.source.file for m in stack.manifests}
+    return removal_causes(
+        stack.project_root,
+        {"jobFiles": settings.job_files, "manifestFiles": settings.manifest_files},
+        loaded,
+        gone,
+        settings.namespace,
+    )
+
+
+def _warn_removals(planned: Planned, warnings: list[str] | None) -> None:
+    """Say which jobs leave the tree because their file fell out of the stack's patterns."""
+    if warnings is None:
+        return
+    gone = _gone_titles(planned.out_dir, planned.built)
+    for title, cause in sorted(removal_causes_of(planned.stack, gone).items()):
+        warnings.append(
+            f"{display_path(planned.out_dir)}: warning: the objects of {title} are removed: {cause}"
+        )
+
+
 def _write(
     plans: Sequence[Planned],
     stale: Sequence[Path],
@@ -450,6 +498,8 @@ def _write(
         for folder in (p.out_dir, p.delivery_dir):
             if folder is not None:
                 check_ownership(folder, p.stack.source_name)
+    for p in plans:  # the trees are kubetrain's: what leaves them, and why
+        _warn_removals(p, warnings)
     for folder in stale:
         check_ownership(folder)
     # Each tree is written to a staging folder, by a process of its own, from the moment its
@@ -589,7 +639,10 @@ def plan(project: Project, names: Sequence[str] = ()) -> list[EnvironmentPlan]:
         folders = [env_dir]
         if built.delivery or delivery_dir.is_dir():
             folders.append(delivery_dir)
-        out.append(_plan_folders(stack.name, folders, after))
+        environment = _plan_folders(stack.name, folders, after)
+        gone = {c.job for c in environment.changes if c.action == "delete"}
+        environment.causes = removal_causes_of(stack, gone)
+        out.append(environment)
     if not names:
         stale: dict[str, list[Path]] = {}
         for folder in _stale_folders(project, stacks):

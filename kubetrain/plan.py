@@ -173,6 +173,9 @@ class EnvironmentPlan:
     unchanged: int
     before: Totals
     after: Totals
+    #: Why a job or manifest leaves, by its title, where kubetrain can tell (its file no longer
+    #: matches the stack's patterns: :mod:`kubetrain.models.orphans`).
+    causes: dict[str, str] = field(default_factory=dict)
 
     def count(self, action: Action) -> int:
         return sum(1 for c in self.changes if c.action == action)
@@ -324,6 +327,8 @@ def format_text(plans: Sequence[EnvironmentPlan]) -> str:
         counts = ", ".join(f"{plan.count(action)} to {verb}" for action, verb in _VERBS)
         out.append(f"{plan.name} ({', '.join(plan.folders)}): {counts}, {plan.unchanged} unchanged")
         out += [_change_line(c) for c in plan.changes]
+        for title, cause in sorted(plan.causes.items()):
+            out.append(f"  ! {title} leaves the stack: {cause}")
         if plan.restarted_jobs:
             out.append(f"  runs restarted: {', '.join(plan.restarted_jobs)}")
         out.append("  totals (before -> after):")
@@ -364,6 +369,7 @@ def to_json(plans: Sequence[EnvironmentPlan]) -> dict[str, Any]:
                     for c in plan.changes
                 ],
                 "restartedJobs": plan.restarted_jobs,
+                "removalCauses": dict(sorted(plan.causes.items())),
                 "totals": {"before": plan.before.as_json(), "after": plan.after.as_json()},
             }
             for plan in plans
