@@ -1,11 +1,14 @@
 # Two entry points for a fresh machine with Python 3.11+ and make:
-#   make render   set up .venv, render every stacks/Pulumi.<env>.yaml into rendered/<env>/ and validate it
-#   make test     set up .venv and run the whole test suite
+#   make render   set up .venv with what rendering needs, render every stacks/Pulumi.<env>.yaml
+#                 into rendered/<env>/ and validate it
+#   make test     set up .venv with the test tools too and run the whole test suite
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-# Re-install whenever the project metadata or the pinned versions change.
-STAMP  := $(VENV)/.kubetrain-installed
+# Re-install whenever the project metadata or the pinned versions change: kubetrain alone for
+# render, validate and diff; with its Pulumi extra and the test tools for the rest.
+STAMP      := $(VENV)/.kubetrain-installed
+TEST_STAMP := $(VENV)/.kubetrain-test-installed
 
 .PHONY: render test validate diff bench lint clean
 
@@ -13,7 +16,7 @@ render: $(STAMP)
 	$(BIN)/kubetrain render
 	$(BIN)/kubetrain validate rendered
 
-test: $(STAMP)
+test: $(TEST_STAMP)
 	$(BIN)/python -m pytest -n auto -q
 
 validate: $(STAMP)
@@ -22,10 +25,10 @@ validate: $(STAMP)
 diff: $(STAMP)
 	$(BIN)/kubetrain diff
 
-bench: $(STAMP)
+bench: $(TEST_STAMP)
 	$(BIN)/python bench/run.py
 
-lint: $(STAMP)
+lint: $(TEST_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
@@ -33,8 +36,12 @@ lint: $(STAMP)
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e .
 	touch $(STAMP)
+
+$(TEST_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[test]'
+	touch $(TEST_STAMP)
 
 clean:
 	rm -rf $(VENV) build *.egg-info

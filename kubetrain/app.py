@@ -13,7 +13,7 @@ import re
 import stat
 import tempfile
 import textwrap
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -28,8 +28,9 @@ from .kube.schemas import builtin_kinds, split_api_version
 from .models import CheckFailed, InputError, Problem, Stack, discover_stacks, load_stack
 from .models.base import job_kinds
 from .models.editor import job_schema, stack_schema
+from .models.errors import printable
 from .models.fields import kind_node
-from .models.load import find_project_root, stack_name
+from .models.load import find_project_root, stack_name, stack_name_problem
 from .models.orphans import removal_causes
 from .models.source import display_path, file_kind, load_documents
 from .models.stack import StackSettings
@@ -929,12 +930,132 @@ def _replace_file(path: Path, data: bytes) -> None:
 
 _PULUMI_PROJECT = """\
 # A kubetrain project (created by `kubetrain init`): the stacks in stacks/ are Pulumi stack
-# settings files, read by `kubetrain render` and by `pulumi up -s <stack>`.
+# settings files, read by `kubetrain render` and by `pulumi up -s <stack>` (whose program,
+# stacks/__main__.py, deploys what `kubetrain render` writes).
 name: {name}
 description: Distributed training jobs rendered by kubetrain
-runtime: python
+runtime:
+  name: python
+  options:
+    toolchain: pip
+    virtualenv: venv
+main: stacks/
 stackConfigDir: stacks
 """
+
+_PROGRAM = """\
+\"\"\"The Pulumi program: `pulumi up -s <stack>` deploys what `kubetrain render --stack <stack>`
+writes, one kubetrain component per job (created by `kubetrain init`).\"\"\"
+
+from pathlib import Path
+
+from components.program import main
+
+if __name__ == "__main__":
+    main(Path(__file__).resolve().parent)
+"""
+
+_REQUIREMENTS = """\
+# What this project runs: kubetrain (its Pulumi extra for `pulumi up`), pinned. CI and the
+# pre-commit hooks install this file; Pulumi installs it through stacks/requirements.txt.
+{requirement}
+"""
+
+_PROGRAM_REQUIREMENTS = """\
+# Pulumi installs the program's dependencies from the program's folder: the project's.
+-r ../requirements.txt
+"""
+
+_GITIGNORE = """\
+# Created by `kubetrain init`.
+venv/
+.venv/
+__pycache__/
+*.pyc
+kubetrain-validate.xml
+"""
+
+_PRE_COMMIT = """\
+# pre-commit hooks (https://pre-commit.com), created by `kubetrain init`: they run the kubetrain
+# of requirements.txt, installed in the environment you commit from (pip install -r
+# requirements.txt), so commits, CI and `pulumi up` use one version.
+repos:
+  - repo: local
+    hooks:
+      - id: kubetrain-render
+        name: kubetrain render (rewrite rendered/ from the stacks)
+        entry: kubetrain render
+        language: system
+        pass_filenames: false
+        files: ^(stacks/|rendered/|Pulumi\\.ya?ml$)
+      - id: kubetrain-validate
+        name: kubetrain validate (schemas and semantic checks)
+        entry: kubetrain validate
+        language: system
+        pass_filenames: false
+        files: ^(stacks/|rendered/)
+"""
+
+_WORKFLOW = """\
+# kubetrain in CI (created by `kubetrain init`): a pull request fails when rendered/ is not what
+# the stacks render, or when the rendered objects fail kubetrain's schemas or checks.
+name: kubetrain
+on:
+  pull_request:
+  push:
+    branches: [main]
+permissions:
+  contents: read
+jobs:
+  kubetrain:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - uses: actions/setup-python@v5
+        with:
+          python-version: "3.11"
+      - name: Install kubetrain (the version requirements.txt pins)
+        run: pip install -r requirements.txt
+      - name: rendered/ is up to date
+        run: kubetrain diff
+      - name: rendered/ is valid
+        run: kubetrain validate
+      - name: Validation report for the CI's test view
+        if: always()
+        run: kubetrain validate --output junit > kubetrain-validate.xml || true
+      - uses: actions/upload-artifact@v4
+        if: always()
+        with:
+          name: kubetrain-validate
+          path: kubetrain-validate.xml
+"""
+
+
+def kubetrain_requirement() -> str:
+    """The requirement that installs this kubetrain (with its Pulumi extra): from where it was
+    installed when pip recorded a URL (PEP 610 ``direct_url.json``: a git commit, an archive, or
+    a folder of its source), else the release of :data:`kubetrain.__version__`."""
+    import importlib.metadata as metadata
+
+    from . import __version__
+
+    for dist in metadata.distributions(name="kubetrain"):
+        text = dist.read_text("direct_url.json")
+        if not text:
+            continue
+        try:
+            direct = json.loads(text)
+        except ValueError:
+            continue
+        url = direct.get("url")
+        if not isinstance(url, str):
+            continue
+        vcs = direct.get("vcs_info") or {}
+        if vcs.get("vcs") == "git" and vcs.get("commit_id"):
+            return f"kubetrain[pulumi] @ git+{url}@{vcs['commit_id']}"
+        return f"kubetrain[pulumi] @ {url}"
+    return f"kubetrain[pulumi]=={__version__}"
+
 
 _STACK = """\
 # Stack "{stack}": `kubetrain render --stack {stack}` writes rendered/{stack}/.
@@ -991,18 +1112,28 @@ spec:
 
 
 def init_project(folder: Path, stack: str = "dev", namespace: str = "ml") -> list[Path]:
-    """Create a project in ``folder``: ``Pulumi.yaml``, ``stacks/Pulumi.<stack>.yaml`` and a
-    TFJob in ``stacks/jobs/``. Nothing is written when any of them exists."""
+    """Create a project in ``folder`` that runs end to end: ``Pulumi.yaml`` and its program
+    (``stacks/__main__.py``), ``requirements.txt`` pinning this kubetrain, a stack
+    (``stacks/Pulumi.<stack>.yaml``) with a TFJob in ``stacks/jobs/``, the CI workflow, the
+    pre-commit hooks and a ``.gitignore``. Nothing is written when any of them exists."""
     problems = []
-    if not re.fullmatch(r"[A-Za-z0-9_.-]+", stack):
-        problems.append(f"--stack: {stack!r} cannot name a stack file (letters, digits, . _ -)")
+    if problem := stack_name_problem(stack):
+        problems.append(f"--stack: {problem}")
+    elif stack in RESERVED_STACK_NAMES:
+        problems.append(f"--stack: the stack name {stack!r} is reserved (rendered/clusters/)")
     if problem := DNS1123_LABEL.check(namespace):
-        problems.append(f"--namespace: {problem}")
+        problems.append(f"--namespace: {printable(problem)}")
     if problems:
         raise InputError.single("kubetrain init", "; ".join(problems))
     name = re.sub(r"[^A-Za-z0-9_.-]+", "-", folder.resolve().name).strip("-.") or "kubetrain"
     files = {
         folder / "Pulumi.yaml": _PULUMI_PROJECT.format(name=name),
+        folder / "requirements.txt": _REQUIREMENTS.format(requirement=kubetrain_requirement()),
+        folder / ".gitignore": _GITIGNORE,
+        folder / ".pre-commit-config.yaml": _PRE_COMMIT,
+        folder / ".github" / "workflows" / "kubetrain.yml": _WORKFLOW,
+        folder / "stacks" / "__main__.py": _PROGRAM,
+        folder / "stacks" / "requirements.txt": _PROGRAM_REQUIREMENTS,
         folder / "stacks" / f"Pulumi.{stack}.yaml": _STACK.format(
             stack=stack,
             namespace=namespace,
@@ -1020,10 +1151,53 @@ def init_project(folder: Path, stack: str = "dev", namespace: str = "ml") -> lis
             Problem(display_path(p), None, (), "exists; kubetrain init never overwrites a file")
             for p in existing
         )
-    for path, text in files.items():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        _replace_file(path, text.encode("utf-8"))
+    _refuse_links(folder, files)
+    written: list[Path] = []
+    made: list[Path] = []
+    try:
+        for path, text in files.items():
+            for parent in reversed(path.relative_to(folder).parents):
+                if not (folder / parent).exists():
+                    (folder / parent).mkdir()
+                    made.append(folder / parent)
+            _replace_file(path, text.encode("utf-8"))
+            written.append(path)
+    except OSError as exc:
+        # All or nothing: what was written is removed again (newest first).
+        for path in reversed(written):
+            path.unlink(missing_ok=True)
+        for directory in reversed(made):
+            with contextlib.suppress(OSError):
+                directory.rmdir()
+        raise InputError.single(
+            display_path(exc.filename or folder), f"cannot be written: {exc.strerror}"
+        ) from None
     return list(files)
+
+
+def _refuse_links(folder: Path, files: Mapping[Path, str]) -> None:
+    """Refuse to write through a symbolic link: the project folder and every folder init
+    writes into must be plain folders (a link could send a file anywhere)."""
+    problems = []
+    checked: set[Path] = set()
+    for path in files:
+        for parent in [folder, *(folder / p for p in path.relative_to(folder).parents)]:
+            if parent in checked:
+                continue
+            checked.add(parent)
+            if parent.is_symlink():
+                problems.append(
+                    Problem(
+                        display_path(parent),
+                        None,
+                        (),
+                        "is a symbolic link; kubetrain init writes into plain folders only",
+                    )
+                )
+            elif parent.exists() and not parent.is_dir():
+                problems.append(Problem(display_path(parent), None, (), "exists and is no folder"))
+    if problems:
+        raise InputError(problems)
 
 
 # --- kubetrain explain ------------------------------------------------------------------------

@@ -517,8 +517,10 @@ def schema(out: Path | None, kubernetes_version: tuple[int, int] | None) -> None
 @click.option("--namespace", default="ml", show_default=True, help="Namespace of the stack's jobs.")
 @_errors_to_exit_codes
 def init(folder: Path, stack: str, namespace: str) -> None:
-    """Create a kubetrain project in FOLDER (default: here): Pulumi.yaml, stacks/Pulumi.ENV.yaml
-    and a TFJob in stacks/jobs/, ready for `kubetrain render`. Refuses to overwrite any file.
+    """Create a kubetrain project in FOLDER (default: here) that runs end to end: Pulumi.yaml
+    and its program, requirements.txt pinning this kubetrain, stacks/Pulumi.ENV.yaml with a TFJob
+    in stacks/jobs/, the CI workflow, pre-commit hooks and a .gitignore. Refuses to overwrite any
+    file, and writes all of them or none.
 
     \b
     Examples:
@@ -526,7 +528,17 @@ def init(folder: Path, stack: str, namespace: str) -> None:
       kubetrain init ml-platform --stack staging --namespace ml-staging
     """
     for path in app.init_project(folder, stack, namespace):
-        _echo(f"{display_path(path)}: written")
+        _echo(printable(f"{display_path(path)}: written"))
+    requirement = app.kubetrain_requirement()
+    if "file:" in requirement:
+        # An install from a local folder: CI elsewhere cannot install it (docs/releasing.md).
+        click.echo(
+            printable(
+                f"note: requirements.txt installs kubetrain from this machine ({requirement}); "
+                "before CI runs it, pin a release or a git URL (see docs/releasing.md)"
+            ),
+            err=True,
+        )
 
 
 @main.command(

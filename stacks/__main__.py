@@ -1,67 +1,10 @@
 """The Pulumi program of the kubetrain project: ``pulumi up -s <env>`` deploys what
-``kubetrain render --stack <env>`` writes.
-
-Pulumi runs it from ``stacks/`` (``main`` in Pulumi.yaml) with the selected stack's config. The
-``kubetrain:*`` keys are read through ``pulumi.Config`` into the stack model the CLI uses
-(:func:`kubetrain.models.load_stack_config`: same validation, ``jobFiles`` relative to the folder
-holding Pulumi.yaml), then one component per job is created. ``kubetrain:credentials`` is not
-read here: the components read it themselves, as secret outputs.
-"""
+``kubetrain render --stack <env>`` writes (:func:`components.program.main`; Pulumi runs it from
+``stacks/``, the ``main`` of Pulumi.yaml)."""
 
 from pathlib import Path
 
-import pulumi
-from pulumi.runtime import config as runtime_config
-
-from components import deploy_stack
-from kubetrain.models import KubetrainError, find_project_root, load_stack_config
-from kubetrain.models.load import config_keys
-
-HERE = Path(__file__).resolve().parent
-NAMESPACE = "kubetrain"
-#: The only key allowed to hold secrets; the components read it.
-CREDENTIALS = "credentials"
-
-
-def _configured_keys() -> set[str]:
-    """Every kubetrain key the stack sets, so a misspelled one is reported rather than ignored
-    (the known keys are always read; this adds the unknown ones)."""
-    keys = set(runtime_config.CONFIG.get()) | set(runtime_config.get_config_env())
-    prefix = f"{NAMESPACE}:"
-    return {key.removeprefix(prefix) for key in keys if key.startswith(prefix)}
-
-
-def read_config() -> dict[str, str]:
-    """The stack's kubetrain config, keys without the prefix, values as Pulumi passes them."""
-    config = pulumi.Config(NAMESPACE)
-    values: dict[str, str] = {}
-    for key in sorted((set(config_keys()) | _configured_keys()) - {CREDENTIALS}):
-        if pulumi.runtime.is_config_secret(f"{NAMESPACE}:{key}"):
-            raise pulumi.RunError(
-                f"{NAMESPACE}:{key} is a secret, but only {NAMESPACE}:{CREDENTIALS} may hold "
-                "secrets: other settings end up in plain text in Kubernetes objects"
-            )
-        value = config.get(key)
-        if value is not None:
-            values[key] = value
-    return values
-
-
-def main() -> None:
-    stack_name = pulumi.get_stack()
-    try:
-        stack = load_stack_config(
-            read_config(),
-            name=stack_name,
-            project_root=find_project_root(HERE),
-            file=HERE / f"Pulumi.{stack_name}.yaml",
-        )
-        components = deploy_stack(stack)
-    except KubetrainError as exc:
-        # Bad input: the problems, one per line, without a Python traceback.
-        raise pulumi.RunError(str(exc)) from None
-    pulumi.export("jobs", {name: c.exports() for name, c in components.items()})
-
+from components.program import main
 
 if __name__ == "__main__":
-    main()
+    main(Path(__file__).resolve().parent)

@@ -273,15 +273,21 @@ def stack_file_config(path: Path) -> dict[str, str]:
     return pulumi_config(yaml.safe_load(path.read_text(encoding="utf-8")).get("config") or {})
 
 
-def run_program(stack: str, config: Mapping[str, str], secret_keys: Sequence[str] = ()) -> Run:
-    """Run ``stacks/__main__.py`` as Pulumi does (``runpy`` with ``__name__ == "__main__"``, in a
-    fresh module namespace; the caller sets the working directory)."""
+def run_program(
+    stack: str,
+    config: Mapping[str, str],
+    secret_keys: Sequence[str] = (),
+    program: Path = PROGRAM,
+) -> Run:
+    """Run a Pulumi program (``stacks/__main__.py`` by default) as Pulumi does (``runpy`` with
+    ``__name__ == "__main__"``, in a fresh module namespace; the caller sets the working
+    directory)."""
 
-    def program() -> None:
-        runpy.run_path(str(PROGRAM), run_name="__main__")
+    def run_it() -> None:
+        runpy.run_path(str(program), run_name="__main__")
 
     return run_pulumi(
-        program,
+        run_it,
         stack=stack,
         config=config,
         secret_keys=secret_keys,

@@ -39,8 +39,18 @@ def test_ci_workflow_and_pre_commit_snippets_pin_this_version() -> None:
         text = path.read_text()
         pins += [(path.name, m) for m in re.findall(r"kubetrain(?:\.git)?@(v[\w.]+)", text)]
         pins += [(path.name, m) for m in re.findall(r"^\s*rev:\s*(\S+)", text, re.M)]
-    assert any(name == "kubetrain.yml" for name, _ in pins), "the CI workflow pins a version"
     assert [p for p in pins if p[1] != TAG] == []
+
+
+def test_the_ci_workflow_users_copy_is_the_one_init_writes() -> None:
+    """One workflow: it installs the project's requirements.txt (which pins kubetrain), so it
+    names no tag of its own that could be missing."""
+    from kubetrain.app import _WORKFLOW
+
+    template = (REPO / "ci" / "github-actions" / "kubetrain.yml").read_text()
+    assert template.splitlines()[2:] == _WORKFLOW.splitlines()[2:]
+    assert "pip install -r requirements.txt" in template
+    assert (REPO / "docs" / "releasing.md").is_file()
 
 
 def test_license_is_an_spdx_expression_setuptools_reads() -> None:

@@ -28,8 +28,9 @@ def shell(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 def workflow_commands() -> list[str]:
     workflow = yaml.safe_load(WORKFLOW.read_text())
     steps = workflow["jobs"]["kubetrain"]["steps"]
-    assert any(s.get("name") == "Install kubetrain" and "pip install" in s["run"] for s in steps)
-    return [s["run"] for s in steps if "run" in s and s.get("name") != "Install kubetrain"]
+    installs = [s for s in steps if s.get("run") == "pip install -r requirements.txt"]
+    assert len(installs) == 1
+    return [s["run"] for s in steps if "run" in s and s not in installs]
 
 
 def drift(repo: Path) -> None:

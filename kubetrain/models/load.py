@@ -63,6 +63,7 @@ __all__ = [
     "load_stack",
     "load_stack_config",
     "stack_name",
+    "stack_name_problem",
 ]
 
 # Pulumi's stack names: letters, digits, '-', '_' and '.'. kubetrain also refuses a leading
@@ -172,14 +173,22 @@ def stack_name(path: Path) -> str:
         raise InputError.single(
             display_path(path), "a stack file must be named Pulumi.<stack>.yaml"
         )
-    if not _STACK_NAME.fullmatch(m["name"]) or len(m["name"]) > 100:
-        raise InputError.single(
-            display_path(path),
-            f"the stack name {m['name']!r} is not one kubetrain can render: letters, digits, "
-            "'-', '_' and '.' (not first), at most 100 characters, as Pulumi allows; it names "
-            "the folder rendered/<stack>",
-        )
+    problem = stack_name_problem(m["name"])
+    if problem:
+        raise InputError.single(display_path(path), problem)
     return m["name"]
+
+
+def stack_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot name a stack kubetrain renders, or ``None`` (the value is quoted with
+    its control characters escaped)."""
+    if not _STACK_NAME.fullmatch(name) or len(name) > 100:
+        return (
+            f"the stack name {name!r} is not one kubetrain can render: letters, digits, "
+            "'-', '_' and '.' (not first), at most 100 characters, as Pulumi allows; it names "
+            "the folder rendered/<stack>"
+        )
+    return None
 
 
 def find_project_root(start: Path) -> Path:
