@@ -6,6 +6,7 @@ The CLI is a thin shell over these; tests and other tools can call them directly
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import difflib
 import json
 import os
@@ -23,6 +24,7 @@ from .builders import Built, build_stack
 from .builders.crd import kubeconform_schema, openapi_schema, owned_crds
 from .builders.delivery import delivery_name, delivery_objects, engine_of
 from .builders.namespaces import pod_security_labels
+from .builders.registry import document_path
 from .kube.names import DNS1123_LABEL, DNS1123_SUBDOMAIN
 from .kube.schemas import builtin_kinds, split_api_version
 from .models import CheckFailed, InputError, Problem, Stack, discover_stacks, load_stack
@@ -366,6 +368,25 @@ def _check(
         lambda: semantic_findings(items, settings), each, fork=len(items) >= OBJECTS_ALONGSIDE
     )
     add_findings(planned.report.results, findings)
+    _relocate(planned)
+
+
+def _relocate(planned: Planned) -> None:
+    """Locate each finding on an object built from a job at the field of the job document (or
+    of the patch) the user wrote it in, where the object copies it from a pod template."""
+    for result, built in zip(planned.report.results, planned.built, strict=False):
+        loaded = built.job
+        if loaded is None or not result.findings:
+            continue
+        moved = []
+        for finding in result.findings:
+            path = document_path(loaded.job, built.obj, finding.path)
+            if path is None:
+                moved.append(finding)
+                continue
+            at = loaded.source.problem(path, "")
+            moved.append(dataclasses.replace(finding, path=at.path, line=at.line, file=at.file))
+        result.findings = moved
 
 
 def _items(planned: Planned) -> list[Located]:

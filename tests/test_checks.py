@@ -108,13 +108,16 @@ def test_render_refuses_output_that_fails_a_check(project: Path, run) -> None:
     )
     result = run("render", cwd=project)
     assert result.exit_code == 1, result.stderr
-    # FILE:LINE of the job the object came from (where the user can act), the object named;
-    # never a file render did not write.
+    # FILE:LINE and field of the job document the objects copy the field from (where the user
+    # can act), once for the job with the objects counted; never a file render did not write.
     assert (
-        "stacks/Pulumi.dev.yaml:6: spec.template.spec.containers[0].env[1].valueFrom"
-        in result.stderr
+        "stacks/Pulumi.dev.yaml:18: config.kubetrain:jobs[0].spec.tfReplicaSpecs.Worker.template"
+        ".spec.containers[0].env[1].valueFrom.secretKeyRef.name: Secret ml/missing" in result.stderr
     )
-    assert "(reference) [Job ml/mnist-worker-0]" in result.stderr
+    assert "(reference) [2 objects: Job ml/mnist-worker-0, Job ml/mnist-worker-1]" in (
+        result.stderr
+    )
+    assert result.stderr.count("(reference)") == 1
     assert "rendered/" not in result.stderr
     assert not (project / "rendered").exists()
 
@@ -176,3 +179,27 @@ def test_restricted_reaches_the_templates_of_an_operator_mode_tfjob(tmp_path: Pa
     del pod_spec["containers"][0]["securityContext"]
     check_objects(items, report.results, CheckSettings.from_stack(stack.settings))
     assert {f.rule for f in report.results[0].findings} == {"pod-security"}
+
+
+def test_a_finding_from_a_patched_field_points_into_the_patch(project: Path, run) -> None:
+    """The reference a patch wrote is reported at the patch's line and field, naming the job it
+    patched, once for all the objects built from it."""
+    stack = JOB % ("baseline", "") + (
+        "  kubetrain:patches:\n"
+        "    - target: {kind: TFJob, name: mnist}\n"
+        "      patch:\n"
+        "        spec:\n"
+        "          tfReplicaSpecs:\n"
+        "            Worker:\n"
+        "              template:\n"
+        "                spec:\n"
+        "                  volumes: [{name: data, persistentVolumeClaim: {claimName: nowhere}}]\n"
+        "      adds: true\n"
+    )
+    (project / "stacks" / "Pulumi.dev.yaml").write_text(stack)
+    result = run("render", cwd=project)
+    assert result.exit_code == 1, result.stderr
+    (line,) = [l for l in result.stderr.splitlines() if "(reference)" in l]
+    assert line.startswith("stacks/Pulumi.dev.yaml:27: config.kubetrain:patches[0].patch.spec")
+    assert "PersistentVolumeClaim ml/nowhere" in line
+    assert line.endswith("[2 objects: Job ml/mnist-worker-0, Job ml/mnist-worker-1]")

@@ -49,7 +49,7 @@ from .meta import (
     pod_gpu_alias_warnings,
     to_selector,
 )
-from .registry import BuildProblem
+from .registry import BuildProblem, Origins, locator
 from .security import apply_pod_security
 from .workloads import IndexRun, index_job, job_set, pod_restart_policy
 
@@ -531,3 +531,31 @@ def replica_job_builder(
         return expansion(job, ctx).build()
 
     return build
+
+
+@locator(KubeflowJob)
+def pod_spec_origins(job: KubeflowJob, obj: Manifest) -> Origins:
+    """Where each pod spec of an object a replica job built came from: the template of the
+    replica type its labels name (a Pod's spec, a Job's template, each replicatedJob's)."""
+
+    def origin(labels: Any) -> tuple[str | int, ...] | None:
+        rtype = (labels or {}).get(REPLICA_TYPE_LABEL) if isinstance(labels, dict) else None
+        for written in job.replica_specs:
+            if written.lower() == rtype:
+                return ("spec", job.REPLICA_SPECS_KEY, written, "template", "spec")
+        return None
+
+    out: Origins = []
+    kind, spec = obj.get("kind"), obj.get("spec") or {}
+    if kind == "Pod" and (doc := origin(obj["metadata"].get("labels"))):
+        out.append((("spec",), doc))
+    elif kind == "Job" and (doc := origin((spec["template"].get("metadata") or {}).get("labels"))):
+        out.append((("spec", "template", "spec"), doc))
+    elif kind == "JobSet":
+        for i, rjob in enumerate(spec.get("replicatedJobs") or ()):
+            template = rjob["template"]["spec"]["template"]
+            if doc := origin((template.get("metadata") or {}).get("labels")):
+                out.append(
+                    (("spec", "replicatedJobs", i, "template", "spec", "template", "spec"), doc)
+                )
+    return out

@@ -48,7 +48,7 @@ from .meta import (
     plain_copy,
     pod_gpu_alias_warnings,
 )
-from .registry import BuildProblem, builder
+from .registry import BuildProblem, Origins, builder, locator
 from .secrets import CredentialRef, SecretSpec, secret_manifests
 from .security import apply_pod_security
 
@@ -390,3 +390,14 @@ def build_mpijob(job: MPIJob, mode: str, ctx: BuildContext) -> list[Manifest]:
             )
         return [custom_resource(job, ctx)]
     return MPIExpansion(job, ctx).build()
+
+
+@locator(MPIJob)
+def pod_spec_origins(job: MPIJob, obj: Manifest) -> Origins:
+    """Where the workers' and the launcher's pod specs came from."""
+    base = ("spec", "mpiReplicaSpecs")
+    if obj.get("kind") == "Pod":
+        return [(("spec",), (*base, "Worker", "template", "spec"))]
+    if obj.get("kind") == "Job":
+        return [(("spec", "template", "spec"), (*base, "Launcher", "template", "spec"))]
+    return []

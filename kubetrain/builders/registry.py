@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 from ..kube.stored import stored_form
 from ..models.base import JobDocument
-from ..models.errors import InputError, Problem
+from ..models.errors import InputError, PathPart, Problem
 from ..models.kinds import attach_builder, declaration
 from ..models.load import JobSource, LoadedJob, LoadedManifest, Stack
 from ..parallel import ChunkMapper, serial
@@ -27,12 +27,15 @@ __all__ = [
     "build_job",
     "build_stack",
     "builder",
+    "document_path",
+    "locator",
 ]
 
 Manifest = dict[str, Any]
 #: A builder: (normalised job document, mode, context) -> manifests.
 Builder = Callable[[Any, str, BuildContext], list[Manifest]]
 F = TypeVar("F", bound=Builder)
+L = TypeVar("L", bound=Callable[..., Any])
 
 
 class BuildProblem(InputError):
@@ -118,6 +121,40 @@ def build_job(
             problem = loaded.source.problem(path, f"{loaded.title}: {message}")
             warnings.append(dataclasses.replace(problem, severity="warning"))
     return [finish(obj, ctx) for obj in built]
+
+
+#: (path of a pod spec in a built object, path of the pod spec in the job document it came from)
+Origins = list[tuple[tuple[PathPart, ...], tuple[PathPart, ...]]]
+_LOCATORS: dict[type[JobDocument], Callable[[Any, Manifest], Origins]] = {}
+
+
+def locator(kind: type[JobDocument]) -> Callable[[L], L]:
+    """Register how the objects a kind builds map back to its document (for every subclass of
+    ``kind`` that registers none of its own): where each pod spec of an object came from."""
+
+    def register(fn: L) -> L:
+        _LOCATORS[kind] = fn
+        return fn
+
+    return register
+
+
+def document_path(
+    job: JobDocument, obj: Manifest, path: Sequence[PathPart]
+) -> tuple[PathPart, ...] | None:
+    """The field of ``job``'s document that ``path`` of ``obj`` (an object its builder made)
+    came from, where the object copies it from a pod template the document wrote; ``None``
+    when nothing maps it (a field kubetrain wrote itself, an object with no pod)."""
+    fn = next((_LOCATORS[c] for c in type(job).__mro__ if c in _LOCATORS), None)
+    if fn is None:
+        return None
+    best: tuple[tuple[PathPart, ...], tuple[PathPart, ...]] | None = None
+    for prefix, doc_prefix in fn(job, obj):
+        if tuple(path[: len(prefix)]) == prefix and (best is None or len(prefix) > len(best[0])):
+            best = (prefix, doc_prefix)
+    if best is None:
+        return None
+    return (*best[1], *path[len(best[0]) :])
 
 
 def identity(obj: Manifest) -> tuple[str, str, str, str]:

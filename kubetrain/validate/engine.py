@@ -74,6 +74,9 @@ class Finding:
     message: str
     line: int | None = None
     severity: Severity = "error"
+    #: Where the user can act, when not the object's file: render locates a finding in the job
+    #: document, patch or manifest the field came from (``path`` is then that document's).
+    file: str | None = None
 
 
 @dataclass

@@ -16,7 +16,8 @@ Format = Literal["text", "json", "junit"]
 
 def _where(result: ObjectResult, finding: Finding) -> str:
     line = finding.line or result.line
-    return printable(f"{result.file}:{line}" if line else result.file)
+    file = finding.file or result.file
+    return printable(f"{file}:{line}" if line else file)
 
 
 def _path(finding: Finding) -> str:
@@ -32,15 +33,45 @@ def finding_line(result: ObjectResult, finding: Finding) -> str:
     return f"{_where(result, finding)}: {_path(finding)}: {message}"
 
 
+#: Objects a grouped line names before it counts the rest.
+_NAMED = 3
+
+
+def grouped_lines(report: Report, severity: str | None = None) -> list[str]:
+    """One line per finding, except that findings at one place with one message (a job's field
+    that every object built from the job repeats) are one line naming how many objects have it:
+    ``... (rule) [3 objects: Job ml/a-0, Job ml/a-1, Job ml/a-2]``."""
+    groups: dict[tuple[str, str, str, str], list[str]] = {}
+    for r in report.results:
+        for f in r.findings:
+            if severity is not None and f.severity != severity:
+                continue
+            text = finding_line(r, f)
+            subject = f" [{printable(r.title)}]" if r.kind else ""
+            head = text.removesuffix(subject) if subject else text
+            groups.setdefault((head, _where(r, f), _path(f), f.rule), []).append(
+                printable(r.title) if r.kind else ""
+            )
+    lines = []
+    for (head, *_), subjects in groups.items():
+        named = list(dict.fromkeys(s for s in subjects if s))
+        if len(named) <= 1:
+            lines.append(head + (f" [{named[0]}]" if named else ""))
+            continue
+        shown = ", ".join(named[:_NAMED])
+        more = f" and {len(named) - _NAMED} more" if len(named) > _NAMED else ""
+        lines.append(f"{head} [{len(named)} objects: {shown}{more}]")
+    return lines
+
+
 def warning_lines(report: Report) -> list[str]:
-    """Every warning of ``report``, one line each (render prints them on stderr)."""
-    return [
-        finding_line(r, f) for r in report.results for f in r.findings if f.severity == "warning"
-    ]
+    """Every warning of ``report`` (render prints them on stderr), grouped as
+    :func:`grouped_lines` does."""
+    return grouped_lines(report, "warning")
 
 
 def _text(report: Report) -> str:
-    lines = [finding_line(r, f) for r in report.results for f in r.findings]
+    lines = grouped_lines(report)
     c = report.counts()
     total = sum(c.values())
     warnings = report.warnings
