@@ -199,7 +199,7 @@ def test_a_finding_from_a_patched_field_points_into_the_patch(project: Path, run
     (project / "stacks" / "Pulumi.dev.yaml").write_text(stack)
     result = run("render", cwd=project)
     assert result.exit_code == 1, result.stderr
-    (line,) = [l for l in result.stderr.splitlines() if "(reference)" in l]
+    (line,) = [x for x in result.stderr.splitlines() if "(reference)" in x]
     assert line.startswith("stacks/Pulumi.dev.yaml:27: config.kubetrain:patches[0].patch.spec")
     assert "PersistentVolumeClaim ml/nowhere" in line
     assert line.endswith("[2 objects: Job ml/mnist-worker-0, Job ml/mnist-worker-1]")

@@ -517,8 +517,24 @@ def test_a_copy_chain_cannot_grow_a_document_past_the_object_bound(
     ]
     with pytest.raises(InputError) as raised:
         loaded(tmp_path, [{"target": TARGET, "patch": ops}])
-    grown = seed * 2**doublings
+    grown = (seed + len('{"a0":""}')) * 2**doublings  # the map doubles, keys and all
     if grown > 2 * 2**20:
         assert "larger than 1.5 MiB, the size of an object kubetrain writes" in str(raised.value)
     elif grown < 2**20:
         assert "larger than" not in str(raised.value)
+
+
+def test_a_patch_is_not_said_to_match_nothing_when_its_target_could_not_be_read(
+    tmp_path: Path,
+) -> None:
+    """A YAML error in the job file hides the job the patch targets: the YAML error is the one
+    problem, not a follow-on "matches no job" of the patch."""
+    stack = project(
+        tmp_path, [{"target": TARGET, "patch": {"spec": {"runPolicy": {"suspend": True}}}}]
+    )
+    (tmp_path / "stacks" / "job.yaml").write_text(
+        "apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: mnist\n"
+    )
+    with pytest.raises(InputError) as raised:
+        load_stack(stack)
+    assert [p.message.split(":")[0] for p in raised.value.problems] == ["invalid YAML"]

@@ -35,7 +35,7 @@ from .base import (
     plain_copy,
     resource_kinds,
 )
-from .errors import InputError, PathPart, Problem
+from .errors import InputError, PathPart, Problem, format_path
 from .limits import MAX_OBJECT_BYTES, MAX_OBJECTS, MAX_OUTPUT_BYTES
 from .patches import apply_patches, patch_sources
 from .resources import as_built
@@ -474,6 +474,7 @@ def _load_stack_document(
         raise InputError(problems)
     if not jobs:
         return Stack(name, path, root, settings, (), doc)
+    read_before = len(problems)
     job_docs = list(
         _documents(
             doc,
@@ -501,6 +502,9 @@ def _load_stack_document(
             default_namespace=settings.namespace,
             version=settings.version,
             problems=problems,
+            # A file that could not be read may hold a patch's target: "matches nothing" would
+            # only follow from that error.
+            complete=len(problems) == read_before,
         )
         job_docs, manifest_docs = patched[: len(job_docs)], patched[len(job_docs) :]
     loaded_jobs: list[LoadedJob] = []
@@ -965,15 +969,34 @@ def _validate(
     try:
         return cls.model_validate(value)
     except ValidationError as exc:
-        for error in exc.errors(include_url=False):
+        errors = exc.errors(include_url=False)
+        # A map key refused (a replica type that is none): what its value lacks or has too much
+        # only follows from that, so it is not reported.
+        bad_keys = [e["loc"][:-1] for e in errors if e["loc"][-1:] == ("[key]",)]
+        for error in errors:
+            raw = error["loc"]
+            if any(raw[: len(k)] == k and raw != (*k, "[key]") for k in bad_keys):
+                continue
+            hint = _misplaced_key(cls, raw[:-1]) if raw[-1:] == ("[key]",) else ""
             loc = _real_path(value, error["loc"])
             secret = k8s.sensitive_path(doc.base + loc) or any(
                 p[: len(loc)] == loc for p in secrets
             )
             if keymap is not None and loc:
                 loc = (keymap(loc[0]), *loc[1:])
-            problems.append(doc.problem(loc, _message(cls, error, quote=not secret)))
+            problems.append(doc.problem(loc, _message(cls, error, quote=not secret) + hint))
         return None
+
+
+def _misplaced_key(root: type[BaseModel], loc: tuple[Any, ...]) -> str:
+    """For a refused map key that is a field of the map's values (``template`` dedented to the
+    level of the replica types): the hint that the indentation is the slip."""
+    key = loc[-1] if loc else None
+    values = _model_at(root, loc)
+    if isinstance(key, str) and values is not None and key in _aliases(values):
+        holder = _dotted([str(x) for x in loc[:-1]])
+        return f"; {key!r} is a field of each entry of {holder}, not an entry: indent it under one"
+    return ""
 
 
 def _real_path(data: Any, loc: Sequence[Any]) -> tuple[PathPart, ...]:
@@ -1148,6 +1171,33 @@ def _embedded_problems(
         yield from _embedded_value(value, info.annotation, marker, path, settings)
 
 
+def _placed(
+    definition: str,
+    defs: Mapping[str, Any],
+    path: tuple[PathPart, ...],
+    message: str,
+    base: tuple[PathPart, ...] = (),
+) -> str:
+    """An unknown field of an embedded Kubernetes type, with where it belongs when an enclosing
+    object of the type has it (``volumeMounts`` indented under ``resources`` belongs to the
+    container): an indentation slip, not a misspelling."""
+    if not message.startswith("unknown field ") or "did you mean" in message or not path:
+        return message
+    key = path[-1]
+    if not isinstance(key, str):
+        return message
+    from .fields import FieldNode  # the walker over Kubernetes' definitions
+
+    root = FieldNode({"$ref": f"#/$defs/{definition}"}, defs)
+    for depth in range(len(path) - 2, -1, -1):
+        above = root.at(path[:depth])
+        if above is not None and key in (above.schema.get("properties") or {}):
+            where = format_path((*base, *path[:depth]))
+            under = format_path((*base, *path[:-1]))
+            return f"{message}; it belongs under {where}, not under {under}: check its indentation"
+    return message
+
+
 def _embedded_value(
     value: Any,
     annotation: Any,
@@ -1164,7 +1214,7 @@ def _embedded_value(
         validator = k8s.embedded_validator(version, marker.definition)
         defs = k8s.definitions(version)["$defs"]
         schema = [
-            (issue.path, issue.message)
+            (issue.path, _placed(marker.definition, defs, issue.path, issue.message, path))
             for issue in k8s.schema_issues(validator, value, defs, base=path)
         ]
         # What the API server checks beyond the schema, of the value as it is built into an

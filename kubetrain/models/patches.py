@@ -236,9 +236,11 @@ def apply_patches(
     default_namespace: str,
     version: tuple[int, int],
     problems: list[Problem],
+    complete: bool = True,
 ) -> list[Document]:
     """``docs`` with every patch applied, in order (documents no patch targets are returned
-    as they are). A patch that targets nothing is a problem."""
+    as they are). A patch that targets nothing is a problem, unless the documents are not
+    ``complete`` (a file could not be read, which may hold the target)."""
     out: list[Document] = list(docs)
     for source in sources:
         target = _target_of(source, problems)
@@ -253,12 +255,12 @@ def apply_patches(
             patched = _patched(doc, identity, version)
             before = len(problems)
             if source.is_json_patch:
-                _json_patch(patched, source.content, problems, source.adds)
+                _json_patch(patched, source.content, problems, source.adds, version)
             else:
                 _strategic(patched, source.content, version, problems, source.adds)
             if len(problems) == before:
                 out[n] = patched
-        if not hits:
+        if not hits and complete:
             problems.append(_no_match(source, target, out, default_namespace))
     return out
 
@@ -485,7 +487,11 @@ def _without_nulls(value: Any) -> Any:
 
 
 def _json_patch(
-    doc: PatchedDocument, patch: Document, problems: list[Problem], adds: bool = False
+    doc: PatchedDocument,
+    patch: Document,
+    problems: list[Problem],
+    adds: bool = False,
+    version: tuple[int, int] | None = None,
 ) -> None:
     if len(patch.data) > MAX_PATCH_OPERATIONS:
         problems.append(
@@ -532,13 +538,23 @@ def _json_patch(
             pointer = op["from"] if op["op"] in ("move", "copy") else op["path"]
             field = "from" if op["op"] in ("move", "copy") else "path"
             problems.append(
-                patch.problem((j, field), _missing(doc.data, pointer, op["op"], doc.title))
+                patch.problem(
+                    (j, field),
+                    _missing(doc.data, pointer, op["op"], doc.title, _node(doc.data, version)),
+                )
             )
             return
         written = _as_path(doc.data, op["path"])
         at: Path_ = (j, "value") if op["op"] in ("add", "replace") else (j,)
         if op["op"] != "test":
             doc.overlay[written] = (patch, at)
+
+
+def _node(data: Any, version: tuple[int, int] | None) -> FieldNode | None:
+    """The schema node of a document's kind, when known."""
+    if version is None or not isinstance(data, dict):
+        return None
+    return kind_node(str(data.get("apiVersion")), str(data.get("kind")), version)
 
 
 def _size(value: Any) -> int:
@@ -618,9 +634,10 @@ def _as_path(data: Any, pointer: str) -> Path_:
     return tuple(out)
 
 
-def _missing(data: Any, pointer: str, op: str, title: str) -> str:
+def _missing(data: Any, pointer: str, op: str, title: str, node: FieldNode | None = None) -> str:
     """Why ``pointer`` does not resolve in ``data``: the first step that fails, and what is
-    there instead."""
+    there instead. A key of the kind's schema (``node``) is not "corrected" into a key that is
+    none: when the document holds a misspelling of the field, the document is what to fix."""
     current = data
     walked = ""
     parts = _parts(pointer)
@@ -632,9 +649,17 @@ def _missing(data: Any, pointer: str, op: str, title: str) -> str:
                     break
                 keys = sorted(str(k) for k in current)
                 close = difflib.get_close_matches(part, keys, n=1)
+                known = node is not None and node.child(part) is not None
+                if close and known and node is not None and node.child(close[0]) is None:
+                    return (
+                        f"{title} has no {part!r} at {walked or '/'}: it has {close[0]!r}, which "
+                        f"is no field there (a misspelling of {part!r} in the document?); fix "
+                        "the document"
+                    )
                 hint = f"; did you mean {close[0]!r}?" if close else f" (keys: {', '.join(keys)})"
                 return f"{title} has no {part!r} at {walked or '/'}{hint}"
             current = current[part]
+            node = node.child(part) if node is not None else None
         elif isinstance(current, list):
             if not part.isdigit() or int(part) >= len(current) + (last and op == "add"):
                 if part == "-" and last and op == "add":
@@ -644,6 +669,7 @@ def _missing(data: Any, pointer: str, op: str, title: str) -> str:
                     f"so {part!r} is not an index there"
                 )
             current = current[int(part)] if int(part) < len(current) else None
+            node = node.child(0) if node is not None else None
         else:
             return f"{title} has a value, not a mapping or list, at {walked or '/'}"
         walked += "/" + part.replace("~", "~0").replace("/", "~1")
