@@ -29,7 +29,7 @@ config:
         tfReplicaSpecs:
           Worker:
             replicas: %d
-            template: {spec: {containers: [{name: tensorflow, image: tf}]}}
+            template: {spec: {containers: [{name: tensorflow, image: "tf:2"}]}}
 """
 
 
@@ -69,7 +69,7 @@ def test_render_stdout_refuses_out(project: Path, run) -> None:
 
 # --- validate -, --skip-kind, --reject-kind ---------------------------------------------------
 
-POD = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: i}]}\n"
+POD = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: 'i:1'}]}\n"
 BAD_CM = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\nspec: {}\n"
 
 

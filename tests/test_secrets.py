@@ -276,3 +276,53 @@ def test_credential_values_in_job_documents_are_never_echoed(
     assert result.exit_code == 2
     assert "a credential value is not allowed" in result.stderr
     assert not any(v in result.stderr + result.stdout for v in FIXTURE_VALUES)
+
+
+# --- passwords inside URLs ----------------------------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from kubetrain.models.secrets import credential_problems, has_url_password  # noqa: E402
+
+_WORD = st.text("abcdefghijklmnopqrstuvwxyz0123456789-_.~", min_size=1, max_size=12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    scheme=st.sampled_from(["postgresql", "mysql", "https", "redis", "amqp", "s3+http"]),
+    user=_WORD,
+    password=_WORD.map(lambda w: f"Pw{w}!9"),
+    host=_WORD,
+    where=st.sampled_from(["env", "args", "command-line"]),
+)
+def test_a_url_with_a_password_is_refused_wherever_a_pod_reads_it(
+    scheme: str, user: str, password: str, host: str, where: str
+) -> None:
+    url = f"{scheme}://{user}:{password}@{host}/db"
+    container: dict = {"name": "main", "image": "app:1"}
+    if where == "env":
+        container["env"] = [{"name": "DATABASE_URL", "value": url}]
+    elif where == "args":
+        container["args"] = ["--db", url]
+    else:
+        container["command"] = ["sh", "-c", f"connect {url}"]
+    found = credential_problems({"spec": {"template": {"spec": {"containers": [container]}}}})
+    assert found, url
+    assert all(password not in message for _, message in found)
+    assert all("scheme://user:password@host" in message for _, message in found)
+
+
+@pytest.mark.parametrize(
+    ("value", "refused"),
+    [
+        ("postgresql://u:pw@db:5432/app", True),
+        ("postgresql://u:$(DB_PASSWORD)@db/app", False),
+        ("postgresql://u@db/app", False),
+        ("https://example.com/a:b@c", False),
+        ("http://[::1]:8080/x", False),
+        ("not a url: user:pw@host", False),
+    ],
+)
+def test_url_passwords(value: str, refused: bool) -> None:
+    assert has_url_password(value) is refused

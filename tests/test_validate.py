@@ -22,7 +22,7 @@ POD = {
     "apiVersion": "v1",
     "kind": "Pod",
     "metadata": {"name": "p", "namespace": "ns"},
-    "spec": {"containers": [{"name": "c", "image": "i"}]},
+    "spec": {"containers": [{"name": "c", "image": "i:1"}]},
 }
 
 
@@ -86,7 +86,7 @@ TFJOB = {
         "tfReplicaSpecs": {
             "Worker": {
                 "replicas": 1,
-                "template": {"spec": {"containers": [{"name": "tensorflow", "image": "i"}]}},
+                "template": {"spec": {"containers": [{"name": "tensorflow", "image": "i:1"}]}},
             }
         }
     },

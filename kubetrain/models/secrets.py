@@ -86,6 +86,10 @@ _ASSIGNMENT = re.compile(r"-{0,2}([A-Za-z_][A-Za-z0-9_.-]*)=(.*)", re.DOTALL)
 _FLAG = re.compile(r"--?([A-Za-z_][A-Za-z0-9_.-]*)")
 # A value that only refers to another env var ($(VAR) or ${VAR}) holds nothing itself.
 _REFERENCE = re.compile(r"\$\([A-Za-z_][A-Za-z0-9_]*\)|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?")
+# A URL whose userinfo holds a password (RFC 3986: scheme "://" user ":" password "@" host):
+# postgresql://u:pw@db, https://token:x-oauth@host. The password part is group 1.
+_URL_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:]*:([^\s/?#@]+)@")
+_URL_MESSAGE = "a URL with a password in it (scheme://user:password@host)"
 
 Path = tuple[str | int, ...]
 
@@ -118,6 +122,14 @@ def is_credential_entry(name: Any, value: Any, allowed: frozenset[str]) -> bool:
     """Whether ``name: value`` (an env var, an annotation...) is credential material by the
     rule of :func:`credential_problems`."""
     return _is_credential(name, allowed) and _literal(value)
+
+
+def has_url_password(value: Any) -> bool:
+    """Whether ``value`` holds a URL with a literal password in its userinfo (a password that
+    only refers to an env var, ``$(DB_PASSWORD)``, holds nothing itself)."""
+    if not isinstance(value, str) or "://" not in value:
+        return False
+    return any(_literal(m[1]) for m in _URL_PASSWORD.finditer(value))
 
 
 def _flags(value: Any) -> Iterator[tuple[Path, str]]:
@@ -185,6 +197,12 @@ def credential_problems(document: Any) -> list[tuple[Path, str]]:
                     for at, flag in _flags(item)
                     if _is_credential(flag, allowed)
                 ]
+                words = item if isinstance(item, list) else [item]
+                found += [
+                    ((*here, i) if isinstance(item, list) else here, _url_message(key))
+                    for i, word in enumerate(words)
+                    if has_url_password(word)
+                ]
             if isinstance(item, dict | list):
                 todo.append((item, here))
     return sorted(found, key=lambda p: [str(x) for x in p[0]])
@@ -219,19 +237,30 @@ def _env_problems(env: Any, path: Path, allowed: frozenset[str]) -> list[tuple[P
         credential_value_message("in env") + "; give it with valueFrom.secretKeyRef" + _ALLOW_HINT
     )
     if isinstance(env, dict):  # a Learner's env mapping
-        return [
-            ((*path, name), message)
-            for name, value in env.items()
-            if is_credential_entry(name, value, allowed)
-        ]
-    if isinstance(env, list):
-        return [
-            ((*path, i, "value"), message)
+        entries = [((*path, name), name, value) for name, value in env.items()]
+    elif isinstance(env, list):
+        entries = [
+            ((*path, i, "value"), entry.get("name"), entry.get("value"))
             for i, entry in enumerate(env)
             if isinstance(entry, dict)
-            and is_credential_entry(entry.get("name"), entry.get("value"), allowed)
         ]
-    return []
+    else:
+        return []
+    found = []
+    for at, name, value in entries:
+        if is_credential_entry(name, value, allowed):
+            found.append((at, message))
+        elif has_url_password(value):
+            found.append((at, _url_message("env")))
+    return found
+
+
+def _url_message(where: str) -> str:
+    return (
+        credential_value_message(f"in {where} ({_URL_MESSAGE})")
+        + "; put the URL, or its password, in a Secret and read it with valueFrom.secretKeyRef "
+        "(the password may also be $(VAR) of an env var that does)"
+    )
 
 
 def credential_name_problem(value: Any) -> str | None:

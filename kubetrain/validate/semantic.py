@@ -21,8 +21,9 @@ from typing import Any
 
 from ..builders.security import CONTAINER_FIELDS
 from ..kube.apiserver import HANDLED_KINDS
+from ..kube.images import parse_image
 from ..kube.names import DNS1123_LABEL, LABEL_VALUE, PORT_NAME, check_label_key
-from ..models.errors import PathPart, Severity
+from ..models.errors import PathPart, Severity, printable
 from ..models.kinds import declarations
 from ..models.resources import gpu_findings
 from ..models.stack import External, StackSettings
@@ -65,12 +66,17 @@ RULES: dict[str, str] = {
     "pod-security": "every pod and pod template meets the stack's Pod Security Standards level",
     "gang-scheduling": "pods that join a PodGroup have it in the output, ask for its scheduler, "
     "and are at least its `minMember`",
+    "image": "every container image is a reference the kubelet can parse "
+    "(`[registry/]path[:tag][@digest]`, the path in lower case; otherwise the pod fails with "
+    "`InvalidImageName`)",
+    "image-tag": "a warning, not an error: every container image names a tag other than "
+    "`latest`, or a digest (an untagged image is `:latest`, whatever it is when each pod starts)",
 }
 
 #: Rules whose findings are facts to know rather than mistakes: reported as warnings, errors
 #: only under --strict. Two host-network pods of one job claiming a port simply never share a
 #: node (the scheduler's NodePorts filter keeps them apart), which EDL's own job-1 relies on.
-WARNING_RULES: frozenset[str] = frozenset({"host-port"})
+WARNING_RULES: frozenset[str] = frozenset({"host-port", "image-tag"})
 
 Path = tuple[PathPart, ...]
 
@@ -562,6 +568,30 @@ def _names(run: _Run) -> None:
                     run.add(i, "name-format", (*base, "ports", j, "name"), problem)
 
 
+# --- images ------------------------------------------------------------------------------------
+
+
+def _images(run: _Run) -> None:
+    for i, t in run.pods():
+        for cpath, c in _containers(t.spec):
+            image = c.get("image")
+            if not isinstance(image, str) or not image:
+                continue  # a missing image is the API server's (or the schema's) to refuse
+            path = (*t.path, "spec", *cpath, "image")
+            parsed = parse_image(image)
+            if isinstance(parsed, str):
+                run.add(i, "image", path, f"{printable(image)!r}: {parsed}")
+            elif not parsed.pinned:
+                what = "is tagged latest" if parsed.tag == "latest" else "has no tag or digest"
+                run.add(
+                    i,
+                    "image-tag",
+                    path,
+                    f"{image} {what}: each pod runs whatever :latest is when it starts, so the "
+                    "replicas of one job may run different code; name a tag or a digest",
+                )
+
+
 # --- host ports ----------------------------------------------------------------------------------
 
 
@@ -835,6 +865,7 @@ _CHECKS: tuple[Callable[[_Run], None], ...] = (
     _host_port_conflicts,
     _pod_security,
     _gang,
+    _images,
 )
 
 
