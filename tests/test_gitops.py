@@ -68,16 +68,16 @@ def test_render_writes_flux_and_argocd_objects(project: Path, run) -> None:
     (project / "stacks" / "Pulumi.dev.yaml").write_text(STACK % GITOPS)
     result = run("render", cwd=project)
     assert result.exit_code == 0, result.stderr
-    assert "rendered/clusters/dev: 6 added, 0 changed, 0 removed" in result.stdout
+    assert "rendered/clusters/dev: 5 added, 0 changed, 0 removed" in result.stdout
     objs = load(project / "rendered" / "clusters" / "dev")
-    # One folder per engine, each with its own kustomization: a cluster applies only its own.
+    # One folder per engine, each with its own kustomization: a cluster applies only its own,
+    # and no kustomization lists both (a Flux cluster pointed at it would apply an Application).
     assert sorted(objs) == [
         "argocd/application-kubetrain-dev.yaml",
         "argocd/kustomization.yaml",
         "flux/gitrepository-kubetrain-dev.yaml",
         "flux/kustomization-kubetrain-dev.yaml",
         "flux/kustomization.yaml",
-        "kustomization.yaml",
     ]
     source = objs["flux/gitrepository-kubetrain-dev.yaml"]
     assert source["spec"] == {
@@ -126,7 +126,7 @@ def test_diff_covers_delivery_and_render_removes_it_with_gitops(project: Path, r
     gone = run("diff", cwd=project)
     assert gone.exit_code == 1 and "+++ /dev/null" in gone.stdout
     result = run("render", cwd=project)
-    assert "rendered/clusters/dev: 0 added, 0 changed, 6 removed" in result.stdout
+    assert "rendered/clusters/dev: 0 added, 0 changed, 5 removed" in result.stdout
     assert not (project / "rendered" / "clusters" / "dev").exists()
     assert run("diff", cwd=project).exit_code == 0
 

@@ -198,7 +198,21 @@ def test_diff_reports_drift_with_exit_1(repo_copy: Path, run) -> None:
     assert run("diff", "--stack", "prod", cwd=repo_copy).exit_code == 0
 
 
-@pytest.mark.parametrize("env_name", ["dev", "staging", "prod", "clusters/dev", "clusters/prod"])
+#: Every folder of rendered/ that a GitOps engine is pointed at: an environment, or one engine's
+#: delivery folder of one (each usable alone; no kustomization lists both engines).
+KUSTOMIZED = sorted(
+    str(k.parent.relative_to(REPO / "rendered"))
+    for k in (REPO / "rendered").rglob("kustomization.yaml")
+    if k.parent.parent.name != "_crds" and k.parent.name != "_crds"
+)
+
+
+def test_each_engine_has_its_own_delivery_folder() -> None:
+    assert {"dev", "staging", "prod", "clusters/dev/flux", "clusters/dev/argocd"} <= set(KUSTOMIZED)
+    assert not (REPO / "rendered" / "clusters" / "dev" / "kustomization.yaml").exists()
+
+
+@pytest.mark.parametrize("env_name", KUSTOMIZED)
 def test_kubectl_kustomize_builds_every_env(env_name: str) -> None:
     kubectl = Path(sys.executable).parent / "kubectl"
     binary = str(kubectl) if kubectl.exists() else "kubectl"

@@ -341,7 +341,8 @@ class _Merge:
             merge_key = node.merge_key if node is not None else None
             if merge_key is not None and all(isinstance(item, dict) for item in patch):
                 return self.merge_list(original, patch, merge_key, node, path, patch_path)
-        if original is None and isinstance(patch, list) and path and path[-1] in ADDED_LISTS:
+        new_items = isinstance(patch, list) and all(isinstance(item, dict) for item in patch)
+        if original is None and new_items and path and path[-1] in ADDED_LISTS:
             # A list the document does not have: every item is new.
             return self.merge_list([], patch, "name", node, path, patch_path)
         self.record(path, patch_path)

@@ -152,8 +152,10 @@ def plan_grouped_files(
     groups: Mapping[str, Iterable[tuple[Mapping[str, Any], str]]], stack_source: str, version: str
 ) -> dict[str, str]:
     """Objects in one folder per group, ``<group>/<kind>-<name>.yaml``, each folder with its own
-    kustomization and the top one listing the folders (the GitOps delivery tree: one folder per
-    engine, so a cluster applies only its engine's kinds)."""
+    kustomization (the GitOps delivery tree: one folder per engine, each usable alone, so a
+    cluster pointed at its engine's folder applies only that engine's kinds). No kustomization
+    lists the folders together: a Flux-only cluster pointed at one would apply an Argo CD
+    Application too."""
     files: dict[str, str] = {}
     for group, objects in sorted(groups.items()):
         paths = []
@@ -162,7 +164,6 @@ def plan_grouped_files(
             files[f"{group}/{path}"] = file_header(stack_source, what, version) + dump(obj)
             paths.append(path)
         files[f"{group}/{KUSTOMIZATION}"] = _kustomization(paths, stack_source, version)
-    files[KUSTOMIZATION] = _kustomization(sorted(groups), stack_source, version)
     return files
 
 
