@@ -225,6 +225,15 @@ def test_kubectl_kustomize_builds_every_env(env_name: str) -> None:
         p for p in (REPO / "rendered" / env_name).rglob("*.yaml") if p.name != "kustomization.yaml"
     ]
     assert len(built) == len(files) > 0
+    # kubectl's reader (go-yaml) gives the very values kubetrain wrote (the folded TF_CONFIG
+    # lines included) as PyYAML reads them.
+
+    def key(obj: dict) -> tuple[str, str, str]:
+        meta = obj["metadata"]
+        return (obj["kind"], meta.get("namespace", ""), meta["name"])
+
+    written = [yaml.safe_load(p.read_text()) for p in files]
+    assert sorted(built, key=key) == sorted(written, key=key)
 
 
 def test_a_stack_can_opt_out_of_a_check_by_rule_id(project: Path, run) -> None:

@@ -728,3 +728,39 @@ def test_the_fast_searches_find_what_the_regular_expressions_find(parts: list[st
     assert yamlout._not_plain_text(body) == (yamlout._NOT_PLAIN_TEXT.search(body) is not None)
     deep = yamlout._DEEP_FIRST_LINE.match(body) is not None or yamlout._DEEP_LINE.search(body)
     assert bool(deep) == (re.search(r"^[ -]{90}", body, re.MULTILINE) is not None)
+
+
+# --- long JSON values over several lines -------------------------------------------------------
+
+import json as _json  # noqa: E402
+
+import yaml_rs  # noqa: E402
+from hypothesis import given as _given  # noqa: E402
+from hypothesis import settings as _settings  # noqa: E402
+from hypothesis import strategies as _st  # noqa: E402
+
+_TEXT = _st.text(
+    alphabet=_st.characters(min_codepoint=32, max_codepoint=126), max_size=12
+) | _st.sampled_from([", x", ",", "\\\\,", '\\",', "a,\t b", "é,ü", ",,", " ,"])
+
+
+@_settings(max_examples=200, deadline=None)
+@_given(_st.lists(_TEXT, min_size=4, max_size=30), _st.integers(0, 6))
+def test_a_folded_json_value_reads_back_byte_for_byte(items: list[str], depth: int) -> None:
+    """Whatever the JSON holds (commas followed by blanks, escaped quotes and backslashes), each
+    reader joins the folded lines back into the very same string, at any depth."""
+    value = _json.dumps({"cluster": {"worker": items}, "task": {"index": 0}}, separators=(",", ":"))
+    doc: dict = {"v": value}
+    for _ in range(depth):
+        doc = {"k": [doc]}
+    text = dump(doc)
+    if len(value) >= 100:
+        assert ",\\\n" in text  # folded
+    assert yaml.load(text, Loader=yaml.CSafeLoader) == doc
+    assert yaml.load(text, Loader=yaml.SafeLoader) == doc
+    assert yaml_rs.loads(text) == doc
+
+
+def test_a_short_or_non_json_value_stays_on_one_line() -> None:
+    assert dump({"v": '{"a":1}'}).count("\n") == 1
+    assert dump({"v": "x," * 80}).count("\n") == 1  # no JSON: not folded

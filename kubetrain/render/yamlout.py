@@ -43,6 +43,11 @@ Scalars are written so that every common reader gives the value back:
   indentation indicator when the first line starts with a space, tab or line break) when each
   character is printable and not a line break of YAML 1.1 other than ``\\n``, no line ends in a
   space or tab and there is a non-empty line; otherwise double-quoted.
+* A long double-quoted string of JSON (``TF_CONFIG``, which lists every pod of a job) is
+  written over several lines, broken after each comma that a non-blank follows, with escaped
+  line breaks (``,\\`` at the end of a line): a reader joins the lines back without adding a
+  character, so the value is byte for byte the same, and scaling a job from 4 to 6 workers
+  changes two lines of the file instead of rewriting one line of hundreds of characters.
 * Double-quoted strings escape ``"`` and ``\\``, C0 and C1 controls, DEL, U+2028/U+2029, the BOM
   and U+FFFE/U+FFFF (``\\n``, ``\\t``, ``\\e``, ``\\N``, ``\\L``, ``\\P``, ``\\xNN``, ``\\uNNNN``).
   A lone surrogate has no UTF-8 form, and libyaml refuses its escape, so it raises ValueError.
@@ -171,7 +176,12 @@ def _block_fit(s: str) -> bool:
 
 
 def _write_block(s: str, ind: str, out: list[str]) -> None:
-    """Append a literal block scalar (header and lines) for a node at indentation ``ind``."""
+    """Append a literal block scalar (header and lines) for a node at indentation ``ind``, or
+    a folded double-quoted one (see :func:`_write_folded`)."""
+    if "\n" not in s:
+        out[-1] = out[-1].rstrip(" ")
+        _write_folded(s, ind, out)
+        return
     if s[-1] == "\n":
         chomp = "+" if s.endswith("\n\n") else ""
         body = s[:-1]
@@ -191,6 +201,11 @@ def _write_block(s: str, ind: str, out: list[str]) -> None:
 _CACHE_LIMIT: Final = 1 << 15  # entries per cache; the caches are emptied when they fill up
 _CACHED_LEN: Final = 128  # longer strings are rendered each time, not kept alive
 _BLOCK: Final = ""  # value-cache marker: write a literal block (depends on indentation)
+#: Double-quoted strings at least this long that hold JSON are written over several lines.
+_FOLD_FROM: Final = 100
+#: A comma that ends a line of a folded string: one a non-blank follows (a reader strips the
+#: blanks that start a continuation line, so a break before one would change the value).
+_FOLD_AT: Final = re.compile(r",(?=[^ \t])")
 
 # str -> " text\n" as it follows "key:" or "-", or _BLOCK.
 _VALUES: dict[str, str] = {}
@@ -204,11 +219,30 @@ def clear_caches() -> None:
     _KEYS.clear()
 
 
+def _foldable(s: str) -> bool:
+    """Whether ``s`` is written as a folded double-quoted string: long JSON on one line."""
+    return len(s) >= _FOLD_FROM and s[0] in "{[" and '",' in s and "\n" not in s
+
+
+def _write_folded(s: str, ind: str, out: list[str]) -> None:
+    """Append the rest of a double-quoted scalar broken after its commas (the first part is on
+    the line already written): ``\\`` ends every line but the last, the continuation lines
+    indented below the key."""
+    text = _quoted(s)
+    parts = _FOLD_AT.split(text)
+    sub = ind + "  "
+    out.append(" " + parts[0] + (",\\\n" if len(parts) > 1 else "\n"))
+    for n, part in enumerate(parts[1:], start=2):
+        out.append(f"{sub}{part}" + (",\\\n" if n < len(parts) else "\n"))
+
+
 def _value_text(s: str) -> str:
     if "\n" in s and _block_fit(s):
         text = _BLOCK
     elif is_plain(s):
         text = f" {s}\n"
+    elif _foldable(s):
+        return _BLOCK  # written by _write_folded, which depends on the indentation
     else:
         text = f" {_quoted(s)}\n"
     if len(s) <= _CACHED_LEN:
