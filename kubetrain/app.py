@@ -31,11 +31,12 @@ from .models import CheckFailed, InputError, Problem, Stack, discover_stacks, lo
 from .models.base import job_kinds
 from .models.editor import job_schema, stack_schema
 from .models.errors import printable
-from .models.fields import kind_node
+from .models.fields import FieldNode, kind_node
+from .models.kubeflow import REPLICA_TYPES_KEY
 from .models.load import find_project_root, stack_name, stack_name_problem
 from .models.orphans import removal_causes
 from .models.source import display_path, file_kind, load_documents
-from .models.stack import StackSettings
+from .models.stack import CONFIG_NAMESPACE, StackSettings
 from .parallel import ChunkMapper, alongside, forking
 from .plan import EnvironmentPlan, plan_environment, read_rendered
 from .render import (
@@ -647,15 +648,20 @@ def diff(
     return Drift("".join(out), changed)
 
 
-def plan(project: Project, names: Sequence[str] = ()) -> list[EnvironmentPlan]:
+def plan(
+    project: Project, names: Sequence[str] = (), progress: Progress = SILENT
+) -> list[EnvironmentPlan]:
     """What rendering and applying the stacks now would change, per environment, against what
     ``rendered/`` holds (see :mod:`kubetrain.plan`). Nothing is written or validated. Without
     ``names``, environments whose stack file is gone are planned for deletion."""
-    stacks = load_stacks(project.stack_files(names), project)
+    files = project.stack_files(names)
+    progress.phase(f"loading {len(files)} stack file{'s' if len(files) != 1 else ''}")
+    stacks = load_stacks(files, project)
     out = []
     for stack in stacks:
         env_dir, delivery_dir = project.rendered_dir / stack.name, project.delivery_dir(stack.name)
-        built = _build(stack, env_dir, delivery_dir)
+        built = _build(stack, env_dir, delivery_dir, progress)
+        progress.phase(f"comparing {stack.name} with rendered/{stack.name}")
         what = f"GitOps delivery of rendered/{stack.name}"
         after = [(b.obj, b.source) for b in built.built] + [(o, what) for o in built.delivery]
         folders = [env_dir]
@@ -1251,7 +1257,10 @@ def explain(
     target: str, api_version: str | None = None, version: tuple[int, int] = DEFAULT_VERSION
 ) -> str:
     """``kubetrain explain KIND[.field.path]``: the documentation of a kind or field, in
-    ``kubectl explain``'s layout (list items and map values are stepped through)."""
+    ``kubectl explain``'s layout (list items and map values are stepped through); and of a
+    stack-file key, ``kubetrain explain kubetrain:KEY[.field.path]``."""
+    if target.startswith(f"{CONFIG_NAMESPACE}:"):
+        return _explain_stack_key(target, version)
     name, *path = target.split(".")
     kinds = _explained_kinds(version)
     found = kinds.get(name.lower())
@@ -1260,7 +1269,9 @@ def explain(
         hint = f"; did you mean {found_kind(kinds, close[0])!r}?" if close else ""
         jobs = ", ".join(sorted({k for _, k in job_kinds()}))
         raise InputError.single(
-            target, f"unknown kind {name!r}{hint} (job kinds: {jobs}, or any Kubernetes kind)"
+            target,
+            f"unknown kind {name!r}{hint} (job kinds: {jobs}, or any Kubernetes kind; a "
+            f"stack-file key: {CONFIG_NAMESPACE}:KEY)",
         )
     if api_version is not None and api_version not in found:
         raise InputError.single(
@@ -1272,25 +1283,71 @@ def explain(
     kind = found[chosen]
     node = kind_node(chosen, kind, version)
     assert node is not None
+    node, field_name = _walk(node, path, kind, target)
+    return _explanation(chosen, kind, field_name, node)
+
+
+def _walk(node: Any, path: Sequence[str], where: str, target: str) -> tuple[Any, str]:
+    """The node at ``path`` below ``node`` (list items and map values stepped through; a map
+    key given by name must be one the map takes), with a did-you-mean when a step is none."""
     field_name = ""
     walked: list[str] = []
     for part in path:
         element = _element(node)
         child = element.child(part) if element is not None else None
         if child is None and element is not node:
+            keys, any_case = _map_keys(node)
+            taken = {k.lower() for k in keys} if any_case else set(keys)
+            if keys and (part.lower() if any_case else part) not in taken:
+                close = difflib.get_close_matches(part, keys, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise InputError.single(
+                    target,
+                    f"{'.'.join([where, *walked])} has no key {part!r}{hint} (keys: "
+                    f"{', '.join(keys)})",
+                )
             child = node.child(part)  # a map key given by name (tfReplicaSpecs.Worker)
         if child is None:
             fields = [k for k, _, _ in (element or node).fields()]
             close = difflib.get_close_matches(part, fields, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
-            where = ".".join([kind, *walked])
             raise InputError.single(
                 target,
-                f"{where} has no field {part!r}{hint} (fields: {', '.join(fields) or 'none'})",
+                f"{'.'.join([where, *walked])} has no field {part!r}{hint} (fields: "
+                f"{', '.join(fields) or 'none'})",
             )
         node, field_name = child, part
         walked.append(part)
-    return _explanation(chosen, kind, field_name, node)
+    return node, field_name
+
+
+def _map_keys(node: Any) -> tuple[list[str], bool]:
+    """The keys a map takes when they are a closed set (a kind's replica types; empty when any
+    key goes), and whether they may be written in any case (TFJob's)."""
+    schema = node.schema
+    names = schema.get("propertyNames")
+    if isinstance(names, dict) and isinstance(names.get("enum"), list):
+        return [str(k) for k in names["enum"]], False
+    keys = schema.get(REPLICA_TYPES_KEY)
+    return ([str(k) for k in keys], True) if isinstance(keys, list) else ([], False)
+
+
+def _explain_stack_key(target: str, version: tuple[int, int]) -> str:
+    """``kubetrain explain kubetrain:gitops.argocd.retry``: a stack-file key or a field in it."""
+    key, *path = target.split(".")
+    schema = stack_schema(version)
+    config = schema["properties"]["config"]["properties"]
+    if key not in config:
+        close = difflib.get_close_matches(key, list(config), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise InputError.single(
+            target, f"unknown stack-file key {key!r}{hint} (keys: {', '.join(sorted(config))})"
+        )
+    node, field_name = _walk(FieldNode(config[key], schema["$defs"]), path, key, target)
+    lines = [f"STACK KEY:  {key}", ""]
+    if field_name:
+        lines += [f"FIELD: {field_name} <{node.type_name}>", ""]
+    return "\n".join(lines) + "\n" + _field_text(node)
 
 
 def _element(node: Any) -> Any:
@@ -1323,7 +1380,12 @@ def _explanation(api_version: str, kind: str, field_name: str, node: Any) -> str
     lines += [f"KIND:       {kind}", f"VERSION:    {ver}", ""]
     if field_name:
         lines += [f"FIELD: {field_name} <{node.type_name}>", ""]
-    lines += ["DESCRIPTION:", *_wrapped(node.description or "(no description)", "    ")]
+    return "\n".join(lines) + "\n" + _field_text(node)
+
+
+def _field_text(node: Any) -> str:
+    """A node's description, enum and fields, as ``kubectl explain`` lays them out."""
+    lines = ["DESCRIPTION:", *_wrapped(node.description or "(no description)", "    ")]
     if node.enum:
         lines += ["", "ENUM:", *(f"    {value}" for value in node.enum)]
     body = _element(node)

@@ -467,7 +467,8 @@ def plan(stacks: tuple[str, ...], output: str) -> None:
       kubetrain plan                          every stack, and deleted stacks' output
       kubetrain plan --stack prod --output json
     """
-    plans = app.plan(app.Project.find(), stacks)
+    with _progress() as progress:
+        plans = app.plan(app.Project.find(), stacks, progress)
     if output == "json":
         _echo(json.dumps(to_json(plans), indent=2, sort_keys=True))
     else:

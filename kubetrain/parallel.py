@@ -358,8 +358,21 @@ def _forked(
                 if child is None:  # no process to spare: this one takes more slices
                     break
                 children.append(child)
+        # The children share the slices with this process and report nothing until they end:
+        # each slice done here stands for one done by every process (as the slices are taken
+        # from one queue), so a progress line moves at the pace of all of them and reaches its
+        # end once they are collected.
+        reported = 0
+
+        def mine_done(k: int) -> None:
+            nonlocal reported
+            step = min(k * (len(children) + 1), len(items) - reported)
+            reported += step
+            if done is not None and step:
+                done(step)
+
         try:
-            mine = _take(fn, slices, queue, done)
+            mine = _take(fn, slices, queue, mine_done if done is not None else None)
         except Exception:
             return _failed(fn, items)
         answers = []
@@ -368,8 +381,8 @@ def _forked(
             if not ok or value is None:
                 return _failed(fn, items)
             answers.append(value)
-            if done is not None:
-                done(sum(len(slices[k]) for k, _ in value))
+        if done is not None and reported < len(items):
+            done(len(items) - reported)
         taken = 0
         for k, results in [*mine, *(a for answer in answers for a in answer)]:
             out[bounds[k] : bounds[k + 1]] = _checked(results, slices[k])

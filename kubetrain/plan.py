@@ -33,7 +33,7 @@ from .builders.gang import pod_requests
 from .builders.lifecycle import is_retained
 from .kube.immutable import update_refusals
 from .kube.paths import differences
-from .kube.quantity import Quantity, format_quantity
+from .kube.quantity import Quantity, display_quantity, format_quantity
 from .models.source import display_path, load_all
 from .render.tree import generated_for, read_tree
 from .render.yamlout import read_generated
@@ -294,8 +294,8 @@ def _usage_line(before: Usage | None, after: Usage | None) -> str:
         set(b.resources) | set(a.resources), key=lambda n: (n not in ("cpu", "memory"), n)
     )
     for name in names:
-        old = format_quantity(b.resources[name]) if name in b.resources else "0"
-        new = format_quantity(a.resources[name]) if name in a.resources else "0"
+        old = display_quantity(name, b.resources[name]) if name in b.resources else "0"
+        new = display_quantity(name, a.resources[name]) if name in a.resources else "0"
         parts.append(f"{name} {_arrow(old, new)}")
     return "; ".join(parts)
 

@@ -119,6 +119,7 @@ def test_forking_maps_as_one_process_and_really_forks(forks: Forks) -> None:
     assert forks, "no child was forked"
     assert {pid for _, pid in got} - {os.getpid()}, "no item was computed by a child"
     assert forks.taken > 0
+    # Progress ends at the total (this process's slices count for every process's).
     assert sum(done) == len(items)
 
 

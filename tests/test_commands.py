@@ -308,3 +308,40 @@ def test_the_cli_docstring_lists_the_exit_codes() -> None:
     ]
     assert isinstance(cli.main, click.Group)
     assert REPO.is_dir()
+
+
+@pytest.mark.parametrize(
+    ("target", "expected"),
+    [
+        (
+            "tfjob.spec.tfReplicaSpecs.Wroker.replicas",
+            "TFJob.spec.tfReplicaSpecs has no key 'Wroker'; did you mean 'Worker'?",
+        ),
+        (
+            "pytorchjob.spec.pytorchReplicaSpecs.worker",
+            "PyTorchJob.spec.pytorchReplicaSpecs has no key 'worker'",
+        ),
+        (
+            "kubetrain:namespac",
+            "unknown stack-file key 'kubetrain:namespac'; did you mean 'kubetrain:namespace'?",
+        ),
+        (
+            "kubetrain:gitops.argocd.retyr",
+            "kubetrain:gitops.argocd has no field 'retyr'; did you mean 'retry'?",
+        ),
+    ],
+    ids=["replica-type-typo", "webhook-spelling", "stack-key-typo", "stack-field-typo"],
+)
+def test_explain_says_what_a_typo_meant(target: str, expected: str, run) -> None:
+    result = run("explain", target)
+    assert result.exit_code == 2
+    assert expected in result.stderr
+
+
+def test_explain_covers_stack_file_keys(run) -> None:
+    result = run("explain", "kubetrain:gitops.argocd.retry")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith("STACK KEY:  kubetrain:gitops\n\nFIELD: retry <ArgoRetry>")
+    assert "Retry failed syncs" in result.stdout and "FIELDS:" in result.stdout
+    top = run("explain", "kubetrain:nativeWorkload")
+    assert top.exit_code == 0 and "Native mode" in top.stdout and "    jobset" in top.stdout

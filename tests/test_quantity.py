@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from kubetrain.kube.quantity import (
     Quantity,
     canonical_quantity,
+    display_quantity,
     format_quantity,
     parse_quantity,
     sum_quantities,
@@ -95,3 +96,21 @@ def test_sum_is_commutative_in_value(a: Fraction, b: Fraction, fmt: str) -> None
     qa, qb = Quantity(a, fmt), Quantity(b, "DecimalSI")  # type: ignore[arg-type]
     assert (qa + qb).value == (qb + qa).value == a + b
     assert (qa + qb).format == fmt
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "shown"),
+    [
+        ("cpu", "4000", "4000"),  # canonical: 4k, which reads like a size
+        ("cpu", "0.5", "500m"),
+        ("cpu", "2500m", "2.5"),
+        ("cpu", "16", "16"),
+        ("memory", "64Gi", "64Gi"),
+        ("memory", "1.5Gi", "1536Mi"),
+        ("memory", "100M", "100M"),
+        ("ephemeral-storage", "2048Mi", "2Gi"),
+        ("nvidia.com/gpu", "8", "8"),
+    ],
+)
+def test_quantities_as_people_write_them(name: str, text: str, shown: str) -> None:
+    assert display_quantity(name, parse_quantity(text)) == shown

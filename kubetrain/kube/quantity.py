@@ -28,6 +28,7 @@ __all__ = [
     "QuantityFormat",
     "canonical_quantity",
     "cpu_cores_ceil",
+    "display_quantity",
     "format_quantity",
     "parse_quantity",
     "sum_quantities",
@@ -158,3 +159,30 @@ def cpu_cores_ceil(value: object) -> int | None:
         return math.ceil(parse_quantity(value).value)  # type: ignore[arg-type]
     except ValueError:
         return None
+
+
+def display_quantity(name: str, q: Quantity) -> str:
+    """``q`` of resource ``name`` as people write it, for reports (``kubetrain plan``): CPU in
+    cores (``4000``, ``2.5``) or millicores below one core (``500m``); memory and storage in
+    the largest binary unit that divides them (``64Gi``); counts (GPUs) as whole numbers. The
+    canonical form (:func:`format_quantity`) says ``4k`` cores, which reads like a memory
+    size."""
+    value = q.value
+    if name == "cpu" or name.endswith("/cpu"):
+        if value < 1 and value * 1000 == int(value * 1000):
+            return f"{int(value * 1000)}m"
+        if value == int(value):
+            return str(int(value))
+        return f"{float(value):g}"
+    if name in ("memory", "ephemeral-storage", "storage") or name.startswith("hugepages-"):
+        if value == int(value) and value >= 1024:
+            whole, power = int(value), 0
+            while whole % 1024 == 0 and power < len(_BINARY_SUFFIX) - 1:
+                whole //= 1024
+                power += 1
+            if power:
+                return f"{whole}{_BINARY_SUFFIX[power]}"
+        return format_quantity(q)
+    if value == int(value):
+        return str(int(value))
+    return format_quantity(q)

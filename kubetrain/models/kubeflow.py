@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MULTIKUEUE",
+    "REPLICA_TYPES_KEY",
     "TRAINING_OPERATOR",
     "KubeflowJob",
     "PodTemplateSpec",
@@ -182,6 +183,11 @@ def run_policy_field() -> Any:
     return Field(default_factory=RunPolicy, alias="runPolicy", description="Run-time policies.")
 
 
+#: JSON-schema key naming the replica types a map of any-case keys takes (``kubetrain explain``
+#: checks a key against it; editors ignore it, and accept any spelling).
+REPLICA_TYPES_KEY = "x-kubetrain-replica-types"
+
+
 def replica_specs_field(key: str, types: tuple[str, ...], any_case: bool = False) -> Any:
     """The replica-spec map of a kind's spec, under its document ``key``."""
     case = "; any case" if any_case else ""
@@ -189,6 +195,7 @@ def replica_specs_field(key: str, types: tuple[str, ...], any_case: bool = False
         alias=key,
         min_length=1,
         description=f"Replica types ({', '.join(types)}{case}) -> spec.",
+        json_schema_extra={REPLICA_TYPES_KEY: list(types)} if any_case else None,
     )
 
 

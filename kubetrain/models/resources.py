@@ -48,6 +48,23 @@ def _whole(value: Any) -> int | None:
     return int(number) if number >= 0 and number.denominator == 1 else None
 
 
+def _is_quantity(value: Any) -> bool:
+    try:
+        parse_quantity(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _count_message(value: Any) -> str:
+    """Why ``value`` is no GPU count: not a number at all, or not a whole one."""
+    try:
+        parse_quantity(value)
+    except ValueError:
+        return f"{value!r} is not a number of GPUs: give a whole number, e.g. 2"
+    return f"GPUs are whole devices, got {value!r}"
+
+
 def gpu_findings(
     resources: Mapping[str, Any] | None, gpu_resource: str
 ) -> list[tuple[str, Path, str]]:
@@ -67,9 +84,7 @@ def gpu_findings(
             if name in values:
                 n = _whole(values[name])
                 if n is None:
-                    problems.append(
-                        ("count", (part, name), f"GPUs are whole devices, got {values[name]!r}")
-                    )
+                    problems.append(("count", (part, name), _count_message(values[name])))
                 else:
                     counts.setdefault(part, {})[name] = n
     for part, found in counts.items():
@@ -155,7 +170,15 @@ def normalize_gpus(resources: Mapping[str, Any] | None, gpu_resource: str) -> di
     has = any(
         name in (resources.get(part) or {}) for part in ("limits", "requests") for name in names
     )
-    if not has:
+    counts = [
+        v
+        for part in ("limits", "requests")
+        for name, v in (resources.get(part) or {}).items()
+        if name in names
+    ]
+    if not has or not all(_is_quantity(v) for v in counts):
+        # A count that is not even a quantity ("two") is left as written, for the checks to
+        # name it rather than count it as none.
         return dict(resources)
     n = gpu_count(resources, gpu_resource)
     out = dict(resources)
