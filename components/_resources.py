@@ -15,14 +15,32 @@ resource, a child of the component that asked for it.
   ``depends_on`` is passed to every object too, and an object depends on the prerequisites
   (ServiceAccounts, Secrets, Roles, CRDs..., see :data:`PREREQUISITE_KINDS`) registered with it.
 - Credential markers become secret outputs (:mod:`components._secrets`).
-- Objects no engine may delete (kubetrain's CRDs and Namespaces,
-  :func:`kubetrain.builders.lifecycle.is_retained`) are ``retain_on_delete``: removing them from
-  the stack, or destroying it, leaves them in the cluster.
+- Objects no engine may delete (kubetrain's CRDs and Namespaces, and claims unless
+  ``kubetrain:pruneData``: :func:`kubetrain.builders.lifecycle.is_retained`) are
+  ``retain_on_delete`` Patch resources (``NamespacePatch``, ``CustomResourceDefinitionPatch``,
+  ``PersistentVolumeClaimPatch``...): removing them from the stack, or destroying it, leaves them
+  in the cluster, and creating them again (the job of a namespace added back, a ``pulumi up``
+  after ``pulumi destroy``, a stack upgraded from a kubetrain that did not manage namespaces, a
+  CRD another environment delivers too) takes over the object that is there instead of failing
+  with AlreadyExists: a Patch resource's create is a server-side apply
+  (``await.go`` ``Creation``), where pulumi-kubernetes >= 4.29 sends every other create as a
+  plain create. Their ``pulumi.com/patchForce`` annotation lets the values kubetrain declares win
+  over an earlier field manager's. Each answers to the URN of the typed resource an older
+  kubetrain registered it as (an alias), so the upgrade updates it rather than deleting it.
+  The other choices were the provider's ``upsertExistingObjects``, which would also let a
+  rename quietly adopt and then delete a Job, and ``pulumi import``, a manual step per object.
+- Every object is ``delete_before_replace`` (kubetrain names every object, so its replacement
+  has the same name: created first, it would fail with AlreadyExists; the provider asks for it
+  only for replacements its own diff decides, not for those ``replace_on_changes`` adds), and
+  ``replace_on_changes`` lists what the API server refuses to change in place that the
+  provider's diff would update in place (:func:`kubetrain.kube.engines.replace_on_changes`:
+  a Pod's spec, a JobSet's replicatedJobs...).
 - Identities stay: an object under a component also answers to the URN it had under the stack
   (an alias), for an object several jobs built identically moves between the two when one of
   them goes; :func:`register` takes further aliases per object.
 """
 
+import importlib
 import inspect
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -34,6 +52,7 @@ import pulumi_kubernetes as k8s
 from kubetrain.builders.lifecycle import is_retained
 from kubetrain.builders.meta import plain_copy
 from kubetrain.builders.order import KIND_ORDER, sort_key
+from kubetrain.kube.engines import replace_on_changes
 from kubetrain.kube.schemas import CLUSTER_SCOPED_KINDS
 
 from ._secrets import Credentials, find_markers
@@ -128,21 +147,38 @@ def _arguments(cls: type[pulumi.CustomResource]) -> frozenset[str]:
     return found
 
 
+def type_token(api_version: str, kind: str) -> str:
+    """The Pulumi type of a typed pulumi_kubernetes resource (or a custom resource) of this
+    kind: ``kubernetes:core/v1:Namespace``, ``kubernetes:apps/v1:StatefulSet``."""
+    return f"kubernetes:{api_version if '/' in api_version else 'core/' + api_version}:{kind}"
+
+
+def patch_class(cls: type[pulumi.CustomResource], kind: str) -> type[pulumi.CustomResource]:
+    """The Patch variant of a pulumi_kubernetes class (``NamespacePatch`` of ``Namespace``)."""
+    if cls is k8s.apiextensions.CustomResource:
+        return k8s.apiextensions.CustomResourcePatch
+    package = importlib.import_module(cls.__module__.rpartition(".")[0])
+    found = getattr(package, f"{kind}Patch", None)
+    if not (isinstance(found, type) and issubclass(found, pulumi.CustomResource)):
+        raise ValueError(f"pulumi_kubernetes has no {kind}Patch")
+    return found
+
+
 def _create(obj: Manifest, opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
     api_version, kind = obj["apiVersion"], obj["kind"]
     cls = resource_class(api_version, kind)
+    if is_retained(obj):
+        cls = patch_class(cls, kind)
     name = pulumi_name(obj)
     body = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind")}
-    if cls is k8s.apiextensions.CustomResource:
+    if cls in (k8s.apiextensions.CustomResource, k8s.apiextensions.CustomResourcePatch):
         extra = sorted(set(body) - {"metadata", "spec"})
         if extra:
             raise ValueError(
                 f"{kind} {name}: a custom resource is registered with metadata and spec only, "
                 f"got {', '.join(extra)}"
             )
-        return k8s.apiextensions.CustomResource(
-            name, api_version=api_version, kind=kind, opts=opts, **body
-        )
+        return cls(name, api_version=api_version, kind=kind, opts=opts, **body)
     accepted = _arguments(cls)
     kwargs = {_snake(k): v for k, v in body.items()}
     unknown = sorted(k for k in body if _snake(k) not in accepted)
@@ -177,11 +213,19 @@ def register(
         former = list((aliases or {}).get(key, ()))
         if parent is not None:
             former.append(pulumi.Alias(parent=pulumi.ROOT_STACK_RESOURCE))
+        retained = is_retained(obj)
+        if retained:
+            typed = type_token(obj["apiVersion"], obj["kind"])
+            former.append(pulumi.Alias(type_=typed))
+            if parent is not None:
+                former.append(pulumi.Alias(type_=typed, parent=pulumi.ROOT_STACK_RESOURCE))
         opts = pulumi.ResourceOptions(
             parent=parent,
             depends_on=list(prerequisites),
             aliases=former or None,
-            retain_on_delete=True if is_retained(obj) else None,
+            retain_on_delete=True if retained else None,
+            delete_before_replace=True,
+            replace_on_changes=replace_on_changes(obj) or None,
         )
         if depends_on is not None:
             opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=depends_on))

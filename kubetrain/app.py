@@ -23,6 +23,7 @@ from typing import Any, Literal, Protocol
 from .builders import Built, build_stack
 from .builders.crd import kubeconform_schema, openapi_schema, owned_crds
 from .builders.delivery import delivery_name, delivery_objects, engine_of
+from .builders.lifecycle import is_prerequisite
 from .builders.namespaces import pod_security_labels
 from .builders.registry import document_path
 from .kube.names import DNS1123_LABEL, DNS1123_SUBDOMAIN
@@ -282,6 +283,7 @@ def _delivery(stack: Stack, built: list[Built]) -> list[dict[str, Any]]:
         gitops,
         stack.name,
         any(is_crd(b.obj) for b in built),
+        has_prerequisites=any(is_prerequisite(b.obj) for b in built),
         namespace=stack.settings.namespace,
         namespace_labels=pod_security_labels(stack.settings),
     )

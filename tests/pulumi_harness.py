@@ -6,8 +6,9 @@ mocks and config, and runs its program to completion (pytest-xdist runs tests of
 after the other in one process; workers are separate processes).
 
 The recording monitor keeps each ``RegisterResource`` request as the engine would see it:
-parent URN, provider reference, ``protect``, dependencies, transforms, and the inputs with
-secret values still wrapped (``MockResourceArgs`` has no parent and no protect).
+parent URN, provider reference, ``protect``, ``retainOnDelete``, ``deleteBeforeReplace``,
+``replaceOnChanges``, aliases, dependencies, transforms, and the inputs with secret values still
+wrapped (``MockResourceArgs`` has no parent and no protect).
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ class Registration:
     #: Inputs as the engine receives them; secret values stay wrapped (see :func:`is_secret`).
     inputs: dict[str, Any]
     retain_on_delete: bool = False
+    delete_before_replace: bool = False
+    replace_on_changes: tuple[str, ...] = ()
     #: Former identities: ``("urn", URN)`` or ``("spec", name, type, parent URN, no parent)``.
     aliases: tuple[tuple[Any, ...], ...] = ()
 
@@ -129,6 +132,8 @@ class _Monitor(mocks.MockMonitor):
                 transforms=tuple(mocks._resolve_callbacks(request.transforms)),
                 inputs=rpc.deserialize_properties(request.object),
                 retain_on_delete=bool(request.retainOnDelete),
+                delete_before_replace=bool(request.deleteBeforeReplace),
+                replace_on_changes=tuple(request.replaceOnChanges),
                 aliases=tuple(_alias(a) for a in request.aliases),
             )
         )

@@ -84,8 +84,10 @@ def test_volcano_for_a_multi_pod_job_when_the_stack_turns_it_on(tmp_path: Path) 
         "scheduling.k8s.io/group-name": "mnist",
         "volcano.sh/task-spec": "worker",
     }
-    # Pulumi does not wait for a gang's pods one by one (they only start together).
-    assert annotations["pulumi.com/skipAwait"] == "true"
+    # Pulumi does not wait for a gang's pods one by one (they only start together): a waitFor
+    # met at once, not skipAwait, which would also skip the wait for a replaced pod's delete.
+    assert annotations["pulumi.com/waitFor"] == "jsonpath={.metadata.name}"
+    assert "pulumi.com/skipAwait" not in annotations
     assert (
         pick(objs, "Pod", "mnist-ps-0")["metadata"]["annotations"]["volcano.sh/task-spec"] == "ps"
     )
@@ -130,7 +132,7 @@ def test_scheduler_plugins_podgroup_and_label(tmp_path: Path) -> None:
         assert pod["spec"]["schedulerName"] == "scheduler-plugins-scheduler"
         assert pod["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"] == "mnist"
         assert not any("volcano" in k for k in pod["metadata"]["annotations"])
-        assert pod["metadata"]["annotations"]["pulumi.com/skipAwait"] == "true"
+        assert pod["metadata"]["annotations"]["pulumi.com/waitFor"] == "jsonpath={.metadata.name}"
 
 
 def test_limits_stand_in_for_missing_requests_and_given_min_resources_win(tmp_path: Path) -> None:

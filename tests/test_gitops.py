@@ -4,8 +4,10 @@ rendered/<env>, covered by diff, valid against the upstream CRD schemas, and CRD
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +17,7 @@ import yaml
 from kubetrain.builders.delivery import delivery_objects
 from kubetrain.builders.lifecycle import lifecycle_annotations
 from kubetrain.kube.apiextensions import crd_versions, validate_custom_resource
-from kubetrain.models.stack import GitOps
+from kubetrain.models.stack import GitOps, StackSettings
 from kubetrain.render import plan_files, write_tree
 
 from conftest import REPO, UPSTREAM_CRDS, needs_upstream_crds
@@ -68,7 +70,7 @@ def test_render_writes_flux_and_argocd_objects(project: Path, run) -> None:
     (project / "stacks" / "Pulumi.dev.yaml").write_text(STACK % GITOPS)
     result = run("render", cwd=project)
     assert result.exit_code == 0, result.stderr
-    assert "rendered/clusters/dev: 5 added, 0 changed, 0 removed" in result.stdout
+    assert "rendered/clusters/dev: 6 added, 0 changed, 0 removed" in result.stdout
     objs = load(project / "rendered" / "clusters" / "dev")
     # One folder per engine, each with its own kustomization: a cluster applies only its own,
     # and no kustomization lists both (a Flux cluster pointed at it would apply an Application).
@@ -76,6 +78,7 @@ def test_render_writes_flux_and_argocd_objects(project: Path, run) -> None:
         "argocd/application-kubetrain-dev.yaml",
         "argocd/kustomization.yaml",
         "flux/gitrepository-kubetrain-dev.yaml",
+        "flux/kustomization-kubetrain-dev-prerequisites.yaml",
         "flux/kustomization-kubetrain-dev.yaml",
         "flux/kustomization.yaml",
     ]
@@ -86,11 +89,31 @@ def test_render_writes_flux_and_argocd_objects(project: Path, run) -> None:
         "url": "https://git.example.com/ml.git",
     }
     flux = objs["flux/kustomization-kubetrain-dev.yaml"]
-    assert flux["spec"] == {
+    step = "kubetrain.io/delivery-step"
+    prerequisites = objs["flux/kustomization-kubetrain-dev-prerequisites.yaml"]
+    for kustomization in (flux, prerequisites):
+        # A delete patch per selected object (what it builds: test_the_flux_steps_...).
+        (patch,) = kustomization["spec"]["patches"]
+        assert patch["patch"].startswith("$patch: delete\n")
+    assert {**flux["spec"], "patches": [{"target": flux["spec"]["patches"][0]["target"]}]} == {
+        "dependsOn": [{"name": "kubetrain-dev-prerequisites"}],
         "interval": "2m",
         "path": "./deploy/training/rendered/dev",
+        "patches": [{"target": {"annotationSelector": f"{step}=prerequisites"}}],
         "prune": True,
         "sourceRef": {"kind": "GitRepository", "name": "kubetrain-dev"},
+    }
+    # The namespace (and any ServiceAccount...) first, in a Kustomization of its own.
+    assert {
+        **prerequisites["spec"],
+        "patches": [{"target": prerequisites["spec"]["patches"][0]["target"]}],
+    } == {
+        "interval": "2m",
+        "path": "./deploy/training/rendered/dev",
+        "patches": [{"target": {"annotationSelector": f"{step}!=prerequisites"}}],
+        "prune": True,
+        "sourceRef": {"kind": "GitRepository", "name": "kubetrain-dev"},
+        "wait": True,
     }
     app = objs["argocd/application-kubetrain-dev.yaml"]
     assert app["metadata"]["namespace"] == "argocd"
@@ -99,8 +122,11 @@ def test_render_writes_flux_and_argocd_objects(project: Path, run) -> None:
         "repoURL": "https://git.example.com/ml.git",
         "targetRevision": "release",
     }
+    # allowEmpty: retiring the environment (no objects left) must still prune; a retry by
+    # default: a Pod re-created by Force=true is created by the retry after its deletion.
     assert app["spec"]["syncPolicy"] == {
-        "automated": {"prune": True, "selfHeal": True},
+        "automated": {"allowEmpty": True, "prune": True, "selfHeal": True},
+        "retry": {"backoff": {"duration": "10s", "factor": 2, "maxDuration": "3m"}, "limit": 5},
         "syncOptions": ["ApplyOutOfSyncOnly=true"],
     }
     for name, obj in objs.items():
@@ -126,7 +152,7 @@ def test_diff_covers_delivery_and_render_removes_it_with_gitops(project: Path, r
     gone = run("diff", cwd=project)
     assert gone.exit_code == 1 and "+++ /dev/null" in gone.stdout
     result = run("render", cwd=project)
-    assert "rendered/clusters/dev: 0 added, 0 changed, 5 removed" in result.stdout
+    assert "rendered/clusters/dev: 0 added, 0 changed, 6 removed" in result.stdout
     assert not (project / "rendered" / "clusters" / "dev").exists()
     assert run("diff", cwd=project).exit_code == 0
 
@@ -202,14 +228,16 @@ def kubectl_kustomize(folder: Path) -> list[dict]:
 
 @needs_upstream_crds
 def test_crds_are_applied_before_what_needs_them(tmp_path: Path) -> None:
-    crd = lifecycle_annotations(json.loads(json.dumps(CRD)))
+    settings = StackSettings()
+    crd = lifecycle_annotations(json.loads(json.dumps(CRD)), settings)
     assert crd["metadata"]["annotations"] == {
         "argocd.argoproj.io/sync-wave": "-1",
         # Never deleted by an engine: every TrainingJob of the cluster would go with it.
         "argocd.argoproj.io/sync-options": "Prune=false,Delete=false",
         "kustomize.toolkit.fluxcd.io/prune": "disabled",
+        "pulumi.com/patchForce": "true",
     }
-    assert lifecycle_annotations(dict(CR)) == CR  # only CRDs
+    assert lifecycle_annotations(dict(CR), settings) == CR  # only CRDs
     env = tmp_path / "repo" / "rendered" / "dev"
     write_tree(
         env,
@@ -245,6 +273,57 @@ def test_crds_are_applied_before_what_needs_them(tmp_path: Path) -> None:
         yaml.safe_dump({"resources": ["../rendered/dev"], "patches": main["spec"]["patches"]})
     )
     assert [o["kind"] for o in kubectl_kustomize(overlay)] == ["TrainingJob"]
+
+
+def engine_steps(env: str) -> dict[str, list[tuple[str, str, str]]]:
+    """What each Flux Kustomization of a committed environment builds: its folder with its
+    patches, as kustomize-controller builds it (kubectl's kustomize stands in)."""
+    folder = REPO / "rendered" / "clusters" / env / "flux"
+    out: dict[str, list[tuple[str, str, str]]] = {}
+    for path in sorted(folder.glob("kustomization-*.yaml")):
+        spec = yaml.safe_load(path.read_text())["spec"]
+        built = kubectl_kustomize_text(REPO / spec["path"], spec.get("patches", []))
+        out[path.stem.removeprefix("kustomization-")] = sorted(
+            (o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"]) for o in built
+        )
+    return out
+
+
+def kubectl_kustomize_text(folder: Path, patches: list[dict]) -> list[dict]:
+    """``folder`` built with ``patches``, as a Kustomization's spec.patches apply them."""
+    with tempfile.TemporaryDirectory() as tmp:
+        resource = os.path.relpath(folder.resolve(), tmp)
+        overlay = {"resources": [resource], "patches": patches}
+        (Path(tmp) / "kustomization.yaml").write_text(yaml.safe_dump(overlay))
+        return kubectl_kustomize(Path(tmp))
+
+
+#: Kinds the API server checks when it admits a pod, and their namespaces.
+ADMISSION_PREREQUISITES = {"Namespace", "ServiceAccount", "PriorityClass", "LimitRange"}
+
+
+@pytest.mark.parametrize("env", ["dev", "prod"])
+def test_the_flux_steps_apply_every_object_once_prerequisites_first(env: str) -> None:
+    """Flux dry-runs a whole step before it applies any of it: a Pod whose ServiceAccount comes
+    in the same step is refused, and the step never applies (fluxcd/flux2#2772). So the
+    admission prerequisites are a step of their own, which the main one depends on, and each
+    object belongs to exactly one step."""
+    steps = engine_steps(env)
+    main, prerequisites = steps[f"kubetrain-{env}"], steps[f"kubetrain-{env}-prerequisites"]
+    everything = sorted(
+        (o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"])
+        for o in kubectl_kustomize(REPO / "rendered" / env)
+    )
+    assert sorted(o for step in steps.values() for o in step) == everything  # each object once
+    assert prerequisites and {k for k, _, _ in prerequisites} <= ADMISSION_PREREQUISITES
+    assert not {k for k, _, _ in main} & ADMISSION_PREREQUISITES
+    assert {"Job", "Pod", "JobSet"} & {k for k, _, _ in main}
+    spec = yaml.safe_load(
+        (
+            REPO / "rendered" / "clusters" / env / "flux" / f"kustomization-kubetrain-{env}.yaml"
+        ).read_text()
+    )["spec"]
+    assert {"name": f"kubetrain-{env}-prerequisites"} in spec["dependsOn"]
 
 
 def test_without_crds_there_is_one_kustomization() -> None:
@@ -331,7 +410,7 @@ def test_platform_settings_reach_the_delivery_objects() -> None:
     assert "dependsOn" not in objs["Kustomization", "kubetrain-prod-crds"]["spec"]
     app = objs["Application", "kubetrain-prod"]
     # Pods are compared without the tolerations admission appends (else out of sync forever,
-    # and re-created by Force=true,Replace=true on every sync).
+    # and, the server refusing to remove a toleration, re-created by Force=true on every sync).
     (ignored,) = app["spec"]["ignoreDifferences"]
     assert (ignored["group"], ignored["kind"]) == ("", "Pod")
     assert "node.kubernetes.io/unreachable" in ignored["jqPathExpressions"][0]
@@ -342,7 +421,7 @@ def test_platform_settings_reach_the_delivery_objects() -> None:
         "server": "https://kubernetes.default.svc",
     }
     assert app["spec"]["syncPolicy"] == {
-        "automated": {"prune": True, "selfHeal": True},
+        "automated": {"allowEmpty": True, "prune": True, "selfHeal": True},
         "managedNamespaceMetadata": {"labels": labels},
         "retry": {"backoff": {"duration": "10s", "factor": 3, "maxDuration": "5m"}, "limit": 5},
         "syncOptions": ["ApplyOutOfSyncOnly=true", "CreateNamespace=true"],

@@ -68,10 +68,15 @@ def test_every_namespace_the_jobs_use_is_created_with_pod_security_labels(tmp_pa
         "pod-security.kubernetes.io/warn": "restricted",
         "pod-security.kubernetes.io/warn-version": "v1.32",
     }
-    # No engine deletes a namespace: everything in it would go, objects of others included.
+    # No engine deletes a namespace: everything in it would go, objects of others included
+    # (Pulumi: a Patch resource retained on delete, whose values win over an earlier manager's).
+    # It is delivered with the other prerequisites of admission, before the pods.
     assert namespaces[0]["metadata"]["annotations"] == {
         "argocd.argoproj.io/sync-options": "Prune=false,Delete=false",
+        "argocd.argoproj.io/sync-wave": "-1",
+        "kubetrain.io/delivery-step": "prerequisites",
         "kustomize.toolkit.fluxcd.io/prune": "disabled",
+        "pulumi.com/patchForce": "true",
     }
 
 
@@ -130,7 +135,9 @@ def test_shared_objects_belong_to_the_stack_even_with_one_job(tmp_path: Path) ->
             "resnet50",
             {
                 "kustomize.toolkit.fluxcd.io/force": "enabled",
-                "argocd.argoproj.io/sync-options": "Force=true,Replace=true",
+                # Replaced only when the server refuses the update: never Replace=true, with
+                # which Argo CD re-creates the object whatever changed.
+                "argocd.argoproj.io/sync-options": "Force=true,ServerSideApply=false",
             },
             id="jobset",
         ),
@@ -157,17 +164,17 @@ AWAITED = {
 @pytest.mark.parametrize(
     ("settings", "gang", "solo"),
     [
-        pytest.param({}, {"pulumi.com/skipAwait": "true"}, {}, id="auto"),
+        pytest.param({}, {"pulumi.com/waitFor": "jsonpath={.metadata.name}"}, {}, id="auto"),
         pytest.param({"podAwait": "ready"}, {}, {}, id="ready"),
         pytest.param(
             {"podAwait": "skip"},
-            {"pulumi.com/skipAwait": "true"},
-            {"pulumi.com/skipAwait": "true"},
+            {"pulumi.com/waitFor": "jsonpath={.metadata.name}"},
+            {"pulumi.com/waitFor": "jsonpath={.metadata.name}"},
             id="skip",
         ),
         pytest.param(
             {"podAwaitTimeoutSeconds": 1800},
-            {"pulumi.com/skipAwait": "true"},
+            {"pulumi.com/waitFor": "jsonpath={.metadata.name}"},
             {"pulumi.com/timeoutSeconds": "1800"},
             id="auto-timeout",
         ),
@@ -181,7 +188,9 @@ AWAITED = {
 )
 def test_how_pulumi_awaits_pods(tmp_path: Path, settings: dict, gang: dict, solo: dict) -> None:
     """By default a gang's pods are not awaited one by one: they start only together, and
-    Pulumi creates (and awaits) a few at a time."""
+    Pulumi creates (and awaits) a few at a time. A pod that is not awaited says so with a
+    waitFor met at once, never skipAwait: skipAwait would also skip awaiting its delete, and its
+    replacement (same name) would fail with AlreadyExists."""
     config = {**AWAITED, **{f"kubetrain:{k}": v for k, v in settings.items()}}
     objs = objects(stack_from(tmp_path, config))
 
@@ -216,6 +225,10 @@ def test_a_kubeflow_job_under_a_job_or_jobset_is_never_awaited(
         annotations = obj["metadata"]["annotations"]
         assert annotations["pulumi.com/skipAwait"] == "true"
         assert "pulumi.com/timeoutSeconds" not in annotations
+        # A Job is deleted in the background, so that its replacement can be created at once
+        # (skipAwait skips the wait for a Job's delete); a JobSet's delete is awaited anyway.
+        propagation = annotations.get("pulumi.com/deletionPropagationPolicy")
+        assert propagation == ("background" if obj["kind"] == "Job" else None)
 
 
 def test_the_trainer_job_is_never_awaited(tmp_path: Path) -> None:
@@ -230,6 +243,7 @@ def test_the_trainer_job_is_never_awaited(tmp_path: Path) -> None:
     trainer = pick(objects(stack_from(tmp_path, config)), "Job", "paddle-trainer")
     annotations = trainer["metadata"]["annotations"]
     assert annotations["pulumi.com/skipAwait"] == "true"
+    assert annotations["pulumi.com/deletionPropagationPolicy"] == "background"
     assert "pulumi.com/timeoutSeconds" not in annotations
 
 

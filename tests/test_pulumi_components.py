@@ -460,8 +460,8 @@ def test_objects_shared_by_jobs_are_registered_once(
     monkeypatch.setattr("components._job._CACHE", {})
     stack = two_tfjobs_stack(tmp_path)
     run = run_pulumi(lambda: deploy_stack(stack) and None)
-    (crd,) = run.of_type("kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition")
-    (namespace,) = run.of_type("kubernetes:core/v1:Namespace")
+    (crd,) = run.of_type("kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinitionPatch")
+    (namespace,) = run.of_type("kubernetes:core/v1:NamespacePatch")
     for shared in (crd, namespace):
         assert run.parent_of(shared).type == "pulumi:pulumi:Stack"  # type: ignore[union-attr]
     objects = [r for r in run.kubernetes_objects() if r not in (crd, namespace)]

@@ -56,7 +56,7 @@ JOBS = {
     "d": {**LEARNER, "metadata": {"name": "d"}},
     "e": {**TFJOB, "metadata": {"name": "e"}},
 }
-CRD_TYPE = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
+CRD_TYPE = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinitionPatch"
 
 
 def deploy(tmp_path: Path, names: str) -> Run:
@@ -100,7 +100,7 @@ def test_urns_survive_jobs_coming_and_going(
     old = urns(deploy(tmp_path, before))
     new = urns(deploy(tmp_path, after))
     common = set(old) & set(new)
-    assert shared <= common and ("kubernetes:core/v1:Namespace", "ml") in common
+    assert shared <= common and ("kubernetes:core/v1:NamespacePatch", "ml") in common
     moved = {key: (old[key], new[key]) for key in common if old[key] != new[key]}
     assert not moved
 
@@ -124,11 +124,21 @@ def test_shared_objects_answer_to_the_urn_they_had_under_a_job(tmp_path: Path) -
 
 
 def test_crds_and_namespaces_are_retained_on_delete(tmp_path: Path) -> None:
+    """Patch resources, retained: creating one again takes over the object left in the cluster
+    (a plain create would fail with AlreadyExists), and each answers to the URN of the typed
+    resource older kubetrains registered, so an upgraded stack updates it, not delete and add."""
     run = deploy(tmp_path, "ace")
-    retained = sorted((r.type, r.name) for r in run.kubernetes_objects() if r.retain_on_delete)
-    assert retained == [
+    retained = [r for r in run.kubernetes_objects() if r.retain_on_delete]
+    assert sorted((r.type, r.name) for r in retained) == [
         (CRD_TYPE, "trainingjobs.paddlepaddle.org"),
-        ("kubernetes:core/v1:Namespace", "ml"),
+        ("kubernetes:core/v1:NamespacePatch", "ml"),
+    ]
+    stack = run.engine_urn(retained[0]).split("::")[0].removeprefix("urn:pulumi:")
+    for reg in retained:
+        typed = reg.type.removesuffix("Patch")
+        assert engine_urn(stack, "", typed, reg.name) in run.alias_urns(reg)
+    assert not [
+        r for r in run.kubernetes_objects() if r.type.endswith("Patch") and r not in retained
     ]
 
 

@@ -371,7 +371,7 @@ def test_trainingjob_operator_mode_registers_the_crd_and_the_custom_resource(how
     # The EDL controller labels its pods like kubetrain's native pods: the selectors hold.
     assert selectors["trainer"] == "paddle-job=ctr" and "master" in selectors
     crd = run.one(
-        "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition",
+        "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinitionPatch",
         "trainingjobs.paddlepaddle.org",
     )
     resource = run.one("kubernetes:paddlepaddle.org/v1:TrainingJob", "ml/ctr")
@@ -814,11 +814,11 @@ def test_objects_several_jobs_share_are_registered_once(tmp_path: Any) -> None:
         **credentials_config({"regcred": {"dockerconfigjson": "{}"}}),
     )
     crd = run.one(
-        "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition",
+        "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinitionPatch",
         "trainingjobs.paddlepaddle.org",
     )
     pull = run.one("kubernetes:core/v1:Secret", "ml/regcred")
-    namespace = run.one("kubernetes:core/v1:Namespace", "ml")
+    namespace = run.one("kubernetes:core/v1:NamespacePatch", "ml")
     for shared in (crd, pull, namespace):
         assert run.parent_of(shared).type == "pulumi:pulumi:Stack"  # type: ignore[union-attr]
     by_parent: dict[str, list[str]] = {}

@@ -14,7 +14,9 @@ import yaml
 from components import COMPONENTS, component_name
 from components._secrets import find_markers
 from kubetrain.builders import Built, build_stack
+from kubetrain.builders.lifecycle import is_retained
 from kubetrain.builders.tfjob import REPLICA_TYPE_LABEL
+from kubetrain.kube.engines import replace_on_changes
 from kubetrain.models import Stack, discover_stacks, load_stack
 
 from conftest import REPO
@@ -102,7 +104,9 @@ def test_program_registers_what_render_writes(path: Path, monkeypatch: pytest.Mo
         else:
             assert same(pulumi_objects[key].obj) == same(obj), key
 
-    # Every object is registered exactly once, as the typed resource, field for field.
+    # Every object is registered exactly once, as the typed resource (its Patch variant when no
+    # engine may delete it), field for field, with the options that make the provider replace
+    # it when the API server refuses the edit in place (kubetrain.kube.engines).
     registered: dict[tuple[str, str, str, str], Registration] = {}
     for reg in run.kubernetes_objects():
         key = ident(reg.plain)
@@ -112,7 +116,14 @@ def test_program_registers_what_render_writes(path: Path, monkeypatch: pytest.Mo
     for key, b in pulumi_objects.items():
         reg = registered[key]
         api = b.obj["apiVersion"]
-        assert reg.type == f"kubernetes:{api if '/' in api else 'core/' + api}:{b.obj['kind']}"
+        retained = is_retained(b.obj)
+        suffix = "Patch" if retained else ""
+        assert reg.type == (
+            f"kubernetes:{api if '/' in api else 'core/' + api}:{b.obj['kind']}{suffix}"
+        )
+        assert reg.retain_on_delete is retained, key
+        assert reg.delete_before_replace, key
+        assert list(reg.replace_on_changes) == replace_on_changes(b.obj), key
         ns = b.obj["metadata"].get("namespace")
         assert reg.name == (
             f"{ns}/{b.obj['metadata']['name']}" if ns else b.obj["metadata"]["name"]

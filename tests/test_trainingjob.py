@@ -380,7 +380,16 @@ def test_peer_discovery_rbac(tmp_path: Path) -> None:
     assert sa == {
         "apiVersion": "v1",
         "kind": "ServiceAccount",
-        "metadata": {"name": "paddle-edl", "namespace": "ml", "labels": app("paddle")},
+        "metadata": {
+            # Admission checks it exists when a pod names it: delivered before the pods.
+            "annotations": {
+                "argocd.argoproj.io/sync-wave": "-1",
+                "kubetrain.io/delivery-step": "prerequisites",
+            },
+            "name": "paddle-edl",
+            "namespace": "ml",
+            "labels": app("paddle"),
+        },
     }
     assert role["apiVersion"] == "rbac.authorization.k8s.io/v1"
     assert role["rules"] == [

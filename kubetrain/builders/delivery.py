@@ -20,7 +20,19 @@ before the custom resources that need them, so ``rendered/<env>`` keeps them apa
   ``-1`` (written by the builders, see :mod:`.lifecycle`), so Argo CD applies the CRDs and
   waits for them before the rest (wave 0).
 
-Both engines prune what leaves the folder, but CRDs and Namespaces (see :mod:`.lifecycle`);
+Objects the API server checks when it admits a pod (ServiceAccounts, PriorityClasses,
+RuntimeClasses, LimitRanges, ResourceQuotas) and the Namespaces they live in carry
+``kubetrain.io/delivery-step: prerequisites`` (:mod:`.lifecycle`):
+
+* Flux: a ``<name>-prerequisites`` Kustomization applies ``rendered/<env>`` with a patch that
+  drops everything else (it waits until they are ready); the main Kustomization ``dependsOn`` it
+  and drops them. Flux dry-runs every object of a step before it applies any: a Pod whose
+  ServiceAccount comes in the same step is refused at its dry-run, and nothing of the step is
+  ever applied (fluxcd/flux2#2772).
+* Argo CD: sync wave ``-1`` (its dry-run is client-side, and within a wave it applies kinds in
+  its own order, ServiceAccounts before Pods; but PriorityClasses after them).
+
+Both engines prune what leaves the folder, but CRDs, Namespaces and claims (see :mod:`.lifecycle`);
 Argo CD also undoes changes made in the cluster, and syncs only what is out of sync
 (``ApplyOutOfSyncOnly=true``: the objects it replaces on an edit, Pods and Jobs, would otherwise
 be re-created, and their runs restarted, by every sync of the Application).
@@ -30,20 +42,22 @@ Settings a platform team needs (``kubetrain:gitops``):
 * ``flux.secretRef``: credentials of a private repository (GitRepository ``spec.secretRef``);
   ``flux.sourceRef``: an existing Flux source to read instead (no GitRepository is written);
   ``flux.dependsOn``: Kustomizations to wait for (External Secrets, Volcano, the operators).
-* ``argocd.project``, ``argocd.retry`` (``syncPolicy.retry``), ``argocd.finalizer`` (the
-  ``resources-finalizer.argocd.argoproj.io`` finalizer: deleting the Application deletes what it
-  deployed) and ``argocd.createNamespace`` (``CreateNamespace=true`` for the stack's namespace,
-  with its Pod Security labels). Argo CD reads a private repository's credentials from its own
-  repository Secrets, not from the Application.
+* ``argocd.project``, ``argocd.retry`` (``syncPolicy.retry``; 5 retries from 10 s when unset: a
+  Pod replaced by ``Force=true`` is created by the retry that follows its graceful deletion),
+  ``argocd.finalizer`` (the ``resources-finalizer.argocd.argoproj.io`` finalizer: deleting the
+  Application deletes what it deployed) and ``argocd.createNamespace`` (``CreateNamespace=true``
+  for the stack's namespace, with its Pod Security labels). Argo CD reads a private
+  repository's credentials from its own repository Secrets, not from the Application.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from typing import Any
 
 from ..models.stack import GitOps
-from .lifecycle import CRD
+from .lifecycle import CRD, DELIVERY_STEP, PREREQUISITES
 from .meta import app_labels, canonical, manifest, object_meta
 
 #: Folder of a rendered tree that holds its CustomResourceDefinitions, with a kustomization of
@@ -70,8 +84,9 @@ IN_CLUSTER = "https://kubernetes.default.svc"
 ARGOCD_FINALIZER = "resources-finalizer.argocd.argoproj.io"
 #: What Argo CD's comparison must leave out of Pods: the tolerations the DefaultTolerationSeconds
 #: admission plugin appends to a pod that lists tolerations of its own. The list is atomic, so
-#: Argo CD's client-side diff would see every such pod out of sync, and Force=true,Replace=true
-#: would re-create it (and restart its run) on every sync.
+#: Argo CD's client-side diff would see every such pod out of sync, and applying kubetrain's list
+#: (removing tolerations, which the server refuses) would make Force=true re-create it (and
+#: restart its run) on every sync.
 ARGOCD_IGNORED = (
     {
         "group": "",
@@ -90,6 +105,22 @@ _DROP_CRDS = (
     "metadata:\n"
     "  name: applied-by-the-crds-kustomization\n"
 )
+#: A delete patch for the objects a target selects (kustomize applies it to each, whatever its
+#: kind: the kind and name written here are placeholders).
+_DROP = (
+    "$patch: delete\n"
+    "apiVersion: v1\n"
+    "kind: Object\n"
+    "metadata:\n"
+    "  name: applied-by-another-kustomization\n"
+)
+#: Argo CD's retry of a failed sync when the stack sets none: a Pod that Force=true replaces is
+#: deleted gracefully, and kubectl's delete-and-create gives up at once when it is not gone yet
+#: (``Patcher.deleteAndCreate`` with Argo CD's zero timeout); the retry creates it.
+DEFAULT_RETRY = {
+    "limit": 5,
+    "backoff": {"duration": "10s", "factor": 2, "maxDuration": "3m"},
+}
 
 
 def engine_of(obj: dict[str, Any]) -> str:
@@ -130,7 +161,9 @@ def _flux_source(
     return {"kind": "GitRepository", "name": name}, [source]
 
 
-def _flux(gitops: GitOps, env: str, has_crds: bool) -> list[dict[str, Any]]:
+def _flux(
+    gitops: GitOps, env: str, has_crds: bool, has_prerequisites: bool
+) -> list[dict[str, Any]]:
     name = delivery_name(env)
     ns = gitops.namespace or FLUX_NAMESPACE
     labels = app_labels("gitops", name, "flux")
@@ -164,6 +197,32 @@ def _flux(gitops: GitOps, env: str, has_crds: bool) -> list[dict[str, Any]]:
                 "target": {"group": CRD[0], "kind": CRD[1]},
             }
         ]
+    if has_prerequisites:
+        step = f"{DELIVERY_STEP}={PREREQUISITES}"
+        out.append(
+            manifest(
+                "kustomize.toolkit.fluxcd.io/v1",
+                "Kustomization",
+                object_meta(f"{name}-{PREREQUISITES}", ns, labels),
+                spec={
+                    "interval": gitops.interval,
+                    "path": "./" + rendered_path(gitops, env),
+                    "prune": True,
+                    "sourceRef": source,
+                    "wait": True,
+                    "patches": [
+                        {
+                            "patch": _DROP,
+                            "target": {"annotationSelector": f"{DELIVERY_STEP}!={PREREQUISITES}"},
+                        }
+                    ],
+                },
+            )
+        )
+        depends_on.insert(1 if has_crds else 0, {"name": f"{name}-{PREREQUISITES}"})
+        main.setdefault("patches", []).append(
+            {"patch": _DROP, "target": {"annotationSelector": step}}
+        )
     if depends_on:
         main["dependsOn"] = depends_on
     out.append(
@@ -183,7 +242,10 @@ def _argocd(
     name = delivery_name(env)
     settings = gitops.argocd
     options = ["ApplyOutOfSyncOnly=true"]
-    policy: dict[str, Any] = {"automated": {"prune": True, "selfHeal": True}}
+    # allowEmpty: retiring an environment renders no objects; without it automated sync
+    # refuses to prune them all (appcontroller.go autoSync, "auto-sync will wipe out all
+    # resources"). kubetrain never renders an empty folder by accident: a broken stack fails.
+    policy: dict[str, Any] = {"automated": {"allowEmpty": True, "prune": True, "selfHeal": True}}
     destination = {"server": IN_CLUSTER}
     if settings.create_namespace:
         options.append("CreateNamespace=true")
@@ -201,6 +263,8 @@ def _argocd(
                 "maxDuration": backoff.max_duration,
             },
         }
+    else:
+        policy["retry"] = copy.deepcopy(DEFAULT_RETRY)
     meta = object_meta(
         name, gitops.namespace or ARGOCD_NAMESPACE, app_labels("gitops", name, "argocd")
     )
@@ -229,6 +293,7 @@ def delivery_objects(
     env: str,
     has_crds: bool,
     *,
+    has_prerequisites: bool = False,
     namespace: str = "default",
     namespace_labels: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
@@ -237,7 +302,7 @@ def delivery_objects(
     ``CreateNamespace``."""
     out: list[dict[str, Any]] = []
     if "flux" in gitops.engines:
-        out += _flux(gitops, env, has_crds)
+        out += _flux(gitops, env, has_crds, has_prerequisites)
     if "argocd" in gitops.engines:
         out.append(_argocd(gitops, env, namespace, namespace_labels or {}))
     return [canonical(obj) for obj in out]

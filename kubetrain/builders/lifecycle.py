@@ -1,81 +1,133 @@
 """How each delivery engine treats an object over its life: the annotations Flux, Argo CD and
-pulumi-kubernetes read, written by the builders so ``rendered/`` and ``pulumi up`` agree.
+pulumi-kubernetes read, written by the builders so ``rendered/`` and ``pulumi up`` agree. What
+each engine then does with an edit is :mod:`kubetrain.kube.engines`; docs/lifecycle.md tells
+it per engine.
 
-* **Never deleted by an engine** (:func:`is_retained`): kubetrain's CustomResourceDefinitions and
-  the Namespaces it creates. Deleting a CRD deletes every custom resource of its kind in the
-  cluster, whichever environment made them; deleting a Namespace deletes everything in it,
-  objects kubetrain does not manage included (the Secrets a stack declares external...). Flux:
-  ``kustomize.toolkit.fluxcd.io/prune: disabled`` (kept when they leave the folder and when the
-  Kustomization is deleted); Argo CD: ``argocd.argoproj.io/sync-options: Prune=false,Delete=false``
-  (kept when they leave the folder and when the Application is deleted with its finalizer);
-  Pulumi: ``retain_on_delete`` (set by the components, from this same predicate).
-* **Replaced when an edit hits an immutable field** (:data:`REPLACED_KINDS`): Pods (every field a
-  stack edit changes but the image is immutable: scaling a TFJob rewrites ``TF_CONFIG`` in every
-  pod), Jobs (the template is immutable), JobSets (their replicatedJobs are, by the JobSet
-  webhook) and StatefulSets (selector, serviceName and podManagementPolicy are; a Learner's
-  trainingId and gang scheduling change them). Flux:
-  ``kustomize.toolkit.fluxcd.io/force: enabled`` (deletes and re-creates the object only when the
-  server refuses the update as immutable); Argo CD: ``Force=true,Replace=true`` (deletes and
-  re-creates the object whenever it is out of sync, which is why the Application kubetrain writes
-  syncs only out-of-sync objects: ``ApplyOutOfSyncOnly=true``); Pulumi replaces such objects by
-  itself. Either way an edit of a job restarts its run (see docs/lifecycle.md).
+* **Never deleted by an engine** (:func:`is_retained`): kubetrain's CustomResourceDefinitions,
+  the Namespaces it creates, and (unless the stack says ``kubetrain:pruneData: true``)
+  PersistentVolumeClaims and PersistentVolumes. Deleting a CRD deletes every custom resource of
+  its kind in the cluster; deleting a Namespace deletes everything in it, objects kubetrain
+  does not manage included; deleting a claim deletes its data. Flux:
+  ``kustomize.toolkit.fluxcd.io/prune: disabled``; Argo CD:
+  ``argocd.argoproj.io/sync-options: Prune=false,Delete=false`` (kept when they leave the
+  folder and when the Application is deleted with its finalizer); Pulumi: the components
+  register them as Patch resources with ``retain_on_delete`` (creating one that exists, left
+  behind by an earlier removal or made by someone else, takes it over instead of failing) and
+  ``pulumi.com/patchForce`` (the values kubetrain declares win over an earlier field manager's).
+  A user may write the Flux annotation on any object of ``kubetrain:manifests`` to the same
+  effect under all three engines.
+* **Replaced when an edit hits an immutable field** (:data:`REPLACED_KINDS`): Pods, Jobs,
+  JobSets and StatefulSets, whose edits mostly cannot be made in place (scaling a TFJob
+  rewrites ``TF_CONFIG`` in every pod). Flux: ``kustomize.toolkit.fluxcd.io/force: enabled``;
+  Argo CD: ``Force=true,ServerSideApply=false``: both delete and re-create the object only when
+  the API server refuses the update as invalid, so an edit the server takes in place (a Pod's
+  image, a toleration added, a Job's ``backoffLimit`` or ``suspend``) is applied in place by
+  both (client-side apply, where Argo CD's ``Force`` means kubectl's ``--force``; with
+  server-side apply it would only force field conflicts). Pulumi replaces what its provider's
+  diff and kubetrain's ``replace_on_changes`` say (:mod:`kubetrain.kube.engines`). A
+  StatefulSet whose claims its deletion would delete
+  (``persistentVolumeClaimRetentionPolicy.whenDeleted: Delete``) is never forced: Flux's docs
+  warn of that data loss; its immutable edits are refused and ``plan`` says so.
+* **Prerequisites first** (:data:`PREREQUISITE_KINDS`: what the API server checks when it admits
+  a pod, and their Namespaces): ``kubetrain.io/delivery-step: prerequisites``. Flux applies
+  them through a Kustomization of their own that the main one ``dependsOn``
+  (:mod:`.delivery`): Flux dry-runs every object of a step before it applies any, and a Pod's
+  dry-run is refused while its ServiceAccount is missing (fluxcd/flux2#2772). Argo CD: sync
+  wave ``-1``, as CRDs.
 * **How ``pulumi up`` waits** (:func:`await_annotations`, the stack's ``kubetrain:podAwait``):
-  ``pulumi.com/skipAwait`` and ``pulumi.com/timeoutSeconds`` on the objects that run pods.
-* **CRDs first under Argo CD**: the sync wave ``-1`` (Flux applies ``_crds/`` through its own
-  Kustomization, see :mod:`.delivery`).
+  see there; every wait that is skipped still lets ``pulumi up`` wait for a replaced object's
+  deletion, so the replacement (same name) can be created.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..kube.engines import ARGOCD_SYNC_OPTIONS, FLUX_FORCE, FLUX_PRUNE, group_kind
 from ..models.stack import StackSettings
 from .gang import is_gang_member, pod_templates
 
 __all__ = [
     "ARGOCD_SYNC_OPTIONS",
+    "DATA_KINDS",
+    "DELETION_PROPAGATION",
+    "DELIVERY_STEP",
     "FLUX_FORCE",
     "FLUX_PRUNE",
+    "PATCH_FORCE",
+    "PREREQUISITES",
+    "PREREQUISITE_KINDS",
     "REPLACED_KINDS",
     "RETAINED_KINDS",
     "SKIP_AWAIT",
     "SYNC_WAVE_ANNOTATION",
     "TIMEOUT_SECONDS",
+    "WAIT_FOR",
     "await_annotations",
     "group_kind",
+    "is_prerequisite",
     "is_retained",
     "lifecycle_annotations",
 ]
 
 SYNC_WAVE_ANNOTATION = "argocd.argoproj.io/sync-wave"
-#: Sync wave of CRDs: before everything else (wave 0).
-CRD_WAVE = "-1"
-FLUX_PRUNE = "kustomize.toolkit.fluxcd.io/prune"
-FLUX_FORCE = "kustomize.toolkit.fluxcd.io/force"
-ARGOCD_SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
+#: Sync wave of CRDs and prerequisites: before everything else (wave 0).
+EARLY_WAVE = "-1"
 #: pulumi-kubernetes: do not wait for the object to become ready (a Job: to complete).
 SKIP_AWAIT = "pulumi.com/skipAwait"
+#: pulumi-kubernetes: what to wait for instead of the built-in readiness (JSONPath).
+WAIT_FOR = "pulumi.com/waitFor"
 #: pulumi-kubernetes: how long to wait for the object to become ready, in seconds.
 TIMEOUT_SECONDS = "pulumi.com/timeoutSeconds"
+#: pulumi-kubernetes: the propagation policy of its delete (Foreground by default).
+DELETION_PROPAGATION = "pulumi.com/deletionPropagationPolicy"
+#: pulumi-kubernetes: a Patch resource takes over fields another field manager holds.
+PATCH_FORCE = "pulumi.com/patchForce"
+#: kubetrain: the delivery step an object belongs to (see :mod:`.delivery`).
+DELIVERY_STEP = "kubetrain.io/delivery-step"
+PREREQUISITES = "prerequisites"
+#: The waitFor that is met as soon as the object exists: the create is not awaited, but a
+#: delete is (``DeletedCondition`` skips it only under ``skipAwait``).
+EXISTS = "jsonpath={.metadata.name}"
 
 CRD = ("apiextensions.k8s.io", "CustomResourceDefinition")
 NAMESPACE = ("", "Namespace")
-#: Objects no engine deletes: see the module docstring.
+#: Objects no engine deletes, whatever the stack says.
 RETAINED_KINDS = frozenset({CRD, NAMESPACE})
+#: Objects that hold data: no engine deletes them unless ``kubetrain:pruneData`` is true.
+DATA_KINDS = frozenset({("", "PersistentVolumeClaim"), ("", "PersistentVolume")})
 #: Objects an engine deletes and re-creates when an edit cannot be made in place.
 REPLACED_KINDS = frozenset(
     {("", "Pod"), ("batch", "Job"), ("apps", "StatefulSet"), ("jobset.x-k8s.io", "JobSet")}
 )
-
-
-def group_kind(obj: dict[str, Any]) -> tuple[str, str]:
-    """``(group, kind)`` of a manifest (group ``""`` for the core API)."""
-    return str(obj.get("apiVersion", "")).rpartition("/")[0], str(obj.get("kind", ""))
+#: What admission checks or uses when it admits a pod (the ServiceAccount, Priority,
+#: RuntimeClass, LimitRanger and ResourceQuota plugins), and the Namespaces they live in.
+PREREQUISITE_KINDS = frozenset(
+    {
+        NAMESPACE,
+        ("", "ServiceAccount"),
+        ("", "LimitRange"),
+        ("", "ResourceQuota"),
+        ("scheduling.k8s.io", "PriorityClass"),
+        ("node.k8s.io", "RuntimeClass"),
+    }
+)
+#: Kinds the provider awaits on create whose deletion ``skipAwait`` also skips
+#: (``allowsSkipAwaitWithDelete``, provider/pkg/metadata/overrides.go).
+_FIXED_NAME_PODS = frozenset({("", "Pod"), ("apps", "StatefulSet")})
 
 
 def is_retained(obj: dict[str, Any]) -> bool:
-    """Whether no engine may delete ``obj`` (a kubetrain CRD or Namespace)."""
-    return group_kind(obj) in RETAINED_KINDS
+    """Whether no engine may delete ``obj`` (it says ``kustomize.toolkit.fluxcd.io/prune:
+    disabled``, which :func:`lifecycle_annotations` writes on every kind kubetrain keeps)."""
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    return annotations.get(FLUX_PRUNE) == "disabled"
+
+
+def is_prerequisite(obj: dict[str, Any]) -> bool:
+    """Whether ``obj`` is delivered in the prerequisites step (see :mod:`.delivery`)."""
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    return annotations.get(DELIVERY_STEP) == PREREQUISITES
 
 
 def _annotations(obj: dict[str, Any]) -> dict[str, str]:
@@ -84,21 +136,37 @@ def _annotations(obj: dict[str, Any]) -> dict[str, str]:
     return annotations
 
 
-def lifecycle_annotations(obj: dict[str, Any]) -> dict[str, Any]:
+def _deletes_claims(obj: dict[str, Any]) -> bool:
+    """Whether deleting a StatefulSet deletes the claims of its volumeClaimTemplates."""
+    spec = obj.get("spec") or {}
+    policy = spec.get("persistentVolumeClaimRetentionPolicy") or {}
+    return bool(spec.get("volumeClaimTemplates")) and policy.get("whenDeleted") == "Delete"
+
+
+def lifecycle_annotations(obj: dict[str, Any], settings: StackSettings) -> dict[str, Any]:
     """Write the Flux and Argo CD annotations of ``obj``'s kind (in place; values the object
     already has are kept) and return it."""
     kind = group_kind(obj)
-    if kind in RETAINED_KINDS:
+    if kind in RETAINED_KINDS or (kind in DATA_KINDS and not settings.prune_data):
         annotations = _annotations(obj)
         annotations.setdefault(FLUX_PRUNE, "disabled")
         annotations.setdefault(ARGOCD_SYNC_OPTIONS, "Prune=false,Delete=false")
-        if kind == CRD:
-            annotations.setdefault(SYNC_WAVE_ANNOTATION, CRD_WAVE)
-    elif kind in REPLACED_KINDS:
+    if is_retained(obj):
+        _annotations(obj).setdefault(PATCH_FORCE, "true")
+    if kind == CRD or kind in PREREQUISITE_KINDS:
+        _annotations(obj).setdefault(SYNC_WAVE_ANNOTATION, EARLY_WAVE)
+    if kind in PREREQUISITE_KINDS:
+        _annotations(obj).setdefault(DELIVERY_STEP, PREREQUISITES)
+    if kind in REPLACED_KINDS and not (kind == ("apps", "StatefulSet") and _deletes_claims(obj)):
         annotations = _annotations(obj)
         annotations.setdefault(FLUX_FORCE, "enabled")
-        annotations.setdefault(ARGOCD_SYNC_OPTIONS, "Force=true,Replace=true")
+        annotations.setdefault(ARGOCD_SYNC_OPTIONS, "Force=true,ServerSideApply=false")
     return obj
+
+
+def _replicas(obj: dict[str, Any]) -> int:
+    value = (obj.get("spec") or {}).get("replicas", 1)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 1
 
 
 def await_annotations(obj: dict[str, Any], settings: StackSettings) -> dict[str, Any]:
@@ -108,23 +176,49 @@ def await_annotations(obj: dict[str, Any], settings: StackSettings) -> dict[str,
     * ``auto`` (default): not at all for gang-scheduled pods, which start only together (Pulumi
       creates and waits for them a few at a time, up to ``--parallel``: a gang larger than that
       never starts and ``pulumi up`` times out); the others as the provider waits for them.
-    * ``ready``: every object as the provider waits for it.
+    * ``ready``: every object as the provider waits for it; a ReplicaSet, for which the provider
+      has no awaiter, until all its replicas are ready (``pulumi.com/waitFor``).
     * ``skip``: none at all.
 
-    ``kubetrain:podAwaitTimeoutSeconds`` bounds the wait of the objects that are awaited. An
-    object that says ``pulumi.com/skipAwait`` itself (the trainer Job of a TrainingJob, which
-    runs until the training ends) keeps it.
+    Not waiting is written so that deletes are still awaited (``DeletedCondition``,
+    provider/pkg/metadata/overrides.go: ``skipAwait`` skips the delete of Pods, StatefulSets and
+    Jobs too, and a replacement with the same name would then find the old object still there,
+    and fail with AlreadyExists): a Pod or StatefulSet gets ``pulumi.com/waitFor`` on its name,
+    met at once; a Job keeps ``pulumi.com/skipAwait`` (a refresh must not call a running
+    training unhealthy) and is deleted in the background
+    (``pulumi.com/deletionPropagationPolicy: background``: the Job object goes at once, its pods
+    terminate after it, and the new Job's pods, named afresh, start beside them). Jobs and JobSets
+    are never awaited (they run until the training ends); a JobSet's delete is awaited
+    whatever it says, as for every custom resource.
+
+    ``kubetrain:podAwaitTimeoutSeconds`` bounds the wait of the objects that are awaited.
     """
     templates = list(pod_templates(obj))
     if not templates:
         return obj
+    kind = group_kind(obj)
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
     mode = settings.pod_await
     skip = mode == "skip" or (
         mode == "auto" and any(is_gang_member(template) for template, _ in templates)
     )
+    if kind == ("batch", "Job") and annotations.get(SKIP_AWAIT) == "true":
+        _annotations(obj).setdefault(DELETION_PROPAGATION, "background")
+        return obj
+    if skip and kind in _FIXED_NAME_PODS and SKIP_AWAIT not in annotations:
+        _annotations(obj).setdefault(WAIT_FOR, EXISTS)
+        return obj
     if skip:
         _annotations(obj).setdefault(SKIP_AWAIT, "true")
-    skipped = (obj["metadata"].get("annotations") or {}).get(SKIP_AWAIT) == "true"
-    if not skipped and settings.pod_await_timeout_seconds is not None:
+        if kind == ("batch", "Job"):
+            _annotations(obj).setdefault(DELETION_PROPAGATION, "background")
+        return obj
+    if annotations.get(SKIP_AWAIT) == "true":
+        return obj
+    if mode == "ready" and kind == ("apps", "ReplicaSet") and _replicas(obj) > 0:
+        _annotations(obj).setdefault(
+            WAIT_FOR, f"jsonpath={{.status.readyReplicas}}={_replicas(obj)}"
+        )
+    if settings.pod_await_timeout_seconds is not None:
         _annotations(obj).setdefault(TIMEOUT_SECONDS, str(settings.pod_await_timeout_seconds))
     return obj

@@ -94,7 +94,8 @@ def finish(obj: Manifest, ctx: BuildContext) -> Manifest:
     """The last steps every manifest goes through: the delivery engines' annotations (see
     :mod:`.lifecycle`), canonical key order, and the form the API server stores (see
     :mod:`kubetrain.kube.stored`)."""
-    return stored_form(canonical(await_annotations(lifecycle_annotations(obj), ctx.settings)))
+    settings = ctx.settings
+    return stored_form(canonical(await_annotations(lifecycle_annotations(obj, settings), settings)))
 
 
 def build_job(

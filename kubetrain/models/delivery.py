@@ -71,6 +71,11 @@ class DependsOn(Strict):
 class PatchTarget(Strict):
     group: str | None = None
     kind: str | None = None
+    annotation_selector: str | None = Field(
+        default=None,
+        alias="annotationSelector",
+        description="Objects whose annotations match this selector (key=value, key!=value).",
+    )
 
 
 class Patch(Strict):
@@ -123,6 +128,11 @@ class ApplicationDestination(Strict):
 
 
 class Automated(Strict):
+    allow_empty: bool | None = Field(
+        default=None,
+        alias="allowEmpty",
+        description="Sync a folder with no objects (prune everything). Default: false.",
+    )
     prune: bool | None = Field(
         default=None, description="Delete objects that left the folder. Default: false."
     )

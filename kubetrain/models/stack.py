@@ -477,6 +477,13 @@ class StackSettings(Strict):
         description="Seconds pulumi up waits for an awaited object that runs pods "
         "(pulumi.com/timeoutSeconds). Default: the provider's (10 minutes).",
     )
+    prune_data: bool = Field(
+        default=False,
+        alias="pruneData",
+        description="Let Flux, Argo CD and Pulumi delete the PersistentVolumeClaims and "
+        "PersistentVolumes that leave the stack, and their data with them. Default: false "
+        "(they are left in the cluster; `kubetrain plan` says how to delete them).",
+    )
     credentials: dict[str, dict[str, SecureValue]] = Field(
         default_factory=dict,
         description="Pulumi mode only: credential name -> key -> value set with "

@@ -1,0 +1,410 @@
+"""What each delivery engine does with an edit of one object: Flux, Argo CD and Pulumi.
+
+The API server's side is :mod:`.immutable` (which edits it refuses in place). The engines'
+side, as their sources read at the versions kubetrain supports:
+
+* **Flux** (kustomize-controller v1.9, ``fluxcd/pkg/ssa``): a server-side apply. An update the
+  server refuses as invalid is re-tried as a delete and a create when the object (as applied)
+  says ``kustomize.toolkit.fluxcd.io/force: enabled``; otherwise the reconcile fails.
+* **Argo CD** (v3.5, ``gitops-engine/pkg/sync/sync_context.go`` ``applyObject``): an object
+  whose target *or live* copy says ``Replace=true`` is replaced (``kubectl replace``, with
+  ``Force=true`` a delete and a create) whenever it is out of sync, whatever changed. Otherwise
+  it is applied (``kubectl apply``); with ``Force=true`` and client-side apply, kubectl's
+  ``Patcher.Patch`` deletes and re-creates it when the patch is refused as invalid
+  (``deleteAndCreate``), as Flux does.
+* **Pulumi** (pulumi-kubernetes v4.32.0): the provider's ``Diff`` (``provider/pkg/provider/
+  provider.go``) replaces an object when a changed field matches its ``forceNew`` list
+  (``provider/pkg/provider/diff.go``: :data:`PULUMI_FORCE_NEW`, matched as
+  ``openapi.PatchPropertiesChanged`` does) or one of the resource's ``replaceOnChanges`` paths
+  (the engine's ``PropertyPath.Contains``); everything else is updated in place, and an update the
+  server refuses fails. Patch resources (``NamespacePatch``...: what kubetrain registers for
+  objects it never deletes) are replaced on a new name or namespace only.
+
+:func:`replace_on_changes` is what kubetrain adds to the provider's list for each kind, so that
+``pulumi up`` replaces every object whose edit the API server refuses in place
+(:data:`PULUMI_REPLACE_ON_CHANGES`), and :func:`outcomes` says per engine what an edit does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from .immutable import update_refusals
+
+__all__ = [
+    "ENGINES",
+    "ENGINE_TITLES",
+    "PULUMI_FORCE_NEW",
+    "PULUMI_REPLACE_ON_CHANGES",
+    "Outcome",
+    "annotation_options",
+    "outcomes",
+    "pulumi_changes",
+    "pulumi_replacement",
+    "replace_on_changes",
+    "restarts_pods",
+]
+
+Obj = Mapping[str, Any]
+Engine = Literal["flux", "argocd", "pulumi"]
+ENGINES: tuple[Engine, ...] = ("flux", "argocd", "pulumi")
+ENGINE_TITLES: dict[Engine, str] = {"flux": "Flux", "argocd": "Argo CD", "pulumi": "Pulumi"}
+
+FLUX_FORCE = "kustomize.toolkit.fluxcd.io/force"
+ARGOCD_SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
+FLUX_PRUNE = "kustomize.toolkit.fluxcd.io/prune"
+
+
+def _container_fields(*prefixes: str) -> tuple[str, ...]:
+    """``containerForceNewProperties``."""
+    fields = (
+        "args",
+        "command",
+        "env",
+        "env.value",
+        "image",
+        "imagePullPolicy",
+        "lifecycle",
+        "livenessProbe",
+        "ports",
+        "readinessProbe",
+        "resources",
+        "securityContext",
+        "stdin",
+        "stdinOnce",
+        "terminationMessagePath",
+        "terminationMessagePolicy",
+        "tty",
+        "volumeDevices",
+        "volumeMounts",
+        "workingDir",
+    )
+    return tuple(f"{prefix}.{field}" for prefix in prefixes for field in fields)
+
+
+def _selector(prefix: str) -> tuple[str, ...]:
+    """``labelSelectorForceNewProperties``."""
+    return (
+        prefix,
+        f"{prefix}.matchExpressions",
+        f"{prefix}.matchExpressions.key",
+        f"{prefix}.matchExpressions.operator",
+        f"{prefix}.matchExpressions.values",
+        f"{prefix}.matchLabels",
+    )
+
+
+#: pulumi-kubernetes' ``forceNew`` table (``provider/pkg/provider/diff.go``, v4.32.0; unchanged
+#: on master of July 2026), by (group, kind), for the versions kubetrain writes. Every kind also
+#: replaces on ``metadata.name`` and ``metadata.namespace`` (``metadataForceNewProperties``).
+#: Secrets replace on data too and ConfigMaps on data while the provider's
+#: ``enableSecretMutable`` / ``enableConfigMapMutable`` are off, their default.
+PULUMI_FORCE_NEW: dict[tuple[str, str], tuple[str, ...]] = {
+    ("", "PersistentVolumeClaim"): (
+        "spec.accessModes",
+        "spec.storageClassName",
+        "spec.volumeName",
+        *_selector("spec.selector"),
+    ),
+    ("", "Pod"): (
+        "spec.affinity",
+        "spec.automountServiceAccountToken",
+        "spec.dnsConfig",
+        "spec.dnsPolicy",
+        "spec.enableServiceLinks",
+        "spec.hostAliases",
+        "spec.hostIPC",
+        "spec.hostNetwork",
+        "spec.hostPID",
+        "spec.hostname",
+        "spec.imagePullSecrets",
+        "spec.nodeName",
+        "spec.nodeSelector",
+        "spec.overhead",
+        "spec.preemptionPolicy",
+        "spec.priority",
+        "spec.priorityClassName",
+        "spec.readinessGates",
+        "spec.restartPolicy",
+        "spec.runtimeClassName",
+        "spec.schedulerName",
+        "spec.securityContext",
+        "spec.serviceAccount",
+        "spec.serviceAccountName",
+        "spec.shareProcessNamespace",
+        "spec.subdomain",
+        "spec.terminationGracePeriodSeconds",
+        "spec.volumes",
+        *_container_fields("spec.containers[*]", "spec.initContainers[*]"),
+    ),
+    ("", "ResourceQuota"): ("spec.scopes",),
+    ("", "Secret"): ("type", "stringData", "data"),
+    ("", "ConfigMap"): ("binaryData", "data"),
+    ("", "Service"): ("spec.clusterIP",),
+    ("apps", "DaemonSet"): _selector("spec.selector"),
+    ("apps", "Deployment"): _selector("spec.selector"),
+    ("apps", "StatefulSet"): (
+        "spec.podManagementPolicy",
+        "spec.revisionHistoryLimit",
+        "spec.serviceName",
+        "spec.volumeClaimTemplates",
+        *_selector("spec.selector"),
+    ),
+    ("batch", "Job"): (
+        "spec.completions",
+        "spec.parallelism",
+        "spec.template",
+        *_selector("spec.selector"),
+    ),
+    ("policy", "PodDisruptionBudget"): ("spec",),
+    ("rbac.authorization.k8s.io", "RoleBinding"): ("roleRef",),
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): ("roleRef",),
+    ("storage.k8s.io", "StorageClass"): ("parameters", "provisioner"),
+}
+_METADATA_FORCE_NEW = ("metadata.name", "metadata.namespace")
+
+#: What kubetrain adds to an object's ``replaceOnChanges``: the fields :mod:`.immutable` knows the
+#: API server (or, for a JobSet, its webhook and CRD rules) refuses to change in place that the
+#: provider's list leaves out. A Pod's whole spec: the server lets only images,
+#: activeDeadlineSeconds, added tolerations and removed scheduling gates change, and the provider
+#: replaces on images already, but updates removed tolerations, topology spread, scheduling
+#: gates, ``envFrom``, startup probes, a removed container... in place, which the server refuses.
+PULUMI_REPLACE_ON_CHANGES: dict[tuple[str, str], tuple[str, ...]] = {
+    ("", "Pod"): ("spec",),
+    ("batch", "Job"): (
+        "spec.completionMode",
+        "spec.podFailurePolicy",
+        "spec.successPolicy",
+        "spec.backoffLimitPerIndex",
+        "spec.managedBy",
+    ),
+    ("apps", "ReplicaSet"): ("spec.selector",),
+    ("", "Service"): ("spec.clusterIPs",),
+    ("", "PersistentVolumeClaim"): ("spec.volumeMode", "spec.dataSource", "spec.dataSourceRef"),
+    ("jobset.x-k8s.io", "JobSet"): (
+        "spec.replicatedJobs",
+        "spec.managedBy",
+        "spec.successPolicy",
+        "spec.failurePolicy",
+        "spec.network",
+        "spec.startupPolicy",
+    ),
+}
+
+
+def group_kind(obj: Obj) -> tuple[str, str]:
+    return str(obj.get("apiVersion", "")).rpartition("/")[0], str(obj.get("kind", ""))
+
+
+def _annotations(obj: Obj) -> Mapping[str, Any]:
+    meta = obj.get("metadata")
+    annotations = meta.get("annotations") if isinstance(meta, Mapping) else None
+    return annotations if isinstance(annotations, Mapping) else {}
+
+
+def annotation_options(obj: Obj, key: str = ARGOCD_SYNC_OPTIONS) -> frozenset[str]:
+    """The comma-separated options of an annotation (Argo CD's sync options by default)."""
+    value = _annotations(obj).get(key)
+    if not isinstance(value, str):
+        return frozenset()
+    return frozenset(part.strip() for part in value.split(",") if part.strip())
+
+
+def is_patch_resource(obj: Obj) -> bool:
+    """Whether the Pulumi components register ``obj`` as a Patch resource: every object no
+    engine deletes (``kustomize.toolkit.fluxcd.io/prune: disabled``), so that creating it again
+    after it was left in the cluster, or adopting one that exists, takes it over (see
+    components/_resources.py)."""
+    return _annotations(obj).get(FLUX_PRUNE) == "disabled"
+
+
+def replace_on_changes(obj: Obj) -> list[str]:
+    """The ``replace_on_changes`` resource option of ``obj`` (none for a Patch resource: one
+    whose replacement would delete nothing, see :func:`is_patch_resource`)."""
+    if is_patch_resource(obj):
+        return []
+    return list(PULUMI_REPLACE_ON_CHANGES.get(group_kind(obj), ()))
+
+
+# --- the provider's diff ------------------------------------------------------------------------
+
+Path = tuple[str | int, ...]
+_MISSING = object()
+
+
+def _equal(a: Any, b: Any) -> bool:
+    """``reflect.DeepEqual`` or ``equalNumbers`` on JSON values."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b if isinstance(a, bool) and isinstance(b, bool) else False
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return float(a) == float(b)
+    return bool(a == b)
+
+
+def pulumi_changes(old: Any, new: Any, path: Path = ()) -> Iterator[tuple[Path, Any]]:
+    """The provider's detailed diff of two sets of inputs: ``(path, new value)`` per changed
+    leaf, the value ``None`` for a deletion (``convertPatchToDiff``: maps compared key by key,
+    lists element by element, an added or removed element as a whole)."""
+    if isinstance(old, Mapping) and isinstance(new, Mapping):
+        for key in sorted(set(old) | set(new), key=str):
+            yield from pulumi_changes(old.get(key, _MISSING), new.get(key, _MISSING), (*path, key))
+        return
+    if isinstance(old, list) and isinstance(new, list):
+        for i in range(max(len(old), len(new))):
+            yield from pulumi_changes(
+                old[i] if i < len(old) else _MISSING,
+                new[i] if i < len(new) else _MISSING,
+                (*path, i),
+            )
+        return
+    if new is _MISSING:
+        if old is not _MISSING:
+            yield path, None
+        return
+    if old is _MISSING or not _equal(old, new):
+        yield path, new
+
+
+def _pattern(text: str) -> list[str]:
+    """``spec.containers[*].image`` -> ``["spec", "containers", "*", "image"]``."""
+    return [part for part in text.replace("[", ".").replace("]", "").split(".") if part]
+
+
+def _found(value: Any, rest: Sequence[str]) -> bool:
+    """Whether a JSONPath ``rest`` selects something in ``value`` (a missing key is not)."""
+    if not rest:
+        return True
+    head, tail = rest[0], rest[1:]
+    if head == "*":
+        return isinstance(value, list) and any(_found(v, tail) for v in value)
+    return isinstance(value, Mapping) and head in value and _found(value[head], tail)
+
+
+def _force_new_matches(pattern: str, path: Path, value: Any) -> bool:
+    """``openapi.PatchPropertiesChanged`` on the patch slice of one change: the JSONPath selects
+    something in ``{path: value}``."""
+    parts = _pattern(pattern)
+    for i, part in enumerate(parts):
+        if i == len(path):
+            return _found(value, parts[i:])
+        step = path[i]
+        if part == "*":
+            if not isinstance(step, int):
+                return False
+        elif step != part:
+            return False
+    return True
+
+
+def _contains(pattern: str, path: Path) -> bool:
+    """The engine's ``PropertyPath.Contains``: ``pattern`` is ``path`` or a prefix of it."""
+    parts = _pattern(pattern)
+    if len(parts) > len(path):
+        return False
+    for part, step in zip(parts, path, strict=False):
+        if part == "*":
+            continue
+        if str(step) != part:
+            return False
+    return True
+
+
+def _display(path: Path) -> str:
+    out = ""
+    for step in path:
+        out += f"[{step}]" if isinstance(step, int) else (f".{step}" if out else str(step))
+    return out
+
+
+def pulumi_replacement(before: Obj, after: Obj) -> str | None:
+    """The first changed field for which ``pulumi up`` replaces ``before`` to make it ``after``
+    (``None``: an update in place), with the options kubetrain registers it with."""
+    if is_patch_resource(after):
+        force_new: tuple[str, ...] = _METADATA_FORCE_NEW
+        extra: list[str] = []
+    else:
+        force_new = _METADATA_FORCE_NEW + PULUMI_FORCE_NEW.get(group_kind(after), ())
+        extra = replace_on_changes(after)
+    for path, value in pulumi_changes(before, after):
+        if any(_force_new_matches(p, path, value) for p in force_new) or any(
+            _contains(p, path) for p in extra
+        ):
+            return _display(path)
+    return None
+
+
+# --- outcomes -----------------------------------------------------------------------------------
+
+Action = Literal["change", "replace", "refused"]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one engine does with an edit: ``change`` (in place), ``replace`` (delete, then
+    create) or ``refused`` (the edit fails: the server refuses it and the engine does not
+    replace the object), the field that decides it, and whether pods restart."""
+
+    action: Action
+    field: str = ""
+    restarts: bool = False
+
+
+#: Workloads that roll their pods when their pod template changes in place.
+_ROLLING = frozenset({"StatefulSet", "Deployment", "DaemonSet"})
+
+
+def restarts_pods(action: str, obj: Obj, fields: Sequence[str], runs_pods: bool) -> bool:
+    """Whether an edit re-creates or restarts the pods of ``obj`` (an object that runs pods): a
+    replacement does; in place, a Pod's new image restarts its container and a rolling
+    workload's new template rolls its pods."""
+    if not runs_pods or action not in ("change", "replace"):
+        return False
+    if action == "replace":
+        return True
+    kind = str(obj.get("kind", ""))
+    if kind == "Pod":
+        return any(f.endswith(".image") or f.endswith("].image") for f in fields)
+    return kind in _ROLLING and any(f.startswith("spec.template") for f in fields)
+
+
+def outcomes(
+    before: Obj, after: Obj, fields: Sequence[str], *, runs_pods: bool
+) -> dict[Engine, Outcome]:
+    """What each engine does to make ``before`` (what it applied last) ``after``. ``fields``
+    are the changed fields (for :func:`restarts_pods`)."""
+    refusals = update_refusals(before, after)
+    replaceable = bool(refusals) and all(r.replaceable for r in refusals)
+    first = str(refusals[0].path) if refusals else ""
+
+    def result(action: Action, field: str = "") -> Outcome:
+        return Outcome(action, field, restarts_pods(action, after, fields, runs_pods))
+
+    out: dict[Engine, Outcome] = {}
+    # Flux: force on the object as applied.
+    if not refusals:
+        out["flux"] = result("change")
+    elif replaceable and _annotations(after).get(FLUX_FORCE) == "enabled":
+        out["flux"] = result("replace", first)
+    else:
+        out["flux"] = result("refused", first)
+    # Argo CD: Replace=true on the target or the live object replaces whatever changed.
+    target, live = annotation_options(after), annotation_options(before)
+    if "Replace=true" in target | live and "Replace=false" not in target:
+        out["argocd"] = result("replace", first or "(Replace=true)")
+    elif not refusals:
+        out["argocd"] = result("change")
+    elif replaceable and "Force=true" in target | live:
+        out["argocd"] = result("replace", first)
+    else:
+        out["argocd"] = result("refused", first)
+    # Pulumi: the provider's diff with kubetrain's options.
+    replaced = pulumi_replacement(before, after)
+    if replaced is not None and not is_patch_resource(after):
+        out["pulumi"] = result("replace", replaced)
+    elif refusals:
+        out["pulumi"] = result("refused", first)
+    else:
+        out["pulumi"] = result("change")
+    return out
