@@ -120,7 +120,10 @@ def set_image(obj: Obj) -> None:
             id="pod-toleration",
         ),
         pytest.param(
-            POD, set_env, {"flux": "replace", "argocd": "replace", "pulumi": "replace"}, id="pod-env"
+            POD,
+            set_env,
+            {"flux": "replace", "argocd": "replace", "pulumi": "replace"},
+            id="pod-env",
         ),
         pytest.param(
             JOB,
@@ -135,7 +138,10 @@ def set_image(obj: Obj) -> None:
             id="job-suspend",
         ),
         pytest.param(
-            JOB, set_env, {"flux": "replace", "argocd": "replace", "pulumi": "replace"}, id="job-env"
+            JOB,
+            set_env,
+            {"flux": "replace", "argocd": "replace", "pulumi": "replace"},
+            id="job-env",
         ),
         # The provider's list lacks it: kubetrain's replace_on_changes adds it.
         pytest.param(
@@ -254,24 +260,26 @@ def _edits() -> dict[str, Callable[[Obj], Any]]:
         "deadline": lambda o: pod_spec(o).__setitem__("activeDeadlineSeconds", 600),
         "node-selector": lambda o: pod_spec(o).__setitem__("nodeSelector", {"pool": "gpu"}),
         "label": lambda o: o["metadata"].setdefault("labels", {}).__setitem__("team", "x"),
-        "backoff": lambda o: o["spec"].__setitem__("backoffLimit", 9)
-        if o["kind"] == "Job"
-        else None,
-        "completion-mode": lambda o: o["spec"].__setitem__("completionMode", "Indexed")
-        if o["kind"] == "Job"
-        else None,
-        "suspend": lambda o: o["spec"].__setitem__("suspend", True)
-        if o["kind"] in ("Job", "JobSet")
-        else None,
-        "replicas": lambda o: o["spec"].__setitem__("replicas", 5)
-        if o["kind"] == "StatefulSet"
-        else None,
-        "service-name": lambda o: o["spec"].__setitem__("serviceName", "other")
-        if o["kind"] == "StatefulSet"
-        else None,
-        "pod-management": lambda o: o["spec"].__setitem__("podManagementPolicy", "Parallel")
-        if o["kind"] == "StatefulSet"
-        else None,
+        "backoff": lambda o: (
+            o["spec"].__setitem__("backoffLimit", 9) if o["kind"] == "Job" else None
+        ),
+        "completion-mode": lambda o: (
+            o["spec"].__setitem__("completionMode", "Indexed") if o["kind"] == "Job" else None
+        ),
+        "suspend": lambda o: (
+            o["spec"].__setitem__("suspend", True) if o["kind"] in ("Job", "JobSet") else None
+        ),
+        "replicas": lambda o: (
+            o["spec"].__setitem__("replicas", 5) if o["kind"] == "StatefulSet" else None
+        ),
+        "service-name": lambda o: (
+            o["spec"].__setitem__("serviceName", "other") if o["kind"] == "StatefulSet" else None
+        ),
+        "pod-management": lambda o: (
+            o["spec"].__setitem__("podManagementPolicy", "Parallel")
+            if o["kind"] == "StatefulSet"
+            else None
+        ),
     }
 
 
