@@ -26,7 +26,9 @@ resource, a child of the component that asked for it.
   (``await.go`` ``Creation``), where pulumi-kubernetes >= 4.29 sends every other create as a
   plain create. Their ``pulumi.com/patchForce`` annotation lets the values kubetrain declares win
   over an earlier field manager's. Each answers to the URN of the typed resource an older
-  kubetrain registered it as (an alias), so the upgrade updates it rather than deleting it.
+  kubetrain registered it as (an alias), so the upgrade updates it rather than deleting it; and
+  every other object to the URN of its Patch variant (a claim under ``kubetrain:pruneData``
+  was kept before).
   The other choices were the provider's ``upsertExistingObjects``, which would also let a
   rename quietly adopt and then delete a Job, and ``pulumi import``, a manual step per object.
 - Every object is ``delete_before_replace`` (kubetrain names every object, so its replacement
@@ -214,11 +216,13 @@ def register(
         if parent is not None:
             former.append(pulumi.Alias(parent=pulumi.ROOT_STACK_RESOURCE))
         retained = is_retained(obj)
-        if retained:
-            typed = type_token(obj["apiVersion"], obj["kind"])
-            former.append(pulumi.Alias(type_=typed))
-            if parent is not None:
-                former.append(pulumi.Alias(type_=typed, parent=pulumi.ROOT_STACK_RESOURCE))
+        # The other variant's URN: kept objects were typed resources in older kubetrains, and
+        # a claim turns from one into the other with kubetrain:pruneData.
+        typed = type_token(obj["apiVersion"], obj["kind"])
+        other = typed if retained else f"{typed}Patch"
+        former.append(pulumi.Alias(type_=other))
+        if parent is not None and retained:
+            former.append(pulumi.Alias(type_=other, parent=pulumi.ROOT_STACK_RESOURCE))
         opts = pulumi.ResourceOptions(
             parent=parent,
             depends_on=list(prerequisites),

@@ -7,12 +7,18 @@ with what the stack builds now, object by object (apiVersion group, kind, namesp
 
 * **add**: an object that is new;
 * **change**: an object that changes in place (the fields that change are named);
-* **replace**: an object whose change the API server refuses in place, naming the immutable
-  field that forces deleting and re-creating it (:mod:`kubetrain.kube.immutable`); Flux,
-  Argo CD and Pulumi do that themselves for kubetrain's objects (see
-  :mod:`kubetrain.builders.lifecycle`), and the job's run restarts;
-* **delete**: an object that is gone (CRDs and Namespaces are left in the cluster; see
-  :mod:`kubetrain.builders.lifecycle`).
+* **replace**: an object that an engine deletes and re-creates, naming the field that decides
+  it: the API server refuses the edit in place (:mod:`kubetrain.kube.immutable`), or Pulumi's
+  provider replaces on it; the job's run restarts;
+* **delete**: an object that is gone (CRDs, Namespaces and, unless ``kubetrain:pruneData``,
+  claims are left in the cluster; see :mod:`kubetrain.builders.lifecycle`).
+
+Each change says what each engine does with it where they differ (:mod:`kubetrain.kube.engines`:
+Flux, Argo CD and Pulumi do not replace the same edits), and whether the running training
+restarts under it. Runs restarted are listed per engine; jobs that leave are runs stopped.
+Notes name what an engine's order makes unsafe: a job whose pods change kind (a mode switch:
+every engine creates the new objects before it deletes the old ones) and a claim that moves to
+another namespace (a new, empty claim).
 
 Totals before and after are counted per environment, per namespace and per job: pods (what each
 object that runs pods makes at once: a Pod 1, a workload its replicas or parallelism, a custom
@@ -30,8 +36,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .builders.gang import pod_requests
-from .builders.lifecycle import is_retained
-from .kube.immutable import update_refusals
+from .builders.lifecycle import DATA_KINDS, group_kind, is_retained
+from .kube.engines import ENGINE_TITLES, ENGINES, Engine, Outcome, outcomes
 from .kube.paths import differences
 from .kube.quantity import Quantity, display_quantity, format_quantity
 from .models.source import display_path, load_all
@@ -64,8 +70,27 @@ _VERBS: tuple[tuple[Action, str], ...] = (
 )
 #: Why a deleted CRD or Namespace stays (see kubetrain.builders.lifecycle).
 KEPT = "left in the cluster: no engine deletes kubetrain's CRDs and Namespaces; delete it by hand"
-#: Workloads that roll their pods when their pod template changes in place.
-_ROLLING = frozenset({"StatefulSet", "Deployment", "DaemonSet"})
+#: What an engine's action is called in the text.
+_DOING = {"change": "in place", "replace": "replaced", "refused": "refused"}
+
+
+def _kept_data(kind: str, namespace: str, name: str) -> str:
+    where = f" -n {namespace}" if namespace else ""
+    return (
+        "left in the cluster with its data (kubetrain:pruneData is off, so no engine deletes "
+        f"it); once the data is no longer needed: kubectl delete {kind.lower()}{where} {name}"
+    )
+
+
+def _lost_data(kind: str, namespace: str, name: str) -> str:
+    where = f" -n {namespace}" if namespace else ""
+    return (
+        "DATA LOSS: every engine deletes it and its data (kubetrain:pruneData is on). To keep "
+        f"it, before this change reaches the cluster: kubectl annotate {kind.lower()}{where} "
+        f"{name} kustomize.toolkit.fluxcd.io/prune=disabled "
+        "argocd.argoproj.io/sync-options=Prune=false (Flux and Argo CD read the live object's "
+        "annotations before they prune); Pulumi: pulumi state delete its URN"
+    )
 
 
 def _key(obj: Mapping[str, Any]) -> Key:
@@ -93,8 +118,10 @@ class Change:
     #: an update that no replacement helps with either, if anything; delete: why the object
     #: stays in the cluster, if it does.
     reason: str = ""
-    #: Whether the change restarts the job's pods.
+    #: Whether the change restarts the job's pods (under any engine; see ``engines``).
     restarts: bool = False
+    #: change and replace: what each engine does (:func:`kubetrain.kube.engines.outcomes`).
+    engines: Mapping[Engine, Outcome] = field(default_factory=dict)
 
     @property
     def title(self) -> str:
@@ -176,25 +203,36 @@ class EnvironmentPlan:
     #: Why a job or manifest leaves, by its title, where kubetrain can tell (its file no longer
     #: matches the stack's patterns: :mod:`kubetrain.models.orphans`).
     causes: dict[str, str] = field(default_factory=dict)
+    #: What an engine's order makes unsafe (see the module docstring).
+    notes: list[str] = field(default_factory=list)
 
     def count(self, action: Action) -> int:
         return sum(1 for c in self.changes if c.action == action)
 
     @property
+    def stopped_jobs(self) -> list[str]:
+        """Jobs that ran pods and run none after the change (they leave the stack)."""
+        return sorted(set(self.before.jobs) - set(self.after.jobs))
+
+    def restarted_by(self, engine: Engine) -> list[str]:
+        """Jobs whose running training restarts under ``engine``: an object of theirs that runs
+        pods is replaced or deleted (the job staying), a Pod gets a new image, or a workload
+        that rolls its pods a new pod template."""
+        stopped = set(self.stopped_jobs)
+        out = set()
+        for c in self.changes:
+            if c.job in stopped:
+                continue
+            if (c.action == "delete" and c.restarts) or (
+                engine in c.engines and c.engines[engine].restarts
+            ):
+                out.add(c.job)
+        return sorted(out)
+
+    @property
     def restarted_jobs(self) -> list[str]:
-        """Jobs whose pods are re-created: an object of theirs that runs pods is replaced or
-        deleted, or a workload that rolls its pods has a new pod template."""
-        return sorted({c.job for c in self.changes if c.restarts})
-
-
-def _restarts(action: Action, kind: str, runs_pods: bool, fields: Sequence[str]) -> bool:
-    if not runs_pods or action == "add":
-        return False
-    if action in ("replace", "delete"):
-        return True
-    if kind == "Pod":  # a new image restarts its container
-        return any(f.endswith(".image") for f in fields)
-    return kind in _ROLLING and any(f.startswith("spec.template") for f in fields)
+        """Jobs whose running training restarts under some engine."""
+        return sorted({job for engine in ENGINES for job in self.restarted_by(engine)})
 
 
 def plan_environment(
@@ -215,17 +253,13 @@ def plan_environment(
         if key not in new:
             obj, job = old[key]
             runs = bool(pod_templates(obj))
-            kept = KEPT if is_retained(obj) else ""
+            reason = ""
+            if group_kind(obj) in DATA_KINDS:
+                reason = (_kept_data if is_retained(obj) else _lost_data)(kind, namespace, obj_name)
+            elif is_retained(obj):
+                reason = KEPT
             changes.append(
-                Change(
-                    "delete",
-                    kind,
-                    namespace,
-                    obj_name,
-                    job,
-                    reason=kept,
-                    restarts=_restarts("delete", kind, runs, ()),
-                )
+                Change("delete", kind, namespace, obj_name, job, reason=reason, restarts=runs)
             )
             continue
         (before_obj, _), (after_obj, job) = old[key], new[key]
@@ -233,9 +267,14 @@ def plan_environment(
             unchanged += 1
             continue
         runs = bool(pod_templates(after_obj)) or bool(pod_templates(before_obj))
-        refusals = update_refusals(before_obj, after_obj)
-        replace = next((r for r in refusals if r.replaceable), None)
-        if replace is not None:
+        fields = tuple(differences(before_obj, after_obj))
+        engines = outcomes(before_obj, after_obj, fields, runs_pods=runs)
+        replaced = [o for o in engines.values() if o.action == "replace"]
+        refused = [o for o in engines.values() if o.action == "refused"]
+        restarts = any(o.restarts for o in engines.values())
+        if replaced:
+            # The server's immutable field where there is one, else what Pulumi replaces on.
+            first = next((o for o in engines.values() if o.action != "change"), replaced[0])
             changes.append(
                 Change(
                     "replace",
@@ -243,27 +282,71 @@ def plan_environment(
                     namespace,
                     obj_name,
                     job,
-                    (replace.path,),
-                    replace.message,
-                    _restarts("replace", kind, runs, ()),
+                    (first.field,),
+                    "",
+                    restarts,
+                    engines,
                 )
             )
             continue
-        fields = tuple(differences(before_obj, after_obj))
-        refused = "; ".join(str(r) for r in refusals)
+        reason = f"{refused[0].field} cannot change in place" if refused else ""
         changes.append(
-            Change(
-                "change",
-                kind,
-                namespace,
-                obj_name,
-                job,
-                fields,
-                refused,
-                _restarts("change", kind, runs, fields),
-            )
+            Change("change", kind, namespace, obj_name, job, fields, reason, restarts, engines)
         )
-    return EnvironmentPlan(name, folders, changes, unchanged, Totals.of(before), Totals.of(after))
+    plan = EnvironmentPlan(name, folders, changes, unchanged, Totals.of(before), Totals.of(after))
+    plan.notes = _notes(changes, old, new)
+    return plan
+
+
+def _notes(
+    changes: Sequence[Change], old: Mapping[Key, Sourced], new: Mapping[Key, Sourced]
+) -> list[str]:
+    """What the engines' order makes unsafe: mode switches and claims changing namespace."""
+    notes = []
+    gone: dict[str, set[str]] = {}
+    coming: dict[str, set[str]] = {}
+    for c in changes:
+        if c.action == "delete" and pod_templates(old[_key_of(c, old)][0]):
+            gone.setdefault(c.job, set()).add(c.kind)
+        elif c.action == "add" and pod_templates(new[_key_of(c, new)][0]):
+            coming.setdefault(c.job, set()).add(c.kind)
+    moves: dict[tuple[str, str], list[str]] = {}
+    for job in sorted(set(gone) & set(coming)):
+        if gone[job] != coming[job]:
+            move = (" and ".join(sorted(gone[job])), " and ".join(sorted(coming[job])))
+            moves.setdefault(move, []).append(job)
+    for (before, after), jobs in sorted(moves.items()):
+        which = (
+            f"{jobs[0]}: its pods move"
+            if len(jobs) == 1
+            else (f"{len(jobs)} jobs move their pods ({', '.join(jobs)})")
+        )
+        notes.append(
+            f"{which} from {before} to {after} objects. Flux, Argo CD and Pulumi create the new "
+            "objects before they delete the old ones, so for a while the old pods and the new "
+            "ones (the same hostnames) run side by side. To avoid it, remove the job in one "
+            "change and add it back in the next."
+        )
+    claims = {(c.kind, c.name): c for c in changes if c.action == "delete" and c.kind in _DATA}
+    for c in changes:
+        moved = claims.get((c.kind, c.name))
+        if c.action == "add" and moved is not None and moved.namespace != c.namespace:
+            notes.append(
+                f"{c.title} is a new, empty claim: the data stays in {moved.title}; copy it "
+                "over before the jobs that mount the claim start."
+            )
+    return notes
+
+
+_DATA = frozenset(kind for _, kind in DATA_KINDS)
+
+
+def _key_of(change: Change, objects: Mapping[Key, Sourced]) -> Key:
+    """The key of ``change``'s object among ``objects`` (its group from there)."""
+    for key in objects:
+        if key[1:] == (change.kind, change.namespace, change.name):
+            return key
+    raise KeyError(change.title)
 
 
 def read_rendered(folder: Path) -> list[Sourced]:
@@ -304,6 +387,31 @@ def _arrow(old: str, new: str) -> str:
     return old if old == new else f"{old} -> {new}"
 
 
+def _engines_line(change: Change) -> str | None:
+    """What the engines do, when they do not all do what the change's line says."""
+    usual = "replace" if change.action == "replace" else "change"
+    if all(o.action == usual for o in change.engines.values()):
+        return None
+    groups: dict[tuple[str, str, bool], list[str]] = {}
+    for engine in ENGINES:
+        outcome = change.engines[engine]
+        shown = outcome.field if outcome.action != "change" else ""
+        groups.setdefault((outcome.action, shown, outcome.restarts), []).append(
+            ENGINE_TITLES[engine]
+        )
+    parts = []
+    for (action, shown, restarts), names in groups.items():
+        text = f"{', '.join(names)}: {_DOING[action]}"
+        if shown:
+            text += f" ({shown})"
+        if action == "refused":
+            text += ", the edit fails"
+        elif restarts:
+            text += ", the run restarts"
+        parts.append(text)
+    return "      " + "; ".join(parts)
+
+
 def _change_line(change: Change) -> str:
     symbol = _SYMBOL[change.action]
     text = f"  {symbol} {change.title}"
@@ -320,17 +428,35 @@ def _change_line(change: Change) -> str:
     return f"{text}  [{change.job}]"
 
 
+def _restarted_line(plan: EnvironmentPlan) -> str | None:
+    by_engine = {engine: plan.restarted_by(engine) for engine in ENGINES}
+    every = sorted(set.intersection(*(set(v) for v in by_engine.values())))
+    parts = list(every)
+    for job in plan.restarted_jobs:
+        if job in every:
+            continue
+        engines = [ENGINE_TITLES[e] for e in ENGINES if job in by_engine[e]]
+        parts.append(f"{job} ({', '.join(engines)} only)")
+    return f"  runs restarted: {', '.join(parts)}" if parts else None
+
+
 def format_text(plans: Sequence[EnvironmentPlan]) -> str:
     """The plans for people: one block per environment."""
     out: list[str] = []
     for plan in plans:
         counts = ", ".join(f"{plan.count(action)} to {verb}" for action, verb in _VERBS)
         out.append(f"{plan.name} ({', '.join(plan.folders)}): {counts}, {plan.unchanged} unchanged")
-        out += [_change_line(c) for c in plan.changes]
+        for c in plan.changes:
+            out.append(_change_line(c))
+            if (engines := _engines_line(c)) is not None:
+                out.append(engines)
         for title, cause in sorted(plan.causes.items()):
             out.append(f"  ! {title} leaves the stack: {cause}")
-        if plan.restarted_jobs:
-            out.append(f"  runs restarted: {', '.join(plan.restarted_jobs)}")
+        out += [f"  ! {note}" for note in plan.notes]
+        if (restarted := _restarted_line(plan)) is not None:
+            out.append(restarted)
+        if plan.stopped_jobs:
+            out.append(f"  runs stopped: {', '.join(plan.stopped_jobs)}")
         out.append("  totals (before -> after):")
         out.append(f"    all: {_usage_line(plan.before.all, plan.after.all)}")
         for scope, label in (("namespaces", "namespace"), ("jobs", "job")):
@@ -365,10 +491,21 @@ def to_json(plans: Sequence[EnvironmentPlan]) -> dict[str, Any]:
                         "fields": list(c.fields),
                         "reason": c.reason or None,
                         "restarts": c.restarts,
+                        "engines": {
+                            engine: {
+                                "action": o.action,
+                                "field": o.field or None,
+                                "restarts": o.restarts,
+                            }
+                            for engine, o in c.engines.items()
+                        },
                     }
                     for c in plan.changes
                 ],
                 "restartedJobs": plan.restarted_jobs,
+                "restartedJobsByEngine": {e: plan.restarted_by(e) for e in ENGINES},
+                "stoppedJobs": plan.stopped_jobs,
+                "notes": plan.notes,
                 "removalCauses": dict(sorted(plan.causes.items())),
                 "totals": {"before": plan.before.as_json(), "after": plan.after.as_json()},
             }

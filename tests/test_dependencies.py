@@ -30,7 +30,7 @@ def test_pins_lie_in_the_declared_ranges() -> None:
     assert checked == len(declared) >= 8
     # The floors the provider and the stable identities of shared objects need (issue 11).
     floors = {canonicalize_name(r.name): str(r.specifier) for r in declared}
-    assert ">=3.211" in floors["pulumi"] and ">=4.29" in floors["pulumi-kubernetes"]
+    assert ">=3.237" in floors["pulumi"] and ">=4.29" in floors["pulumi-kubernetes"]
 
 
 def test_the_program_and_the_provider_install_kubetrain_at_the_pins() -> None:

@@ -231,6 +231,24 @@ def test_a_kubeflow_job_under_a_job_or_jobset_is_never_awaited(
         assert propagation == ("background" if obj["kind"] == "Job" else None)
 
 
+@pytest.mark.parametrize(("setting", "awaited"), [("ready", True), ("auto", False)])
+def test_ready_waits_for_replica_sets_which_the_provider_has_no_awaiter_for(
+    tmp_path: Path, setting: str, awaited: bool
+) -> None:
+    """pulumi-kubernetes awaits no ReplicaSet (no entry in await/awaiters.go): under ready,
+    a waitFor on its ready replicas stands in."""
+    job = trainingjob("paddle")
+    job["metadata"].pop("annotations")
+    job["spec"]["fault_tolerant"] = True
+    config = {"kubetrain:podAwait": setting, "kubetrain:jobs": [job]}
+    sets = [o for o in objects(stack_from(tmp_path, config)) if o["kind"] == "ReplicaSet"]
+    assert len(sets) == 2
+    for rs in sets:
+        wait = (rs["metadata"].get("annotations") or {}).get("pulumi.com/waitFor")
+        expected = f"jsonpath={{.status.readyReplicas}}={rs['spec']['replicas']}"
+        assert wait == (expected if awaited else None), rs["metadata"]["name"]
+
+
 def test_the_trainer_job_is_never_awaited(tmp_path: Path) -> None:
     """A trainer Job runs until the training ends: ready or not, Pulumi must not wait for it."""
     job = trainingjob("paddle")

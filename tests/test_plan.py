@@ -165,9 +165,22 @@ def test_an_image_changes_a_pod_in_place_and_replaces_a_job(repo_copy: Path, run
     assert run("render", "--stack", "dev", cwd=repo_copy).exit_code == 0
     edit(repo_copy, "dev", "tf-dist-mnist-test:1.0", "tf-dist-mnist-test:1.1")
     (change,) = plan_json(run, repo_copy, "--stack", "dev")["dev"]["changes"]
-    assert change["action"] == "change" and change["name"] == "mnist-smoke-worker-0"
-    assert change["fields"] == ["spec.containers[tensorflow].image"]
-    assert change["restarts"]  # the kubelet restarts the container
+    assert change["name"] == "mnist-smoke-worker-0" and change["restarts"]
+    # The server takes a Pod's new image in place (the kubelet restarts the container): so do
+    # Flux and Argo CD. Pulumi's provider replaces a Pod on its image.
+    engines = {e: (o["action"], o["restarts"]) for e, o in change["engines"].items()}
+    assert engines == {
+        "flux": ("change", True),
+        "argocd": ("change", True),
+        "pulumi": ("replace", True),
+    }
+    assert change["action"] == "replace"
+    assert change["engines"]["pulumi"]["field"] == "spec.containers[0].image"
+    text = run("plan", "--stack", "dev", cwd=repo_copy).stdout
+    assert (
+        "      Flux, Argo CD: in place, the run restarts; "
+        "Pulumi: replaced (spec.containers[0].image), the run restarts\n"
+    ) in text
 
 
 def test_more_trainers_replace_the_trainer_job_and_gpus_are_counted(repo_copy: Path, run) -> None:
@@ -227,3 +240,80 @@ def test_a_change_of_mode_shows_what_goes_and_what_comes(repo_copy: Path, run) -
     assert "TFJob ml-staging/dist-mnist" in env["restartedJobs"]
     jobs = env["totals"]["after"]["jobs"]
     assert jobs["TFJob ml-staging/dist-mnist"]["pods"] == 6
+
+
+def test_a_job_that_leaves_is_a_run_stopped_not_restarted(repo_copy: Path, run) -> None:
+    """Deleting a job stops its run; only the jobs that stay restart."""
+    (repo_copy / "stacks" / "Pulumi.staging.yaml").write_text(
+        (repo_copy / "stacks" / "Pulumi.staging.yaml")
+        .read_text()
+        .replace(
+            "  kubetrain:jobFiles:\n    - stacks/kubeflow-examples/multi-worker-gpu.yaml\n", ""
+        )
+    )
+    env = plan_json(run, repo_copy, "--stack", "staging")["staging"]
+    deleted = {c["job"] for c in env["changes"] if c["action"] == "delete"}
+    assert len(deleted) == 1
+    (job,) = deleted
+    assert env["stoppedJobs"] == [job]
+    assert job not in env["restartedJobs"]
+    assert all(job not in jobs for jobs in env["restartedJobsByEngine"].values())
+    text = run("plan", "--stack", "staging", cwd=repo_copy).stdout
+    assert f"  runs stopped: {job}\n" in text and "runs restarted" not in text
+
+
+def test_a_mode_switch_says_old_and_new_pods_run_together(repo_copy: Path, run) -> None:
+    """Every engine creates before it deletes: the plan says so, and how to avoid it."""
+    edit(
+        repo_copy,
+        "dev",
+        "  kubetrain:namespace: ml-dev\n",
+        "  kubetrain:namespace: ml-dev\n  kubetrain:nativeWorkload: pod\n",
+    )
+    env = plan_json(run, repo_copy, "--stack", "dev")["dev"]
+    switched = {c["job"] for c in env["changes"] if c["action"] == "add" and c["kind"] == "Pod"}
+    assert switched
+    (note,) = [n for n in env["notes"] if "run side by side" in n]
+    assert note.startswith(f"{len(switched)} jobs move their pods ({', '.join(sorted(switched))})")
+    assert "from Job to Pod objects" in note and "remove the job in one change" in note
+
+
+def test_a_claim_is_kept_with_its_data_unless_the_stack_prunes_data(repo_copy: Path, run) -> None:
+    """PVCs are never pruned by default: the plan says so and how to delete one; with
+    kubetrain:pruneData it marks the loss and how to keep the claim. A claim that moves to
+    another namespace is a new, empty claim."""
+    (repo_copy / "stacks" / "staging" / "strategy-volume.yaml").unlink()
+    edit(repo_copy, "staging", "    - stacks/staging/*.yaml\n", "    []\n")
+    edit(repo_copy, "staging", "  kubetrain:manifestFiles:\n    []\n", "")
+    env = plan_json(run, repo_copy, "--stack", "staging")["staging"]
+    (claim,) = [c for c in env["changes"] if c["kind"] == "PersistentVolumeClaim"]
+    assert claim["action"] == "delete"
+    assert claim["reason"].startswith("left in the cluster with its data")
+    assert "kubectl delete persistentvolumeclaim -n ml-staging strategy-volume" in claim["reason"]
+
+
+def test_a_claim_in_a_pruning_stack_is_marked_as_data_loss(repo_copy: Path, run) -> None:
+    edit(
+        repo_copy,
+        "staging",
+        "  kubetrain:namespace: ml-staging\n",
+        "  kubetrain:namespace: ml-staging\n  kubetrain:pruneData: true\n",
+    )
+    assert run("render", "--stack", "staging", cwd=repo_copy).exit_code == 0
+    edit(
+        repo_copy,
+        "staging",
+        "  kubetrain:namespace: ml-staging\n",
+        "  kubetrain:namespace: ml-research\n",
+    )
+    env = plan_json(run, repo_copy, "--stack", "staging")["staging"]
+    claims = {c["action"]: c for c in env["changes"] if c["kind"] == "PersistentVolumeClaim"}
+    assert sorted(claims) == ["add", "delete"]
+    assert claims["delete"]["reason"].startswith("DATA LOSS")
+    assert (
+        "kubectl annotate persistentvolumeclaim -n ml-staging strategy-volume"
+        in (claims["delete"]["reason"])
+    )
+    (note,) = [n for n in env["notes"] if "empty claim" in n]
+    assert note.startswith("PersistentVolumeClaim ml-research/strategy-volume is a new, empty")
+    assert "the data stays in PersistentVolumeClaim ml-staging/strategy-volume" in note

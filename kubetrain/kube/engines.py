@@ -38,6 +38,7 @@ __all__ = [
     "ENGINE_TITLES",
     "PULUMI_FORCE_NEW",
     "PULUMI_REPLACE_ON_CHANGES",
+    "Engine",
     "Outcome",
     "annotation_options",
     "outcomes",
