@@ -243,7 +243,11 @@ def render(
     Examples:
       kubetrain render                          every stacks/Pulumi.<env>.yaml
       kubetrain render --stack dev --strict     one stack; warnings fail it
-      kubetrain render --stack dev --stdout | kubectl apply --dry-run=server -f -
+      kubetrain render --stack dev --stdout | kubectl apply -f -
+                                                namespaces, CRDs and what pods need come
+                                                first; custom resources of CRDs in the
+                                                stream need a second run once the CRDs
+                                                are established (docs/lifecycle.md)
       kubetrain render --config other/Pulumi.ci.yaml --out /tmp/ci
     """
     project = app.Project.find(config.parent if config else None)

@@ -61,6 +61,27 @@ def test_render_stdout_is_the_rendered_files_as_one_stream(repo_copy: Path, run)
     assert sorted(streamed, key=key) == sorted(on_disk, key=key)
 
 
+def test_render_stdout_applies_to_an_empty_cluster_in_order(repo_copy: Path, run) -> None:
+    """kubectl applies a stream in its order: per stack, the Namespaces first, then the CRDs,
+    then what admission checks (PriorityClasses, ServiceAccounts...), then the rest; the custom
+    resources of a CRD in the stream need a second pass (see docs/lifecycle.md)."""
+    out = run("render", "--stdout", "--stack", "dev", cwd=repo_copy)
+    assert out.exit_code == 0, out.stderr
+    kinds = [doc["kind"] for doc in yaml.safe_load_all(out.stdout) if doc is not None]
+    first_other = next(
+        i
+        for i, k in enumerate(kinds)
+        if k not in ("Namespace", "CustomResourceDefinition", "ServiceAccount", "PriorityClass")
+    )
+    assert kinds[0] == "Namespace" and "CustomResourceDefinition" in kinds[:first_other]
+    assert "ServiceAccount" in kinds[:first_other]
+    assert not {"Namespace", "CustomResourceDefinition", "ServiceAccount"} & set(
+        kinds[first_other:]
+    )
+    last_namespace = max(i for i, k in enumerate(kinds) if k == "Namespace")
+    assert last_namespace < kinds.index("CustomResourceDefinition") < kinds.index("ServiceAccount")
+
+
 def test_render_stdout_refuses_out(project: Path, run) -> None:
     write(project)
     result = run("render", "--stdout", "--out", "x", cwd=project)

@@ -156,14 +156,19 @@ def test_kubetrain_commands_in_the_docs_run(
     page: Path, command: str, project_copy: Path, run: Callable[..., Result]
 ) -> None:
     """Each command exits 0; a pipeline of kubetrain commands (``render --stdout | validate -``)
-    runs each with the previous one's output on standard input."""
+    runs each with the previous one's output on standard input, and ``> file`` writes the last
+    one's output to that file."""
     stdin = None
+    command, _, target = command.partition(" > ")
     for part in command.split(" | "):
         tool, *args = shlex.split(part)
         assert tool == "kubetrain", f"{_relative(page)}: `{command}` pipes into {tool}"
         result = run(*args, cwd=project_copy, input=stdin)
         assert result.exit_code == 0, f"{_relative(page)}: `{part}` -> {result.stderr}"
         stdin = result.stdout
+    if target:
+        (project_copy / target.strip()).write_text(stdin or "")
+        assert (project_copy / target.strip()).stat().st_size > 0
 
 
 def test_make_targets_in_the_docs_exist() -> None:

@@ -11,6 +11,7 @@ KIND_ORDER: tuple[str, ...] = (
     "Namespace",
     "CustomResourceDefinition",
     "PriorityClass",
+    "RuntimeClass",
     "ResourceQuota",
     "LimitRange",
     "ServiceAccount",
