@@ -52,6 +52,17 @@ from .trainingjob import (
     TrainingJobArgs,
     TrainingJobSpecArgs,
 )
+from .trainjob import (
+    InitializerArgs,
+    InitializerStepArgs,
+    RuntimePatchArgs,
+    RuntimeRefArgs,
+    TrainerArgs,
+    TrainJob,
+    TrainJobArgs,
+    TrainJobRuntimeArgs,
+    TrainJobSpecArgs,
+)
 from .xgboostjob import XGBoostJob, XGBoostJobArgs, XGBoostJobSpecArgs
 
 #: Every component, in the order the provider hosts them: each declared kind's component and the
@@ -67,6 +78,8 @@ __all__ = [
     "DataStoresArgs",
     "ElasticPolicyArgs",
     "FrameworkArgs",
+    "InitializerArgs",
+    "InitializerStepArgs",
     "JAXJob",
     "JAXJobArgs",
     "JAXJobSpecArgs",
@@ -94,6 +107,8 @@ __all__ = [
     "RDZVConfArgs",
     "ReplicaSpecArgs",
     "RunPolicyArgs",
+    "RuntimePatchArgs",
+    "RuntimeRefArgs",
     "SchedulingPolicyArgs",
     "SettingsArgs",
     "TFJob",
@@ -102,6 +117,11 @@ __all__ = [
     "TFReplicaSet",
     "TFReplicaSetArgs",
     "TFReplicaSpecArgs",
+    "TrainJob",
+    "TrainJobArgs",
+    "TrainJobRuntimeArgs",
+    "TrainJobSpecArgs",
+    "TrainerArgs",
     "TrainerSpecArgs",
     "TrainingJob",
     "TrainingJobArgs",

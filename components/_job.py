@@ -18,6 +18,10 @@ import pulumi
 from kubetrain.builders import BuildContext, build_job
 from kubetrain.models import InputError, JobDocument, LoadedJob, Problem, StackSettings, load_job
 from kubetrain.models.errors import PathPart
+from kubetrain.models.load import runtime_from_args
+from kubetrain.models.runtimes import Runtime, RuntimeKey
+from kubetrain.models.runtimes import key_of as runtime_key
+from kubetrain.models.trainjob import TrainJob
 
 from ._args import SettingsArgs
 
@@ -35,10 +39,12 @@ class Expansion:
     manifests: tuple[Manifest, ...]
     #: What the builder rewrote or did not use, as ``kubetrain render`` prints it.
     warnings: tuple[str, ...] = ()
+    #: The runtime a TrainJob runs on (its ``runtime`` argument).
+    runtimes: Mapping[RuntimeKey, Runtime] = dataclasses.field(default_factory=dict)
 
     @property
     def ctx(self) -> BuildContext:
-        return BuildContext(self.settings, "pulumi")
+        return BuildContext(self.settings, "pulumi", runtimes=self.runtimes)
 
     @property
     def mode(self) -> str:
@@ -62,16 +68,23 @@ def expand(kind: type[JobDocument], args: Mapping[str, Any], where: str) -> Expa
     if cached is not None:
         return cached
     settings = plain.pop("settings", None) or {}
+    runtime_args = plain.pop("runtime", None) if kind is TrainJob else None
     document = {"apiVersion": kind.API_VERSION, "kind": kind.KIND, **plain}
     loaded, stack_settings = load_job(document, settings=settings, file=where)
+    runtimes: dict[RuntimeKey, Runtime] = {}
+    job = loaded.document
+    if isinstance(job, TrainJob):
+        runtime = runtime_from_args(runtime_args or {}, job, stack_settings, where)
+        runtimes[runtime_key(job)] = runtime
     found: list[Problem] = []
-    manifests = tuple(build_job(loaded, BuildContext(stack_settings, "pulumi"), found))
+    ctx = BuildContext(stack_settings, "pulumi", runtimes=runtimes)
+    manifests = tuple(build_job(loaded, ctx, found))
     # Named by ``where`` (the component), which already says what the builder's title says.
     title = f"{loaded.title}: "
     warnings = tuple(
         str(dataclasses.replace(w, message=w.message.removeprefix(title))) for w in sorted(found)
     )
-    expansion = Expansion(loaded, stack_settings, manifests, warnings)
+    expansion = Expansion(loaded, stack_settings, manifests, warnings, runtimes)
     if len(_CACHE) >= _CACHE_SIZE:
         _CACHE.clear()
     _CACHE[key] = expansion
@@ -113,16 +126,31 @@ def settings_args(settings: StackSettings) -> SettingsArgs:
     return out  # type: ignore[return-value]
 
 
-def job_args(loaded: LoadedJob, settings: StackSettings) -> dict[str, Any]:
+def job_args(
+    loaded: LoadedJob,
+    settings: StackSettings,
+    runtimes: Mapping[RuntimeKey, Runtime] | None = None,
+) -> dict[str, Any]:
     """Component arguments for a job loaded from a stack: its metadata (namespace resolved), its
-    body in the form builders use (a v1alpha1 TFJob converted to v1) and the stack's settings."""
+    body in the form builders use (a v1alpha1 TFJob converted to v1) and the stack's settings;
+    a TrainJob's runtime from ``runtimes``."""
     job = loaded.job
     body = job.model_dump(exclude_none=True, exclude={"api_version", "kind", "metadata"})
-    return {
+    out = {
         "metadata": job.metadata.model_dump(exclude_none=True),
         **body,
         "settings": settings_args(settings),
     }
+    if isinstance(job, TrainJob):
+        runtime = (runtimes or {}).get(runtime_key(job))
+        if runtime is not None:
+            kind, namespace, name = runtime.key
+            out["runtime"] = {"kind": kind, "name": name}
+            if namespace:
+                out["runtime"]["namespace"] = namespace
+            if runtime.spec_data is not None:
+                out["runtime"]["spec"] = dict(runtime.spec_data)
+    return out
 
 
 def report_warnings(component: pulumi.Resource, expansion: Expansion) -> None:

@@ -19,6 +19,7 @@ from . import (  # noqa: F401  (attach the components)
     pytorchjob,
     tfjob,
     trainingjob,
+    trainjob,
     xgboostjob,
 )
 from ._job import job_args
@@ -118,5 +119,11 @@ def deploy_stack(stack: Stack) -> dict[str, JobComponent]:
         cls = COMPONENTS[type(loaded.job)]
         opts = pulumi.ResourceOptions(depends_on=depends_on) if depends_on else None
         # The stack's warnings are logged above, located in the stack file: not again here.
-        out[name] = cls(name, job_args(loaded, stack.settings), opts, exclude=exclude, warn=False)
+        out[name] = cls(
+            name,
+            job_args(loaded, stack.settings, stack.runtimes),
+            opts,
+            exclude=exclude,
+            warn=False,
+        )
     return out

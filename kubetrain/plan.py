@@ -37,10 +37,12 @@ from typing import Any, Literal
 
 from .builders.gang import pod_requests
 from .builders.lifecycle import DATA_KINDS, group_kind, is_retained
+from .builders.trainjob import runs_of
 from .kube.engines import ENGINE_TITLES, ENGINES, Engine, Outcome, outcomes
 from .kube.paths import differences
-from .kube.quantity import Quantity, display_quantity, format_quantity
+from .kube.quantity import Quantity, display_quantity, format_quantity, parse_quantity
 from .models.source import display_path, load_all
+from .quota import QueuePlan, plan_queues
 from .render.tree import generated_for, read_tree
 from .render.yamlout import read_generated
 from .validate.semantic import pod_templates
@@ -140,6 +142,18 @@ class Usage:
     resources: dict[str, Quantity] = field(default_factory=dict)
 
     def add(self, obj: Mapping[str, Any]) -> None:
+        for run in runs_of(obj):  # a TrainJob: what its JobSet will run
+            count = int(run.get("pods", 0))
+            self.pods += count
+            for name, value in (run.get("requests") or {}).items():
+                try:
+                    q = parse_quantity(value)
+                except ValueError:
+                    continue
+                scaled = Quantity(q.value * count, q.format)
+                self.resources[name] = (
+                    self.resources[name] + scaled if name in self.resources else scaled
+                )
         for template in pod_templates(obj):
             self.pods += template.count
             try:
@@ -171,7 +185,7 @@ class Totals:
     def of(cls, objects: Iterable[Sourced]) -> Totals:
         totals = cls()
         for obj, job in objects:
-            if not pod_templates(obj):
+            if not pod_templates(obj) and not runs_of(obj):
                 continue
             namespace = str((obj.get("metadata") or {}).get("namespace") or "")
             for usage in (
@@ -205,6 +219,8 @@ class EnvironmentPlan:
     causes: dict[str, str] = field(default_factory=dict)
     #: What an engine's order makes unsafe (see the module docstring).
     notes: list[str] = field(default_factory=list)
+    #: Kueue quota: requests per ClusterQueue and flavor, and jobs it cannot admit whole.
+    queues: QueuePlan = field(default_factory=QueuePlan)
 
     def count(self, action: Action) -> int:
         return sum(1 for c in self.changes if c.action == action)
@@ -295,6 +311,9 @@ def plan_environment(
         )
     plan = EnvironmentPlan(name, folders, changes, unchanged, Totals.of(before), Totals.of(after))
     plan.notes = _notes(changes, old, new)
+    plan.queues = plan_queues(
+        after, {job: usage.resources for job, usage in plan.after.jobs.items()}
+    )
     return plan
 
 
@@ -457,6 +476,10 @@ def format_text(plans: Sequence[EnvironmentPlan]) -> str:
             out.append(restarted)
         if plan.stopped_jobs:
             out.append(f"  runs stopped: {', '.join(plan.stopped_jobs)}")
+        if plan.queues.flavors:
+            out.append("  Kueue quota (the stack's jobs' requests of nominal quota):")
+            out += plan.queues.lines()
+        out += [f"  ! {warning}" for warning in plan.queues.warnings]
         out.append("  totals (before -> after):")
         out.append(f"    all: {_usage_line(plan.before.all, plan.after.all)}")
         for scope, label in (("namespaces", "namespace"), ("jobs", "job")):
@@ -506,6 +529,7 @@ def to_json(plans: Sequence[EnvironmentPlan]) -> dict[str, Any]:
                 "restartedJobsByEngine": {e: plan.restarted_by(e) for e in ENGINES},
                 "stoppedJobs": plan.stopped_jobs,
                 "notes": plan.notes,
+                "queues": plan.queues.as_json(),
                 "removalCauses": dict(sorted(plan.causes.items())),
                 "totals": {"before": plan.before.as_json(), "after": plan.after.as_json()},
             }

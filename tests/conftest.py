@@ -35,6 +35,13 @@ needs_upstream_crds = pytest.mark.skipif(
     not UPSTREAM_CRDS.is_dir(),
     reason="../shared/crds (real upstream CRDs) is absent; it sits beside the repository in CI",
 )
+UPSTREAM_RUNTIMES = SHARED / "upstream" / "trainer-v2.3.0-runtimes"
+#: Marks a test that reads ../shared/upstream/trainer-v2.3.0-runtimes.
+needs_upstream_runtimes = pytest.mark.skipif(
+    not UPSTREAM_RUNTIMES.is_dir(),
+    reason="../shared/upstream/trainer-v2.3.0-runtimes (Kubeflow's runtimes) is absent; it sits "
+    "beside the repository in CI",
+)
 #: Marks a test that reads ../shared/apiserver-corpus.
 needs_apiserver_corpus = pytest.mark.skipif(
     not APISERVER_CORPUS.is_dir(),

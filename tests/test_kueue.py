@@ -15,12 +15,12 @@ from helpers import objects, stack_from
 QUEUE = {"kueue.x-k8s.io/queue-name": "team-a", "kueue.x-k8s.io/priority-class": "high"}
 
 
-def pytorchjob(**meta: Any) -> dict[str, Any]:
+def pytorchjob(name: str = "bert", **meta: Any) -> dict[str, Any]:
     template = {"spec": {"containers": [{"name": "pytorch", "image": "pt:2"}]}}
     return {
         "apiVersion": "kubeflow.org/v1",
         "kind": "PyTorchJob",
-        "metadata": {"name": "bert", "labels": dict(QUEUE), **meta},
+        "metadata": {"name": name, "labels": dict(QUEUE), **meta},
         "spec": {
             "pytorchReplicaSpecs": {
                 "Master": {"replicas": 1, "template": template},
@@ -31,7 +31,12 @@ def pytorchjob(**meta: Any) -> dict[str, Any]:
 
 
 def build(tmp_path: Path, doc: dict[str, Any], **config: Any) -> list[dict[str, Any]]:
-    cfg = {"kubetrain:namespace": "ml", "kubetrain:jobs": [doc]}
+    cfg: dict[str, Any] = {
+        "kubetrain:namespace": "ml",
+        "kubetrain:jobs": [doc],
+        # The queue exists in the cluster (a job naming an unknown one is refused: see below).
+        "kubetrain:external": {"localQueues": ["team-a"]},
+    }
     cfg.update({f"kubetrain:{k}": v for k, v in config.items()})
     return objects(stack_from(tmp_path, cfg))
 
@@ -64,9 +69,17 @@ def test_each_job_is_labelled_and_the_piecemeal_admission_said(tmp_path: Path, r
     ]
     (tmp_path / "p" / "stacks").mkdir(parents=True)
     (tmp_path / "p" / "Pulumi.yaml").write_text("name: kubetrain\nruntime: python\n")
-    (tmp_path / "p" / "stacks" / "Pulumi.t.yaml").write_text(
-        yaml.safe_dump({"config": {"kubetrain:jobs": [pytorchjob()]}})
-    )
+    config: dict[str, Any] = {"kubetrain:jobs": [pytorchjob()]}
+    (tmp_path / "p" / "stacks" / "Pulumi.t.yaml").write_text(yaml.safe_dump({"config": config}))
+    # A queue neither delivered nor declared: Kueue would hold the job for ever.
+    refused = run("render", "--stdout", cwd=tmp_path / "p")
+    assert refused.exit_code == 2
+    assert (
+        'metadata.labels["kueue.x-k8s.io/queue-name"]: LocalQueue default/team-a is neither '
+        "among the stack's manifests nor declared in kubetrain:external.localQueues"
+    ) in refused.stderr
+    config["kubetrain:external"] = {"localQueues": ["default/team-a"]}
+    (tmp_path / "p" / "stacks" / "Pulumi.t.yaml").write_text(yaml.safe_dump({"config": config}))
     result = run("render", "--stdout", cwd=tmp_path / "p")
     assert result.exit_code == 0, result.stderr
     assert 'metadata.labels["kueue.x-k8s.io/queue-name"]: warning:' in result.stderr
@@ -118,3 +131,106 @@ def test_an_mpijob_launcher_and_workers_both_carry_it(tmp_path: Path) -> None:
         ("Pod", "pi-worker-0"),
         ("Pod", "pi-worker-1"),
     ]
+
+
+def test_a_localqueue_among_the_manifests_is_a_queue_jobs_may_name(tmp_path: Path) -> None:
+    queue = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "LocalQueue",
+        "metadata": {"name": "team-a"},
+        "spec": {"clusterQueue": "gpus"},
+    }
+    config = {
+        "kubetrain:namespace": "ml",
+        "kubetrain:jobs": [pytorchjob()],
+        "kubetrain:manifests": [queue],
+    }
+    objs = objects(stack_from(tmp_path, config))
+    assert ("PyTorchJob", "bert") not in labelled(objs)  # native: a Job per replica
+    assert labelled(objs)
+
+
+def test_plan_counts_quota_and_warns_of_jobs_kueue_cannot_admit_whole(tmp_path: Path, run) -> None:
+    """Per ClusterQueue and flavor, the queued jobs' requests of nominal quota; a job asking
+    more than the queue can ever give (no cohort to borrow from) never runs; a Job per replica
+    is admitted piecemeal."""
+    cq = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ClusterQueue",
+        "metadata": {"name": "gpus"},
+        "spec": {
+            "namespaceSelector": {},
+            "resourceGroups": [
+                {
+                    "coveredResources": ["cpu", "memory", "nvidia.com/gpu"],
+                    "flavors": [
+                        {
+                            "name": "a100",
+                            "resources": [
+                                {"name": "cpu", "nominalQuota": 64},
+                                {"name": "memory", "nominalQuota": "256Gi"},
+                                {"name": "nvidia.com/gpu", "nominalQuota": 8},
+                            ],
+                        }
+                    ],
+                }
+            ],
+        },
+    }
+    lq = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "LocalQueue",
+        "metadata": {"name": "team-a"},
+        "spec": {"clusterQueue": "gpus"},
+    }
+    flavor = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ResourceFlavor",
+        "metadata": {"name": "a100"},
+    }
+    small = pytorchjob()
+    huge = pytorchjob(name="huge")
+    huge["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"] = 9
+    for doc in (small, huge):
+        for spec in doc["spec"]["pytorchReplicaSpecs"].values():
+            spec["template"] = {
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "pytorch",
+                            "image": "pt:2",
+                            "resources": {"limits": {"nvidia.com/gpu": 1, "cpu": "2"}},
+                        }
+                    ]
+                }
+            }
+    project = tmp_path / "p"
+    (project / "stacks").mkdir(parents=True)
+    (project / "Pulumi.yaml").write_text("name: kubetrain\nruntime: python\n")
+    config = {
+        "kubetrain:namespace": "ml",
+        "kubetrain:jobs": [small, huge],
+        "kubetrain:manifests": [flavor, cq, lq],
+    }
+    (project / "stacks" / "Pulumi.t.yaml").write_text(yaml.safe_dump({"config": config}))
+    result = run("plan", "--output", "json", cwd=project)
+    assert result.exit_code == 0, result.stderr
+    (env,) = __import__("json").loads(result.stdout)["environments"]
+    (use,) = env["queues"]["flavors"]
+    assert (use["clusterQueue"], use["flavor"]) == ("gpus", "a100")
+    assert use["requested"] == {"cpu": "6", "memory": "0", "nvidia.com/gpu": "3"}
+    assert use["jobs"] == ["PyTorchJob ml/bert"]
+    warnings = env["queues"]["warnings"]
+    assert any(
+        w.startswith(
+            "PyTorchJob ml/huge can never be admitted by ClusterQueue gpus: it requests "
+            "nvidia.com/gpu 10 (the most it can ever get is 8)"
+        )
+        for w in warnings
+    ), warnings
+    assert any(w.startswith("PyTorchJob ml/bert: Kueue admits it as 3 workloads") for w in warnings)
+    text = run("plan", cwd=project).stdout
+    assert (
+        "ClusterQueue gpus, flavor a100: cpu 6 of 64; memory 0 of 256Gi; nvidia.com/gpu 3 of 8"
+        in text
+    )

@@ -26,6 +26,7 @@ from kubetrain.models import paddlejob as paddlejob_spec
 from kubetrain.models import pytorchjob as pytorchjob_spec
 from kubetrain.models import tfjob as tfjob_spec
 from kubetrain.models import trainingjob as trainingjob_spec
+from kubetrain.models import trainjob as trainjob_spec
 from kubetrain.models import xgboostjob as xgboostjob_spec
 from kubetrain.models.learner import Learner as LearnerDocument
 from kubetrain.models.trainingjob import TrainingJob as TrainingJobDocument
@@ -115,6 +116,20 @@ from pulumi_harness import (
         pytest.param(components.MPIJobSpecArgs, [mpijob_spec.MPIJobSpec], id="MPIJobSpecArgs"),
         pytest.param(
             components.MPIReplicaSpecArgs, [mpijob_spec.MPIReplicaSpec], id="MPIReplicaSpecArgs"
+        ),
+        pytest.param(
+            components.TrainJobSpecArgs, [trainjob_spec.TrainJobSpec], id="TrainJobSpecArgs"
+        ),
+        pytest.param(components.RuntimeRefArgs, [trainjob_spec.RuntimeRef], id="RuntimeRefArgs"),
+        pytest.param(components.TrainerArgs, [trainjob_spec.Trainer], id="TrainerArgs"),
+        pytest.param(components.InitializerArgs, [trainjob_spec.Initializer], id="InitializerArgs"),
+        pytest.param(
+            components.InitializerStepArgs,
+            [trainjob_spec.InitializerStep],
+            id="InitializerStepArgs",
+        ),
+        pytest.param(
+            components.RuntimePatchArgs, [trainjob_spec.RuntimePatch], id="RuntimePatchArgs"
         ),
     ],
 )

@@ -11,6 +11,7 @@ from . import (  # noqa: F401  (registers the builders)
     pytorchjob,
     tfjob,
     trainingjob,
+    trainjob,
     xgboostjob,
 )
 from .context import BuildContext, Target

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ..models.runtimes import Runtime, RuntimeKey
 from ..models.stack import StackSettings
 
 __all__ = ["BuildContext", "Target"]
@@ -23,6 +25,8 @@ class BuildContext:
     warnings: list[tuple[tuple[str | int, ...], str]] = field(
         default_factory=list, compare=False, repr=False
     )
+    #: The Kubeflow Trainer runtimes the stack's TrainJobs may name.
+    runtimes: Mapping[RuntimeKey, Runtime] = field(default_factory=dict, compare=False, repr=False)
 
     def warn(self, path: tuple[str | int, ...], message: str) -> None:
         """Report that the output differs from what the job document says (a field rewritten

@@ -84,6 +84,7 @@ _COPIED = (
     "x-kubernetes-list-type",
     "x-kubernetes-map-type",
     "x-kubernetes-embedded-resource",
+    "x-kubernetes-validations",
 )
 _INT_OR_STRING_ANYOF = [{"type": "integer"}, {"type": "string"}]
 

@@ -205,7 +205,7 @@ def build_stack(
     each other, by ``chunks`` (:mod:`kubetrain.parallel`: on several cores when it forks); what
     they built is then put together here, in the jobs' order.
     """
-    ctx = BuildContext(stack.settings, target)
+    ctx = BuildContext(stack.settings, target, runtimes=stack.runtimes)
     external_crds = set(stack.settings.external.custom_resource_definitions)
     seen: dict[tuple[str, str, str, str], Built] = {}
     problems: list[Problem] = []

@@ -7,6 +7,7 @@ from . import (  # noqa: F401  (registers the job and resource kinds)
     delivery,
     jaxjob,
     jobset,
+    kueue,
     learner,
     mpijob,
     paddlejob,
@@ -15,6 +16,7 @@ from . import (  # noqa: F401  (registers the job and resource kinds)
     secrets,
     tfjob,
     trainingjob,
+    trainjob,
     xgboostjob,
 )
 from .base import DerivedName, JobDocument, JobMeta, K8sType, Strict, job_kind, job_kinds

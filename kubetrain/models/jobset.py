@@ -1,18 +1,20 @@
-"""The JobSet kubetrain emits for a Kubeflow job under ``kubetrain:nativeWorkload: jobset``.
+"""The JobSet kubetrain emits for a Kubeflow job under ``kubetrain:nativeWorkload: jobset``,
+and for a TrainJob in native mode (the JobSet the trainer builds from its runtime).
 
-``jobset.x-k8s.io/v1alpha2`` JobSet, from kubernetes-sigs/jobset v0.9 (``api/jobset/v1alpha2/
+``jobset.x-k8s.io/v1alpha2`` JobSet, from kubernetes-sigs/jobset v0.9.1 (``api/jobset/v1alpha2/
 jobset_types.go``; its CRD is ``config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml``). The
-models describe the fields kubetrain writes, required, typed and bounded as the upstream CRD does
-(tests/test_apiserver_corpus_custom.py compares them); ``validate`` checks emitted JobSets against
-their JSON schema, and tests/test_native_workloads.py checks every emitted JobSet against the CRD
-and the webhook's rules.
+models describe the CRD's fields, required, typed and bounded as it does, with its list-map keys
+and CEL rules (tests/test_apiserver_corpus_custom.py compares them); ``validate`` checks emitted
+JobSets against their structural schema, and tests/test_native_workloads.py checks every emitted
+JobSet against the CRD and the webhook's rules.
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
+from pydantic.config import JsonDict
 
 from .base import DNS1035Label, K8sType, Strict, resource_kind
 from .scheduling import ObjectMeta
@@ -29,6 +31,21 @@ JobTemplateSpec = Annotated[
 ]
 
 
+#: ``self == oldSelf`` (the CRD's immutable fields; checked on updates only).
+IMMUTABLE: JsonDict = {
+    "x-kubernetes-validations": [{"rule": "self == oldSelf", "message": "Value is immutable"}]
+}
+#: A list whose items are keyed by ``name``: two with one name are refused.
+BY_NAME: JsonDict = {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]}
+
+
+class DependsOn(Strict):
+    """A replicated job that must reach a status before this one starts."""
+
+    name: str = Field(description="The replicated job.")
+    status: Literal["Ready", "Complete"] = Field(description="Ready or Complete.")
+
+
 class ReplicatedJob(Strict):
     """A group of identical Jobs (``spec.replicatedJobs[]``)."""
 
@@ -41,6 +58,19 @@ class ReplicatedJob(Strict):
         description="Group the replicated Jobs belong to. Default: default.",
     )
     replicas: int = Field(default=1, description="Jobs made from the template. Default: 1.")
+    depends_on: list[DependsOn] | None = Field(
+        default=None,
+        alias="dependsOn",
+        max_length=5,
+        description="Replicated jobs to wait for (Ready or Complete) before starting.",
+        json_schema_extra={
+            "x-kubernetes-list-type": "map",
+            "x-kubernetes-list-map-keys": ["name"],
+            "x-kubernetes-validations": [
+                {"rule": "self == oldSelf", "message": "Value is immutable"}
+            ],
+        },
+    )
     template: JobTemplateSpec
 
 
@@ -57,9 +87,32 @@ class SuccessPolicy(Strict):
     )
 
 
+class FailurePolicyRule(Strict):
+    """What a failed Job matching the rule does (``spec.failurePolicy.rules[]``)."""
+
+    name: str = Field(description="Name of the rule.")
+    action: Literal["FailJobSet", "RestartJobSet", "RestartJobSetAndIgnoreMaxRestarts"] = Field(
+        description="FailJobSet, RestartJobSet or RestartJobSetAndIgnoreMaxRestarts."
+    )
+    on_job_failure_reasons: list[str] | None = Field(
+        default=None,
+        alias="onJobFailureReasons",
+        description="Job failure reasons the rule matches. Default: any.",
+    )
+    target_replicated_jobs: list[str] | None = Field(
+        default=None,
+        alias="targetReplicatedJobs",
+        description="Replicated jobs the rule applies to. Default: all.",
+        json_schema_extra={"x-kubernetes-list-type": "atomic"},
+    )
+
+
 class FailurePolicy(Strict):
     """What a failed Job does to the JobSet (``spec.failurePolicy``)."""
 
+    rules: list[FailurePolicyRule] | None = Field(
+        default=None, description="Rules tried in order; the first that matches acts."
+    )
     max_restarts: int | None = Field(
         default=None,
         alias="maxRestarts",
@@ -85,6 +138,17 @@ class Network(Strict):
         alias="publishNotReadyAddresses",
         description="Whether the JobSet's headless Service lists pods that are not ready.",
     )
+    subdomain: str | None = Field(
+        default=None, description="Subdomain of the pods' hostnames. Default: the JobSet's name."
+    )
+
+
+class Coordinator(Strict):
+    """The pod whose address every pod is told (``spec.coordinator``)."""
+
+    replicated_job: str = Field(alias="replicatedJob", description="Its replicated job.")
+    job_index: int | None = Field(default=None, alias="jobIndex", description="Its Job. Default 0.")
+    pod_index: int | None = Field(default=None, alias="podIndex", description="Its pod. Default 0.")
 
 
 class StartupPolicy(Strict):
@@ -96,20 +160,52 @@ class StartupPolicy(Strict):
 
 
 class JobSetSpec(Strict):
-    """``spec`` of a JobSet (the fields kubetrain writes)."""
+    """``spec`` of a JobSet."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "x-kubernetes-validations": [
+                {
+                    "rule": "!(has(self.startupPolicy) && self.startupPolicy.startupPolicyOrder "
+                    "== 'InOrder' && self.replicatedJobs.exists(x, has(x.dependsOn)))",
+                    "message": "StartupPolicy and DependsOn APIs are mutually exclusive",
+                }
+            ]
+        }
+    )
 
     replicated_jobs: list[ReplicatedJob] | None = Field(
-        default=None, alias="replicatedJobs", description="Groups of identical Jobs."
+        default=None,
+        alias="replicatedJobs",
+        description="Groups of identical Jobs.",
+        json_schema_extra=BY_NAME,
     )
     success_policy: SuccessPolicy | None = Field(
-        default=None, alias="successPolicy", description="When the JobSet has succeeded."
+        default=None,
+        alias="successPolicy",
+        description="When the JobSet has succeeded.",
+        json_schema_extra=IMMUTABLE,
     )
     failure_policy: FailurePolicy | None = Field(
-        default=None, alias="failurePolicy", description="What a failed Job does to the JobSet."
+        default=None,
+        alias="failurePolicy",
+        description="What a failed Job does to the JobSet.",
+        json_schema_extra=IMMUTABLE,
     )
-    network: Network | None = Field(default=None, description="Pod DNS.")
+    network: Network | None = Field(
+        default=None, description="Pod DNS.", json_schema_extra=IMMUTABLE
+    )
     startup_policy: StartupPolicy | None = Field(
-        default=None, alias="startupPolicy", description="Order the replicatedJobs start in."
+        default=None,
+        alias="startupPolicy",
+        description="Order the replicatedJobs start in.",
+        json_schema_extra=IMMUTABLE,
+    )
+    coordinator: Coordinator | None = Field(
+        default=None, description="The pod every pod is told the address of."
+    )
+    managed_by: str | None = Field(
+        default=None, alias="managedBy", description="Controller that reconciles the JobSet."
     )
     suspend: bool | None = Field(default=None, description="Create the Jobs suspended.")
     ttl_seconds_after_finished: int | None = Field(

@@ -39,6 +39,17 @@ from .errors import InputError, PathPart, Problem, format_path
 from .limits import MAX_OBJECT_BYTES, MAX_OBJECTS, MAX_OUTPUT_BYTES
 from .patches import apply_patches, patch_sources
 from .resources import as_built
+from .runtimes import (
+    UPSTREAM,
+    Runtime,
+    RuntimeKey,
+    is_runtime_manifest,
+    runtime_key,
+    runtime_problems,
+    shape_of,
+    trainjob_problems,
+)
+from .runtimes import key_of as runtime_key_of
 from .secrets import (
     configmap_credential_problems,
     credential_problems,
@@ -47,6 +58,15 @@ from .secrets import (
 )
 from .source import Document, display_path, foreign_config, load_documents, value_problems
 from .stack import CONFIG_NAMESPACE, NATIVE_WORKLOADS, StackFile, StackSettings
+from .trainjob import (
+    CLUSTER_TRAINING_RUNTIME,
+    TRAINER_API_VERSION,
+    TRAINING_RUNTIME,
+    ClusterTrainingRuntime,
+    TrainingRuntime,
+    TrainingRuntimeSpec,
+    TrainJob,
+)
 
 __all__ = [
     "MODE_ANNOTATION",
@@ -62,6 +82,7 @@ __all__ = [
     "load_job",
     "load_stack",
     "load_stack_config",
+    "runtime_from_args",
     "stack_name",
     "stack_name_problem",
 ]
@@ -150,6 +171,8 @@ class Stack:
     #: The stack file's document, to locate settings found wrong after loading.
     document: Document | None = field(default=None, repr=False, compare=False)
     manifests: tuple[LoadedManifest, ...] = ()
+    #: The Kubeflow Trainer runtimes its TrainJobs may name (:mod:`.runtimes`).
+    runtimes: Mapping[RuntimeKey, Runtime] = field(default_factory=dict)
 
     def problem(self, path: Sequence[PathPart], message: str) -> Problem:
         """A :class:`Problem` at ``path`` of the stack file (e.g. ``("config", "kubetrain:x")``)."""
@@ -523,9 +546,12 @@ def _load_stack_document(
     crds = _crd_scopes(manifest_docs)
     manifests = [m for d in manifest_docs if (m := _load_manifest(d, settings, problems, crds))]
     problems += _duplicate_manifests(manifests)
+    runtimes = _runtimes(doc, settings, manifests, root, problems)
+    problems += _trainjob_problems(loaded_jobs, runtimes, settings)
+    problems += _queue_problems(loaded_jobs, manifests, settings)
     if problems:
         raise InputError(problems)
-    return Stack(name, path, root, settings, tuple(loaded_jobs), doc, tuple(manifests))
+    return Stack(name, path, root, settings, tuple(loaded_jobs), doc, tuple(manifests), runtimes)
 
 
 # --- stack-level pieces ----------------------------------------------------------------------
@@ -843,6 +869,298 @@ def _load_manifest(
     if len(problems) > before:
         return None
     return LoadedManifest(obj, JobSource(doc))
+
+
+def _runtimes(
+    stack_doc: Document,
+    settings: StackSettings,
+    manifests: Sequence[LoadedManifest],
+    root: Path,
+    problems: list[Problem],
+) -> dict[RuntimeKey, Runtime]:
+    """The Kubeflow Trainer runtimes of the stack: those among its manifests (checked as the
+    trainer's runtime webhook checks them) and those it declares as existing (see
+    :mod:`.runtimes`)."""
+    found: dict[RuntimeKey, Runtime] = {}
+    for manifest in manifests:
+        obj = manifest.obj
+        if not is_runtime_manifest(obj):
+            continue
+        model_cls: type[TrainingRuntime] | type[ClusterTrainingRuntime] = (
+            TrainingRuntime if obj["kind"] == TRAINING_RUNTIME else ClusterTrainingRuntime
+        )
+        before = len(problems)
+        runtime = _validate(model_cls, manifest.source.document, problems, data=obj)
+        for path, message in runtime_problems(obj):
+            problems.append(manifest.source.problem(path, message))
+        if runtime is None or len(problems) > before:
+            continue
+        meta = obj["metadata"]
+        key = runtime_key(obj["kind"], meta["name"], meta.get("namespace") or "")
+        spec = runtime.spec or TrainingRuntimeSpec()
+        found[key] = Runtime(
+            key,
+            shape_of(spec, obj.get("spec") or {}),
+            obj.get("spec") or {},
+            spec,
+            f"the stack's manifest at {manifest.source}",
+            delivered=True,
+            labels=dict(meta.get("labels") or {}),
+        )
+    external = ("config", f"{CONFIG_NAMESPACE}:external", "trainingRuntimes")
+    for i, declared in enumerate(settings.external.training_runtimes):
+        where = (*external, i)
+        namespace = declared.namespace or settings.namespace
+        key = runtime_key(declared.kind, declared.name, namespace)
+        if key in found:
+            problems.append(
+                stack_doc.problem(
+                    where,
+                    f"{found[key].title} is among the stack's manifests already: declare only "
+                    "runtimes the stack does not deliver",
+                )
+            )
+            continue
+        if declared.file is not None and declared.spec is not None:
+            problems.append(stack_doc.problem(where, "give its spec in file or in spec, not both"))
+            continue
+        spec_doc: Document | None = None
+        labels: dict[str, str] = {}
+        origin = "declared in kubetrain:external.trainingRuntimes"
+        if declared.spec is not None:
+            spec_doc = stack_doc.sub((*where, "spec"))
+        elif declared.file is not None:
+            read = _declared_runtime_file(stack_doc, where, declared, namespace, root, problems)
+            if read is None:
+                continue
+            spec_doc, labels = read
+            origin = f"{declared.file}"
+        if spec_doc is None:
+            shape = (
+                UPSTREAM.get(declared.name) if declared.kind == CLUSTER_TRAINING_RUNTIME else None
+            )
+            if shape is None:
+                known = ", ".join(sorted(UPSTREAM))
+                problems.append(
+                    stack_doc.problem(
+                        where,
+                        f"kubetrain knows no runtime {declared.name!r} by name (it knows the "
+                        f"ClusterTrainingRuntimes Kubeflow publishes with Trainer v2.3.0: "
+                        f"{known}): give its spec with file: or spec:",
+                    )
+                )
+                continue
+            found[key] = Runtime(key, shape, origin=origin + " (by name: Kubeflow's v2.3.0)")
+            continue
+        declared_spec = _validate(TrainingRuntimeSpec, spec_doc, problems)
+        if declared_spec is None:
+            continue
+        spec = declared_spec
+        before = len(problems)
+        for path, message in _embedded_problems(spec, settings):
+            problems.append(spec_doc.problem(path, message))
+        wrapped = {"spec": spec_doc.data}
+        for path, message in runtime_problems(wrapped):
+            problems.append(spec_doc.problem(path[1:], message))
+        if len(problems) > before:
+            continue
+        found[key] = Runtime(
+            key, shape_of(spec, spec_doc.data), spec_doc.data, spec, origin, labels=labels
+        )
+    return found
+
+
+def runtime_from_args(
+    data: Mapping[str, Any], job: TrainJob, settings: StackSettings, file: str
+) -> Runtime:
+    """The runtime a TrainJob component runs on, from its ``runtime`` argument
+    (``{kind, name, namespace, spec}``: the spec, or a runtime Kubeflow publishes with Trainer
+    v2.3.0 by name), checked as the trainer's webhooks check the job on it. Problems name
+    ``file`` and ``runtime.*`` or the job's field."""
+    problems: list[Problem] = []
+    doc = Document(file, 0, {"runtime": dict(data)}).sub(("runtime",))
+    ref = job.spec.runtime_ref
+    kind = str(data.get("kind") or ref.runtime_kind)
+    name = str(data.get("name") or ref.name)
+    namespace = str(data.get("namespace") or job.namespace)
+    key = runtime_key(kind, name, namespace)
+    if key != runtime_key_of(job):
+        problems.append(
+            doc.problem(
+                (),
+                f"is {kind} {name}, but the job's runtimeRef names {ref.runtime_kind} {ref.name}",
+            )
+        )
+        raise InputError(problems)
+    runtime: Runtime | None = None
+    if data.get("spec") is not None:
+        spec = _validate(TrainingRuntimeSpec, doc.sub(("spec",)), problems)
+        if spec is not None:
+            for path, message in _embedded_problems(spec, settings):
+                problems.append(doc.problem(("spec", *path), message))
+            for path, message in runtime_problems({"spec": data["spec"]}):
+                problems.append(doc.problem(path, message))
+            runtime = Runtime(key, shape_of(spec, data["spec"]), data["spec"], spec, file)
+    elif kind == CLUSTER_TRAINING_RUNTIME and name in UPSTREAM:
+        runtime = Runtime(key, UPSTREAM[name], origin=f"{file} (by name: Kubeflow's v2.3.0)")
+    else:
+        problems.append(
+            doc.problem(
+                ("spec",),
+                f"kubetrain knows no runtime {name!r} by name: give the runtime's spec",
+            )
+        )
+    if runtime is not None:
+        problems += [Problem(file, None, p, m) for p, m in trainjob_problems(job, runtime)]
+    if problems:
+        raise InputError(problems)
+    assert runtime is not None
+    return runtime
+
+
+def _declared_runtime_file(
+    stack_doc: Document,
+    where: tuple[PathPart, ...],
+    declared: Any,
+    namespace: str,
+    root: Path,
+    problems: list[Problem],
+) -> tuple[Document, dict[str, str]] | None:
+    """The spec document of a runtime declared with ``file:``: a file of the project (as
+    jobFiles are), holding the runtime of the declared kind and name."""
+    path = declared.file
+    file_where = (*where, "file")
+    if _leaves(path):
+        problems.append(
+            stack_doc.problem(
+                file_where,
+                f"{path!r} reaches outside the project: it is relative to {display_path(root)}, "
+                "without '..' parts",
+            )
+        )
+        return None
+    try:
+        resolved = (root / path).resolve(strict=True)
+    except (OSError, RuntimeError):
+        problems.append(stack_doc.problem(file_where, f"{path!r} is no file of the project"))
+        return None
+    if not resolved.is_relative_to(root.resolve()):
+        problems.append(
+            stack_doc.problem(
+                file_where,
+                f"{path!r} is a symbolic link to {resolved}, outside the project: the files a "
+                "stack reads must be inside it",
+            )
+        )
+        return None
+    try:
+        docs = list(load_documents(resolved))
+    except InputError as exc:
+        problems.extend(exc.problems)
+        return None
+    for doc in docs:
+        data = doc.data
+        if (
+            isinstance(data, dict)
+            and is_runtime_manifest(data)
+            and data.get("kind") == declared.kind
+            and (data.get("metadata") or {}).get("name") == declared.name
+        ):
+            if not isinstance(data.get("spec"), dict):
+                problems.append(doc.problem(("spec",), "required field is missing"))
+                return None
+            labels = (data.get("metadata") or {}).get("labels") or {}
+            return doc.sub(("spec",)), {str(k): str(v) for k, v in labels.items()}
+    problems.append(
+        stack_doc.problem(
+            file_where,
+            f"{path!r} holds no {declared.kind} named {declared.name!r} ({TRAINER_API_VERSION})",
+        )
+    )
+    return None
+
+
+def _trainjob_problems(
+    jobs: Sequence[LoadedJob], runtimes: Mapping[RuntimeKey, Runtime], settings: StackSettings
+) -> list[Problem]:
+    """Each TrainJob's runtime exists, and the trainer's webhooks admit the job on it."""
+    problems: list[Problem] = []
+    for loaded in jobs:
+        job = loaded.document
+        if not isinstance(job, TrainJob):
+            continue
+        key = runtime_key_of(job)
+        runtime = runtimes.get(key)
+        ref = ("spec", "runtimeRef", "name")
+        if runtime is None:
+            kind, namespace, name = key
+            where = f" in namespace {namespace}" if namespace else ""
+            problems.append(
+                loaded.source.problem(
+                    ref,
+                    f"{kind} {name!r}{where} is neither among the stack's manifests nor declared "
+                    f"in {CONFIG_NAMESPACE}:external.trainingRuntimes: the trainer refuses a "
+                    "TrainJob whose runtime does not exist (add the runtime, or declare it)",
+                )
+            )
+            continue
+        for path, message in trainjob_problems(job, runtime):
+            problems.append(loaded.source.problem(path, message))
+        if loaded.mode == "native":
+            if runtime.spec is None:
+                problems.append(
+                    loaded.source.problem(
+                        ref,
+                        f"native mode builds the JobSet from the runtime's spec, and "
+                        f"{runtime.title} is declared by name only: give its spec (file: or "
+                        f"spec: in {CONFIG_NAMESPACE}:external.trainingRuntimes), or use "
+                        "operator mode",
+                    )
+                )
+            elif runtime.shape.policy == "flux":
+                problems.append(
+                    loaded.source.problem(
+                        ref,
+                        f"{runtime.title} runs Flux Framework, which kubetrain does not build "
+                        "natively: use operator mode",
+                    )
+                )
+    return problems
+
+
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+
+
+def _queue_problems(
+    jobs: Sequence[LoadedJob], manifests: Sequence[LoadedManifest], settings: StackSettings
+) -> list[Problem]:
+    """A job naming a Kueue queue names one the stack delivers (a LocalQueue among its
+    manifests) or declares (``kubetrain:external.localQueues``): Kueue never admits a job
+    whose LocalQueue does not exist, so it would wait for ever."""
+    queues = {
+        (str(m.obj["metadata"].get("namespace") or ""), str(m.obj["metadata"]["name"]))
+        for m in manifests
+        if m.obj.get("kind") == "LocalQueue"
+        and str(m.obj.get("apiVersion", "")).startswith("kueue.x-k8s.io/")
+    }
+    for entry in settings.external.local_queues:
+        namespace, _, name = entry.rpartition("/")
+        queues.add((namespace or settings.namespace, name))
+    problems = []
+    for loaded in jobs:
+        job = loaded.document
+        queue = job.metadata.labels.get(QUEUE_LABEL)
+        if queue is None or (job.namespace, queue) in queues:
+            continue
+        problems.append(
+            loaded.source.problem(
+                ("metadata", "labels", QUEUE_LABEL),
+                f"LocalQueue {job.namespace}/{queue} is neither among the stack's manifests nor "
+                f"declared in {CONFIG_NAMESPACE}:external.localQueues: Kueue would hold the job "
+                "for ever (add the LocalQueue, or declare it)",
+            )
+        )
+    return problems
 
 
 def _duplicate_manifests(manifests: Iterable[LoadedManifest]) -> list[Problem]:

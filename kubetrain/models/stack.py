@@ -78,6 +78,30 @@ class SecureValue(Strict):
 KindKey = Annotated[str, Field(pattern=r"^[A-Z][A-Za-z0-9]*\.[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")]
 
 
+class DeclaredRuntime(Strict):
+    """A Kubeflow Trainer runtime that exists in the cluster (not delivered by the stack)."""
+
+    kind: Literal["ClusterTrainingRuntime", "TrainingRuntime"] = Field(
+        default="ClusterTrainingRuntime",
+        description="ClusterTrainingRuntime or TrainingRuntime. Default: ClusterTrainingRuntime.",
+    )
+    name: DNSSubdomain = Field(
+        description="Name of the runtime, as TrainJobs' runtimeRef names it."
+    )
+    namespace: DNSLabel | None = Field(
+        default=None,
+        description="Namespace of a TrainingRuntime. Default: kubetrain:namespace.",
+    )
+    file: str | None = Field(
+        default=None,
+        description="A YAML file of the project holding the runtime (its spec is what kubetrain "
+        "checks TrainJobs against and builds them from; the file is not delivered).",
+    )
+    spec: dict[str, Any] | None = Field(
+        default=None, description="The runtime's spec, inline (instead of file)."
+    )
+
+
 class External(Strict):
     """Objects the rendered output may reference without rendering them (checked by validate)."""
 
@@ -119,6 +143,19 @@ class External(Strict):
         default_factory=list,
         alias="clusterScopedKinds",
         description="Custom kinds whose objects are cluster-scoped, as <Kind>.<group>.",
+    )
+    training_runtimes: list[DeclaredRuntime] = Field(
+        default_factory=list,
+        alias="trainingRuntimes",
+        description="Kubeflow Trainer runtimes that exist in the cluster, which TrainJobs may "
+        "name: {kind, name, namespace} with file: or spec:, or by name alone for those "
+        "Kubeflow publishes with Trainer v2.3.0 (torch-distributed...; operator mode).",
+    )
+    local_queues: list[str] = Field(
+        default_factory=list,
+        alias="localQueues",
+        description="Kueue LocalQueues that exist in the cluster, by name (in kubetrain:namespace) "
+        "or namespace/name: jobs may name them in kueue.x-k8s.io/queue-name.",
     )
 
 
