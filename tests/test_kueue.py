@@ -234,3 +234,46 @@ def test_plan_counts_quota_and_warns_of_jobs_kueue_cannot_admit_whole(tmp_path: 
         "ClusterQueue gpus, flavor a100: cpu 6 of 64; memory 0 of 256Gi; nvidia.com/gpu 3 of 8"
         in text
     )
+
+
+def test_every_kind_carries_its_queue_or_says_what_it_cannot(tmp_path: Path, run) -> None:
+    """A Learner's StatefulSet carries the queue (Kueue's StatefulSet integration); a
+    TrainingJob's trainer Job does (the batch/job integration) and the warning says its
+    ReplicaSets are not queued (Kueue integrates none)."""
+    learner = {
+        "apiVersion": "kubetrain.io/v1alpha1",
+        "kind": "Learner",
+        "metadata": {"name": "lrn", "labels": dict(QUEUE)},
+        "spec": {
+            "trainingId": "t",
+            "framework": {"name": "tensorflow", "version": "1.15", "command": "python3 t.py"},
+            "image": {"registry": "us.icr.io", "namespace": "ml-images"},
+        },
+    }
+    trainingjob = {
+        "apiVersion": "paddlepaddle.org/v1",
+        "kind": "TrainingJob",
+        "metadata": {"name": "tj", "labels": dict(QUEUE)},
+        "spec": {
+            "image": "paddle:1",
+            "trainer": {"entrypoint": "python t.py", "workspace": "/w"}
+            | {"min-instance": 1, "max-instance": 1},
+            "pserver": {"min-instance": 1, "max-instance": 1},
+        },
+    }
+    objs = build(tmp_path, learner, secretStore={"kind": "ClusterSecretStore", "name": "vault"})
+    assert labelled(objs) == [("StatefulSet", "lrn")]
+    (tmp_path / "b").mkdir()
+    objs = build(tmp_path / "b", trainingjob)
+    assert labelled(objs) == [("Job", "tj-trainer")]
+    project = tmp_path / "p"
+    (project / "stacks").mkdir(parents=True)
+    (project / "Pulumi.yaml").write_text("name: kubetrain\nruntime: python\n")
+    config = {
+        "kubetrain:jobs": [trainingjob],
+        "kubetrain:external": {"localQueues": ["team-a"]},
+    }
+    (project / "stacks" / "Pulumi.t.yaml").write_text(yaml.safe_dump({"config": config}))
+    result = run("render", "--stdout", cwd=project)
+    assert result.exit_code == 0, result.stderr
+    assert "Kueue admits the trainer Job only: it integrates no ReplicaSet" in result.stderr

@@ -10,6 +10,8 @@ when the label is on that object, so each native workload carries it where Kueue
   job already (one Workload for the whole job);
 * ``job``: each replica's ``batch/v1`` Job (the batch/job integration): one Workload per Job, so
   Kueue may admit some replicas and not others (the builder warns);
+* a Learner's StatefulSet (the StatefulSet integration); a TrainingJob's trainer Job (its
+  ReplicaSets are not queued: Kueue integrates none, and the builder warns);
 * ``pod``: each bare Pod, as one pod group (the pod integration,
   ``pkg/controller/jobs/pod/constants``: the ``kueue.x-k8s.io/pod-group-name`` label and the
   ``kueue.x-k8s.io/pod-group-total-count`` annotation, both required by its webhook's

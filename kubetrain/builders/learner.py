@@ -36,6 +36,7 @@ from ..models.learner import (
 from .context import BuildContext
 from .crd import PrinterColumn, custom_resource_definition, register_crd
 from .gang import GangJob, with_gang_scheduling
+from .kueue import kueue_labels
 from .meta import app_labels, manifest, merge, object_meta
 from .registry import BuildProblem, builder
 from .secrets import CredentialRef, SecretSpec, pull_secret_spec, secret_manifests
@@ -638,9 +639,11 @@ def build_learner(job: Learner, mode: str, ctx: BuildContext) -> list[dict[str, 
     for secret in secrets:
         out += secret_manifests(secret, ctx)
     out.append(create_service_spec(name, namespace, selector, labels))
-    out.append(
-        create_stateful_set_spec_for_learner(
-            name, namespace, name, spec.learners, template, selector
-        )
+    stateful_set = create_stateful_set_spec_for_learner(
+        name, namespace, name, spec.learners, template, selector
     )
+    # Kueue's StatefulSet integration admits the StatefulSet by its own queue label.
+    if queue := kueue_labels(job.metadata.labels):
+        stateful_set["metadata"]["labels"] = {**stateful_set["metadata"].get("labels", {}), **queue}
+    out.append(stateful_set)
     return with_gang_scheduling(out, GangJob(name, namespace, labels), settings)

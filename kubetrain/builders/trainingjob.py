@@ -28,6 +28,7 @@ from ..models.trainingjob import (
 from .context import BuildContext
 from .crd import PrinterColumn, custom_resource_definition, register_crd
 from .gang import GangJob, with_gang_scheduling
+from .kueue import QUEUE_LABEL, kueue_labels, label_jobs
 from .lifecycle import SKIP_AWAIT
 from .meta import app_labels, gpu_alias_warnings, manifest, merge, object_meta, plain_copy
 from .registry import builder
@@ -409,4 +410,14 @@ def build_trainingjob(job: TrainingJob, mode: str, ctx: BuildContext) -> list[di
         ]
     parsed = ParsedJob(job, ctx)
     parsed.warn_rewrites(ctx)
-    return parsed.build()
+    objs = parsed.build()
+    queue = kueue_labels(job.metadata.labels)
+    if queue:
+        # Kueue's batch/job integration admits the trainer Job; it integrates no ReplicaSet.
+        label_jobs(objs, queue)
+        ctx.warn(
+            ("metadata", "labels", QUEUE_LABEL),
+            "Kueue admits the trainer Job only: it integrates no ReplicaSet, so the pserver "
+            "(and master) pods start without waiting for the queue's quota",
+        )
+    return objs
