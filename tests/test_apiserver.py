@@ -406,8 +406,14 @@ def pod(**spec: Any) -> dict[str, Any]:
         ),
         # ContainerRestartRules, beta in 1.35: restartPolicy on a regular container
         (pod(containers=[{**CONTAINER, "restartPolicy": "Never"}]), (1, 34), (1, 35)),
+        # ContainerRestartRules: an init container may say OnFailure (not only Always)
+        (
+            pod(initContainers=[{**CONTAINER, "name": "prep", "restartPolicy": "OnFailure"}]),
+            (1, 34),
+            (1, 35),
+        ),
     ],
-    ids=["env-names", "sidecars", "container-restart-policy"],
+    ids=["env-names", "sidecars", "container-restart-policy", "init-restart-policy"],
 )
 def test_checks_follow_the_kubernetes_version(case: dict[str, Any], older: Any, newer: Any) -> None:
     assert object_issues(case, older), "refused before the change"

@@ -106,6 +106,24 @@ INT_OR_STRING = {
             id="unknown-format",
         ),
         pytest.param(
+            root(a={"type": "integer", "format": "int32"}),
+            {"a": 2147483648},
+            ["spec.a: Invalid value: 2147483648: must be of type integer with format int32"],
+            id="int32-over",
+        ),
+        pytest.param(
+            root(a={"type": "integer", "format": "int32"}),
+            {"a": -(2**31)},
+            [],
+            id="int32-lowest-fits",
+        ),
+        pytest.param(
+            root(a={"type": "integer", "format": "int64"}),
+            {"a": 2**63},
+            [f"spec.a: Invalid value: {2**63}: must be of type integer with format int64"],
+            id="int64-over",
+        ),
+        pytest.param(
             root(a={"type": "string"}),
             {"a": None},
             ['spec.a: Invalid value: "null": must be of type string'],

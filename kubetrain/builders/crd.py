@@ -313,12 +313,17 @@ class _Converter:
 
     @staticmethod
     def _overlay(inner: dict[str, Any], outer: Mapping[str, Any]) -> dict[str, Any]:
-        """``inner`` with the description and default written beside a ``$ref`` or union."""
+        """``inner`` with what is written beside a ``$ref`` or union: the description, the
+        default, and the schema extensions of the field (its list type and keys, CEL rules, an
+        integer's format), which belong to the value whichever member of the union it is."""
         out = dict(inner)
         if outer.get("description"):
             out["description"] = str(outer["description"]).replace("``", "`")
         if outer.get("default") is not None:
             out["default"] = outer["default"]
+        for key in _COPIED:
+            if key != "description" and key in outer and key not in out:
+                out[key] = outer[key]
         return out
 
 

@@ -35,6 +35,8 @@ JobTemplateSpec = Annotated[
 IMMUTABLE: JsonDict = {
     "x-kubernetes-validations": [{"rule": "self == oldSelf", "message": "Value is immutable"}]
 }
+#: An integer the CRD types ``format: int32``: the API server refuses what does not fit.
+INT32: JsonDict = {"format": "int32"}
 #: A list whose items are keyed by ``name``: two with one name are refused.
 BY_NAME: JsonDict = {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]}
 
@@ -57,7 +59,11 @@ class ReplicatedJob(Strict):
         alias="groupName",
         description="Group the replicated Jobs belong to. Default: default.",
     )
-    replicas: int = Field(default=1, description="Jobs made from the template. Default: 1.")
+    replicas: int = Field(
+        default=1,
+        description="Jobs made from the template. Default: 1.",
+        json_schema_extra=INT32,
+    )
     depends_on: list[DependsOn] | None = Field(
         default=None,
         alias="dependsOn",
@@ -116,6 +122,7 @@ class FailurePolicy(Strict):
     max_restarts: int | None = Field(
         default=None,
         alias="maxRestarts",
+        json_schema_extra=INT32,
         description="Times the whole JobSet is re-created before it fails (0: never).",
     )
     restart_strategy: Literal["Recreate", "BlockingRecreate"] = Field(
@@ -211,6 +218,7 @@ class JobSetSpec(Strict):
     ttl_seconds_after_finished: int | None = Field(
         default=None,
         alias="ttlSecondsAfterFinished",
+        json_schema_extra=INT32,
         ge=0,
         description="Seconds after finishing before the JobSet is deleted.",
     )

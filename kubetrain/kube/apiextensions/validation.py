@@ -321,8 +321,16 @@ def _check_string(walk: _Walk, node: Node, value: str, path: Path) -> None:
         walk.add(path, f"Invalid value: {_quote(value, path)}: must be of type {node.format}")
 
 
+#: The ranges of the integer formats the API server checks (kube-openapi's validate: an
+#: integer of format int32 or int64 must fit it).
+_INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
+
+
 def _check_number(walk: _Walk, node: Node, value: float, path: Path) -> None:
     shown = _quote(value, path)
+    bounds = _INT_RANGES.get(node.format)
+    if bounds is not None and not bounds[0] <= value <= bounds[1]:
+        walk.add(path, f"Invalid value: {shown}: must be of type integer with format {node.format}")
     if node.minimum is not None:
         if node.exclusive_minimum and value <= node.minimum:
             walk.add(path, f"Invalid value: {shown}: should be greater than {_num(node.minimum)}")

@@ -531,8 +531,13 @@ def _containers(
         policy = container.get("restartPolicy")
         sidecar = False
         if policy is not None and since(errs.version, "SidecarContainers"):
-            if policy != "Always":
-                errs.not_supported((*ipath, "restartPolicy"), policy, ["Always"])
+            # validateInitContainerRestartPolicy: Always only, unless ContainerRestartRules
+            # (beta, on from 1.35) lets an init container say OnFailure or Never too.
+            allowed = (
+                _RESTART_POLICIES if since(errs.version, "ContainerRestartRules") else ["Always"]
+            )
+            if policy not in allowed:
+                errs.not_supported((*ipath, "restartPolicy"), policy, allowed)
             sidecar = policy == "Always"
         name = as_str(container.get("name"))
         if name in names:
