@@ -642,3 +642,84 @@ def test_values_that_may_be_secret_are_not_repeated() -> None:
         ]
     )
     assert "hunter2" not in json.dumps(paths(object_issues(env, V)))
+
+
+# --- matchLabelKeys: a Pod's labels are merged into its selectors before validation -----------
+
+
+def _affinity_term(**extra: Any) -> dict[str, Any]:
+    return {
+        "labelSelector": {"matchLabels": {"app": "x"}},
+        "topologyKey": "kubernetes.io/hostname",
+        **extra,
+    }
+
+
+def _spread(**extra: Any) -> dict[str, Any]:
+    return {
+        "maxSkew": 1,
+        "topologyKey": "kubernetes.io/hostname",
+        "whenUnsatisfiable": "DoNotSchedule",
+        "labelSelector": {"matchLabels": {"app": "x"}},
+        **extra,
+    }
+
+
+def labelled_pod(labels: dict[str, str], **spec: Any) -> dict[str, Any]:
+    found = pod(**spec)
+    found["metadata"]["labels"] = labels
+    return found
+
+
+AFFINITY = {
+    "podAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [_affinity_term(matchLabelKeys=["app"])]
+    }
+}
+AFFINITY_PATH = "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]"
+
+
+def test_pod_affinity_key_in_selector_and_match_label_keys_is_refused_on_a_labelled_pod() -> None:
+    # mutatePodAffinity appends "app In (x)"; ValidateMatchLabelKeysAndMismatchLabelKeys then
+    # meets "app" twice and reports it at the term's path indexed by the key (upstream's path).
+    refused = labelled_pod({"app": "x"}, affinity=AFFINITY)
+    assert paths(object_issues(refused, (1, 36))) == [
+        f"{AFFINITY_PATH}[0]: invalid value 'app': exists in both matchLabelKeys and labelSelector"
+    ]
+    # A Pod without the label gets nothing merged; a template is never merged; before 1.31
+    # the server drops matchLabelKeys.
+    assert paths(object_issues(labelled_pod({"other": "y"}, affinity=AFFINITY), (1, 36))) == []
+    template = workload("Deployment")
+    template["spec"]["template"]["spec"]["affinity"] = AFFINITY
+    assert paths(object_issues(template, (1, 36))) == []
+    assert paths(object_issues(refused, (1, 30))) == []
+
+
+def test_match_and_mismatch_label_keys_must_differ() -> None:
+    term = _affinity_term(matchLabelKeys=["zone"], mismatchLabelKeys=["zone"])
+    affinity = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+    found = paths(object_issues(pod(affinity=affinity), (1, 36)))
+    assert found == [
+        "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]"
+        ".matchLabelKeys[0]: invalid value 'zone': exists in both matchLabelKeys and "
+        "mismatchLabelKeys"
+    ]
+
+
+def test_topology_spread_key_in_selector_follows_the_selector_merge_gate() -> None:
+    spread = [_spread(matchLabelKeys=["app"])]
+    template = workload("Deployment")
+    template["spec"]["template"]["spec"]["topologySpreadConstraints"] = spread
+    # Before MatchLabelKeysInPodTopologySpreadSelectorMerge (1.34) any key in the selector is
+    # refused; after it, a template may repeat it and only a labelled Pod is refused.
+    legacy = paths(object_issues(template, (1, 33)))
+    assert legacy == [
+        "spec.template.spec.topologySpreadConstraints[0].matchLabelKeys[0]: invalid value "
+        "'app': exists in both matchLabelKeys and labelSelector"
+    ]
+    assert paths(object_issues(template, (1, 34))) == []
+    refused = labelled_pod({"app": "x"}, topologySpreadConstraints=spread)
+    assert paths(object_issues(refused, (1, 36))) == [
+        "spec.topologySpreadConstraints[0][0]: invalid value 'app': exists in both "
+        "matchLabelKeys and labelSelector"
+    ]

@@ -233,6 +233,8 @@ class SchemaIssue:
 
     path: tuple[str | int, ...]
     message: str
+    #: Not a refusal: a check kubetrain could not complete (reported as a warning).
+    unchecked: bool = False
 
 
 def value_shape(value: Any) -> str:

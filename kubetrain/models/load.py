@@ -56,7 +56,15 @@ from .secrets import (
     credential_value_message,
     looks_like_credential,
 )
-from .source import Document, display_path, foreign_config, load_documents, value_problems
+from .source import (
+    Document,
+    display_path,
+    expand_lists,
+    foreign_config,
+    list_problem,
+    load_documents,
+    value_problems,
+)
 from .stack import CONFIG_NAMESPACE, NATIVE_WORKLOADS, StackFile, StackSettings
 from .trainjob import (
     CLUSTER_TRAINING_RUNTIME,
@@ -594,7 +602,8 @@ def _documents(
     (``kubetrain:jobFiles``) matches, each file once."""
     key, count = inline
     for i in range(count):
-        yield stack_doc.sub(("config", f"{CONFIG_NAMESPACE}:{key}", i))
+        # A list object (kind: List) is its items, as kubectl and kustomize read it.
+        yield from _expanded(stack_doc.sub(("config", f"{CONFIG_NAMESPACE}:{key}", i)), problems)
     files_key, patterns = files
     seen: set[Path] = set()
     inside = root.resolve()
@@ -635,9 +644,19 @@ def _documents(
                 )
                 continue
             try:
-                yield from load_documents(file, chunks=chunks)
+                for found in load_documents(file, chunks=chunks):
+                    yield from _expanded(found, problems)
             except InputError as exc:
                 problems += exc.problems
+
+
+def _expanded(doc: Document, problems: list[Problem]) -> Iterator[Document]:
+    """A document, or the items of a list object (kind: List), as kubectl and kustomize read
+    it; a list past the bound is a problem, never expanded."""
+    if (message := list_problem(doc.data)) is not None:
+        problems.append(doc.problem(("items",), message))
+        return
+    yield from expand_lists(doc)
 
 
 def _leaves(pattern: str) -> bool:

@@ -37,6 +37,7 @@ from typing import Any
 import jsonpatch
 import jsonpointer
 
+from ..kube.regex import go_regex
 from ..kube.schemas import split_api_version
 from .base import plain_copy
 from .errors import InputError, PathPart, Problem
@@ -211,14 +212,15 @@ def _target_of(source: PatchSource, problems: list[Problem]) -> PatchTarget | No
 
 def _matches(target: PatchTarget, identity: tuple[str, str, str, str, str]) -> bool:
     """Kustomize's selector: every field given matches; names and namespaces as anchored
-    regular expressions (``kustomize/api/types.Selector``, ``resource.Resource.IsSelected``)."""
+    regular expressions (``kustomize/api/types.Selector``, ``resource.Resource.IsSelected``),
+    Go's, so matched by RE2 in time linear in the name."""
     group, version, kind, name, namespace = identity
     return (
         (target.group is None or target.group == group)
         and (target.version is None or target.version == version)
         and (target.kind is None or target.kind == kind)
-        and (target.name is None or re.fullmatch(target.name, name) is not None)
-        and (target.namespace is None or re.fullmatch(target.namespace, namespace) is not None)
+        and (target.name is None or go_regex(target.name).fullmatch(name))
+        and (target.namespace is None or go_regex(target.namespace).fullmatch(namespace))
     )
 
 

@@ -34,7 +34,7 @@ import math
 import os
 import re
 import stat
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,22 +42,35 @@ import yaml
 
 from ..parallel import ChunkMapper, serial
 from .errors import InputError, PathPart, Problem
-from .limits import INT64_MAX, INT64_MIN, MAX_ALIAS_VALUES, MAX_DEPTH, MAX_FILE_BYTES
+from .limits import (
+    INT64_MAX,
+    INT64_MIN,
+    MAX_ALIAS_VALUES,
+    MAX_DEPTH,
+    MAX_FILE_BYTES,
+    MAX_OBJECTS,
+)
 from .scalars import BOOL, FLOAT, INT, MERGE, NULL, plain_value, resolve_plain
 
 __all__ = [
     "GENERATED_MARK",
     "UNREADABLE",
     "Document",
+    "decode_utf8",
     "display_path",
+    "expand_list_values",
+    "expand_lists",
     "file_kind",
     "foreign_config",
     "is_plain_data",
+    "list_items",
+    "list_problem",
     "load_all",
     "load_documents",
     "os_message",
     "parse_documents",
     "read_text",
+    "too_big",
     "value_problems",
 ]
 
@@ -363,7 +376,7 @@ def read_text(path: str | os.PathLike[str], what: str = "a YAML file") -> str:
                 display_path(path), f"is {file_kind(info.st_mode)}, expected {what}"
             )
         if info.st_size > MAX_FILE_BYTES:
-            raise InputError.single(display_path(path), _too_big(info.st_size))
+            raise InputError.single(display_path(path), too_big(info.st_size))
         chunks, size = [], 0
         # Read to the end, but never more than the limit (a file may grow, and files under
         # /proc say they are empty).
@@ -371,22 +384,28 @@ def read_text(path: str | os.PathLike[str], what: str = "a YAML file") -> str:
             chunks.append(chunk)
             size += len(chunk)
             if size > MAX_FILE_BYTES:
-                raise InputError.single(display_path(path), _too_big(size))
+                raise InputError.single(display_path(path), too_big(size))
     except OSError as exc:
         raise InputError.single(display_path(path), os_message(exc)) from None
     finally:
         os.close(fd)
+    return decode_utf8(b"".join(chunks), display_path(path))
+
+
+def decode_utf8(data: bytes, shown: str) -> str:
+    """``data`` as UTF-8 text; bytes that are not are an :class:`InputError` naming ``shown``."""
     try:
-        return b"".join(chunks).decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InputError.single(display_path(path), f"not UTF-8 text ({exc.reason})") from None
+        raise InputError.single(shown, f"not UTF-8 text ({exc.reason})") from None
 
 
-def _too_big(size: int) -> str:
-    return (
-        f"is {size / 2**20:.0f} MiB; kubetrain reads files of at most "
-        f"{MAX_FILE_BYTES // 2**20} MiB (docs/limits.md)"
-    )
+def too_big(size: int, *, cut: bool = False) -> str:
+    """The message for input over :data:`~.limits.MAX_FILE_BYTES` (``cut``: a stream read up to
+    the limit, whose full size is unknown)."""
+    limit = MAX_FILE_BYTES // 2**20
+    size_text = f"more than {limit} MiB" if cut else f"{size / 2**20:.0f} MiB"
+    return f"is {size_text}; kubetrain reads files of at most {limit} MiB (docs/limits.md)"
 
 
 # --- what a value may hold -------------------------------------------------------------------
@@ -633,6 +652,55 @@ def foreign_config(path: Path_) -> bool:
         return False
     namespace, colon, _ = path[1].partition(":")
     return bool(colon) and namespace != "kubetrain"
+
+
+# --- lists of objects ------------------------------------------------------------------------
+
+
+def list_items(data: Any) -> list[Any] | None:
+    """The items of a list object, else ``None``. A mapping whose ``kind`` ends in ``List``
+    (``List``, ``ConfigMapList``) and whose ``items`` is a list is a list object, as
+    apimachinery's unstructured decoder reads it (``UnstructuredJSONScheme.decode``): kubectl
+    apply, kustomize and kubeconform take its items as the objects, never the list itself."""
+    if not isinstance(data, dict):
+        return None
+    kind, items = data.get("kind"), data.get("items")
+    if isinstance(kind, str) and kind.endswith("List") and isinstance(items, list):
+        return items
+    return None
+
+
+def list_problem(data: Any) -> str | None:
+    """Why a list object is refused: more items than one stack renders objects
+    (:data:`~.limits.MAX_OBJECTS`, items of items counted); ``None`` for any other value."""
+    count = sum(1 for _ in expand_list_values(data)) if list_items(data) is not None else 0
+    if count <= MAX_OBJECTS:
+        return None
+    return (
+        f"a list object of {count:,} items: kubetrain reads at most {MAX_OBJECTS:,} objects "
+        "from one list (docs/limits.md)"
+    )
+
+
+def expand_lists(doc: Document) -> Iterator[Document]:
+    """``doc``, or each item of it when it is a list object (items of items too), each a
+    document of its own at its lines (``items[3]``). Nesting is bounded by the file's depth."""
+    items = list_items(doc.data)
+    if items is None:
+        yield doc
+        return
+    for i in range(len(items)):
+        yield from expand_lists(doc.sub(("items", i)))
+
+
+def expand_list_values(data: Any, within: Path_ = ()) -> Iterator[tuple[Path_, Any]]:
+    """:func:`expand_lists` for plain values: (path of the item in the document, item)."""
+    items = list_items(data)
+    if items is None:
+        yield within, data
+        return
+    for i, item in enumerate(items):
+        yield from expand_list_values(item, (*within, "items", i))
 
 
 # --- reading YAML ----------------------------------------------------------------------------

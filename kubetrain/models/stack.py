@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from ..kube.names import check_label_key
+from ..kube.regex import go_regex
 from ..kube.schemas import parse_version
 from .base import DNSLabel, DNSSubdomain, Strict, reject_unquoted_number
 
@@ -362,8 +363,8 @@ class PatchTarget(Strict):
     def _regex(cls, value: str | None) -> str | None:
         if value is not None:
             try:
-                re.compile(value)
-            except re.error as exc:
+                go_regex(value)  # Kustomize compiles it with Go's regexp: RE2's language
+            except ValueError as exc:
                 raise ValueError(f"not a regular expression ({exc}), got {value!r}") from None
         return value
 

@@ -25,12 +25,16 @@ from ..models.errors import InputError, PathPart, Problem, Severity
 from ..models.limits import MAX_FILE_BYTES
 from ..models.source import (
     FastReader,
+    decode_utf8,
     display_path,
+    expand_list_values,
     file_kind,
+    list_problem,
     load_all,
     os_message,
     parse_documents,
     read_text,
+    too_big,
 )
 from ..parallel import ChunkMapper, serial
 from .customresources import CustomResources, builtin_version, custom_resource_issues
@@ -93,6 +97,8 @@ class ObjectResult:
     findings: list[Finding] = field(default_factory=list)
     line: int | None = None
     source: str = ""
+    #: Where the object is in its document (an item of a list object), for line numbers.
+    within: tuple[PathPart, ...] = ()
 
     @property
     def title(self) -> str:
@@ -152,6 +158,8 @@ class Located:
     document: int = 0
     line: int | None = None
     source: str = ""
+    #: Where the object is in its document: an item of a list object (``("items", 3)``).
+    within: tuple[PathPart, ...] = ()
 
 
 class Validator:
@@ -196,7 +204,16 @@ class Validator:
     def _check_schema(self, item: Located, version: tuple[int, int] | None) -> ObjectResult:
         obj = item.obj
         result = ObjectResult(
-            item.file, item.document, "", "", "", "", "valid", line=item.line, source=item.source
+            item.file,
+            item.document,
+            "",
+            "",
+            "",
+            "",
+            "valid",
+            line=item.line,
+            source=item.source,
+            within=item.within,
         )
         if not isinstance(obj, dict):
             result.status = "error"
@@ -266,6 +283,10 @@ class Validator:
     @staticmethod
     def _custom_resource(result: ObjectResult, issues: Sequence[k8s.SchemaIssue]) -> ObjectResult:
         for issue in issues:
+            if issue.unchecked:
+                finding = Finding("cel-unchecked", issue.path, issue.message, severity="warning")
+                result.findings.append(finding)
+                continue
             result.status = "invalid"
             result.findings.append(Finding("schema", issue.path, issue.message))
         return result
@@ -352,6 +373,9 @@ def _files(paths: Sequence[str]) -> Iterator[tuple[str, str]]:
             raise InputError.single(display_path(raw), "no such file or folder") from None
         except OSError as exc:
             raise InputError.single(display_path(raw), os_message(exc)) from None
+        if stat.S_ISREG(mode) and (size := os.stat(raw).st_size) > MAX_FILE_BYTES:
+            # A file named on the command line, as standard input: never read, no verdict.
+            raise InputError.single(display_path(raw), too_big(size))
         if stat.S_ISDIR(mode):
             shown_root = display_path(raw)
             for root, dirs, files in os.walk(raw):
@@ -369,15 +393,17 @@ def _files(paths: Sequence[str]) -> Iterator[tuple[str, str]]:
             )
 
 
-def _stdin() -> str:
-    """What ``-`` names: standard input, read up to the limit of a file."""
-    text = sys.stdin.read(MAX_FILE_BYTES + 1)
-    if len(text) > MAX_FILE_BYTES:
-        raise InputError.single(
-            STDIN,
-            f"kubetrain reads files of at most {MAX_FILE_BYTES // 2**20} MiB (docs/limits.md)",
-        )
-    return text
+def _stdin() -> str | list[Problem]:
+    """What ``-`` names: standard input as bytes, read up to the limit of a file. Input past the
+    limit is an input error (exit 2: what was read is cut, so no verdict on it holds); bytes that
+    are not UTF-8 are the input's finding, as a file's are."""
+    data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise InputError.single(STDIN, too_big(len(data), cut=True))
+    try:
+        return decode_utf8(data, STDIN)
+    except InputError as exc:
+        return exc.problems
 
 
 def _unreadable(shown: str, findings: list[Finding]) -> ObjectResult:
@@ -392,7 +418,7 @@ def read_objects(
     may read files faster than PyYAML where it proves the same values (see
     :func:`~kubetrain.models.source.load_all`). Files are read independently of each other,
     by ``chunks`` (:mod:`kubetrain.parallel`); standard input first, here."""
-    files = [(path, shown, _read_stdin() if path == "-" else None) for path, shown in _files(paths)]
+    files = [(path, shown, _stdin() if path == "-" else None) for path, shown in _files(paths)]
     items: list[Located] = []
     early: list[ObjectResult] = []
     versions: dict[str, tuple[int, int]] = {}
@@ -421,15 +447,15 @@ def read_objects(
         if version is not None:
             versions[shown] = version
         source = source_from_header(text)
-        items.extend(Located(doc, shown, index, source=source) for index, doc in enumerate(docs))
+        for index, doc in enumerate(docs):
+            if (message := list_problem(doc)) is not None:
+                early.append(_unreadable(shown, [Finding("structure", ("items",), message)]))
+                continue
+            items.extend(
+                Located(item, shown, index, source=source, within=within)
+                for within, item in expand_list_values(doc)
+            )
     return items, early, versions, texts
-
-
-def _read_stdin() -> str | list[Problem]:
-    try:
-        return _stdin()
-    except InputError as exc:
-        return exc.problems
 
 
 def _read(
@@ -462,7 +488,8 @@ def add_lines(report: Report, texts: dict[str, str]) -> None:
         for r in results:
             if r.document < len(docs):
                 doc = docs[r.document]
-                r.line = doc.line_of(())
+                r.line = doc.line_of(r.within)
                 r.findings = [
-                    dataclasses.replace(f, line=f.line or doc.line_of(f.path)) for f in r.findings
+                    dataclasses.replace(f, line=f.line or doc.line_of((*r.within, *f.path)))
+                    for f in r.findings
                 ]

@@ -33,7 +33,7 @@ from ..schemas import json_type
 if TYPE_CHECKING:
     from .schema import Node
 
-__all__ = ["Rule", "RuleFailure", "compile_rule", "escape_property", "evaluate"]
+__all__ = ["RESERVED", "Rule", "RuleFailure", "compile_rule", "escape_property", "evaluate"]
 
 #: Functions of Kubernetes' CEL libraries (``k8s.io/apiserver/pkg/cel/library``) that the CEL
 #: runtime used here does not have.
@@ -97,7 +97,7 @@ KUBERNETES_LIBRARY = frozenset(
 _UNDECLARED = re.compile(r"undeclared reference to '([A-Za-z_][A-Za-z0-9_]*)'")
 _OLD_SELF = re.compile(r"\boldSelf\b")
 #: CEL's reserved words, escaped as ``__<word>__`` when they name a property.
-_RESERVED = frozenset(
+RESERVED = frozenset(
     {
         "true",
         "false",
@@ -132,6 +132,8 @@ _REASONS = {
 _FIELD_PATH_PART = re.compile(r"\.([A-Za-z_][A-Za-z0-9_-]*)|\['((?:[^'\\]|\\.)*)'\]|\[(\d+)\]")
 
 _ENV: Any = None
+#: The most iterations the CEL runtime evaluates in one expression (its comprehension budget).
+ITERATION_LIMIT = 10_000
 
 
 def _env() -> Any:
@@ -156,7 +158,7 @@ def _env() -> Any:
 def escape_property(name: str) -> str | None:
     """The name a property has in CEL (``apiserver/pkg/cel`` ``Escape``), or ``None`` when it
     cannot be reached as a field."""
-    if name in _RESERVED:
+    if name in RESERVED:
         return f"__{name}__"
     if not _ESCAPABLE.fullmatch(name):
         return None
@@ -190,6 +192,8 @@ class RuleFailure:
 
     path: tuple[str | int, ...]
     message: str
+    #: Not a refusal: the rule could not be evaluated here (the runtime's iteration limit).
+    unchecked: bool = False
 
 
 def _compile(expression: str) -> tuple[Any, str]:
@@ -254,14 +258,53 @@ def compile_rule(props: Mapping[str, Any], node: Node) -> Rule:
     )
 
 
-def _message(rule: Rule, self_value: Any) -> str:
+#: Strings of the object at least this long are looked for in a messageExpression's text.
+_QUOTED_MIN = 3
+
+
+def _strings(value: Any, found: set[str], budget: list[int]) -> None:
+    """The string values under ``value`` (not its keys: field names), at most ``budget[0]``."""
+    if budget[0] <= 0:
+        return
+    if isinstance(value, str):
+        if len(value) >= _QUOTED_MIN:
+            found.add(value)
+            budget[0] -= 1
+    elif isinstance(value, dict):
+        for item in value.values():
+            _strings(item, found, budget)
+    elif isinstance(value, list):
+        for item in value:
+            _strings(item, found, budget)
+
+
+def _quotes_the_object(text: str, raw_value: Any) -> bool:
+    """Whether a message holds a string of the object: a messageExpression can print any field
+    (a password), and kubetrain's reports never quote an object's values (docs/secrets.md)."""
+    found: set[str] = set()
+    _strings(raw_value, found, [10_000])
+    return any(value in text for value in found)
+
+
+def _message(rule: Rule, self_value: Any, raw_value: Any) -> str:
+    fallback = rule.message or f"failed rule: {rule.rule}"
     if rule.message_program is not None:
-        result = rule.message_program.eval(data={"self": self_value})
+        try:
+            result = rule.message_program.eval(data={"self": self_value})
+        except RuntimeError:  # out of budget: the server falls back to the message too
+            return fallback
         if result.type().name() == "STRING":
             text = result.value()
-            if isinstance(text, str) and text.strip() and "\n" not in text:
+            # Upstream uses a non-empty one-line result of at most 5 KiB
+            # (MaxEvaluatedMessageExpressionSizeBytes), else the message.
+            if isinstance(text, str) and text.strip() and "\n" not in text and len(text) <= 5120:
+                if _quotes_the_object(text, raw_value):
+                    return (
+                        f"{fallback} (the rule's messageExpression quotes a value of the object; "
+                        "kubetrain does not show it)"
+                    )
                 return text
-    return rule.message or f"failed rule: {rule.rule}"
+    return fallback
 
 
 def evaluate(
@@ -271,13 +314,24 @@ def evaluate(
     ``raw_value`` as the object holds it (for the message)."""
     if rule.transition or rule.program is None:
         return None
-    result = rule.program.eval(data={"self": self_value})
+    try:
+        result = rule.program.eval(data={"self": self_value})
+    except RuntimeError:
+        # The runtime stops a comprehension at 10,000 iterations; the API server's limit is a
+        # cost (1,000,000 per call), which a long list can stay under. So no verdict: a warning.
+        return RuleFailure(
+            path,
+            f"not checked: the rule needs more than the {ITERATION_LIMIT:,} iterations "
+            "kubetrain's CEL runtime evaluates (the API server allows a cost of 1,000,000 per "
+            f"call): {rule.rule}",
+            unchecked=True,
+        )
     kind = result.type().name()
     if kind == "BOOL" and result.value() is True:
         return None
     if kind == "BOOL":
         what = _REASONS.get(rule.reason, "Invalid value")
-        detail = _message(rule, self_value)
+        detail = _message(rule, self_value, raw_value)
         if what == "Invalid value":
             detail = f'Invalid value: "{json_type(raw_value)}": {detail}'
         else:

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..names import DNS1035_LABEL, DNS1123_SUBDOMAIN
 from ..schemas import SchemaIssue
+from . import celcost
 from .schema import Node, compile_schema
 from .structural import structural_problems
 
@@ -252,9 +253,99 @@ def _schema_problems(schema: Mapping[str, Any], path: Path) -> Iterator[SchemaIs
         where, _, message = problem.partition(": ")
         yield SchemaIssue((*here, *_problem_path(where)), message)
     try:
-        compile_schema(root)
+        compiled = compile_schema(root)
     except (ValueError, re.error) as exc:
         yield SchemaIssue(here, f"Invalid value: {exc}")
+        return
+    yield from _cel_problems(compiled, here)
+
+
+def _cel_problems(root: Node, here: Path) -> Iterator[SchemaIssue]:
+    """What the API server works out about the schema's CEL rules before it accepts the CRD
+    (``validateCustomResourceDefinitionValidation`` with its ``CELSchemaContext``): each rule
+    type-checks against the declaration of its node, and its estimated cost, times how many
+    times its node can occur in one object, is within the per-expression budget; all rules
+    together within the schema's."""
+    total = 0
+    expensive: list[tuple[int, Path]] = []
+    issues: list[SchemaIssue] = []
+    for node, path, cardinality in _rule_nodes(root, here):
+        decl = celcost.decl_of(node, node is root or node.embedded)
+        if decl is None:
+            issues.append(
+                SchemaIssue(
+                    (*path, "x-kubernetes-validations"),
+                    "Internal error: failed to construct type information for "
+                    "x-kubernetes-validations rules: unable to convert structural schema to CEL "
+                    "declarations",
+                )
+            )
+            continue
+        fallback = celcost.max_cardinality(decl.min_size)
+        for i, rule in enumerate(node.rules):
+            where = (*path, "x-kubernetes-validations", i)
+            for program, key, what in (
+                (rule.program, "rule", "estimated rule cost"),
+                (rule.message_program, "messageExpression", "estimated messageExpression cost"),
+            ):
+                if program is None:
+                    continue
+                try:
+                    cost = celcost.estimate(program.serialize(), decl)
+                except ValueError as exc:
+                    issues.append(SchemaIssue((*where, key), f"Invalid value: {exc}"))
+                    continue
+                if key == "rule":  # getExpressionCost; a messageExpression's is its own
+                    cost = _times(cost, cardinality if cardinality is not None else fallback)
+                if cost > celcost.PER_EXPRESSION_LIMIT:
+                    message = celcost.cost_error_message(what, cost, celcost.PER_EXPRESSION_LIMIT)
+                    issues.append(SchemaIssue((*where, key), f"Forbidden: {message}"))
+                total = min(total + cost, 2**64 - 1)
+                if cost >= celcost.TOTAL_LIMIT // 100:
+                    expensive.append((cost, (*where, key)))
+    yield from issues
+    if total > celcost.TOTAL_LIMIT:
+        for _, path in sorted(expensive, key=lambda pair: -pair[0])[:4]:
+            yield SchemaIssue(
+                path,
+                "Forbidden: contributed to estimated rule cost total exceeding cost limit for "
+                "entire OpenAPIv3 schema",
+            )
+        message = celcost.cost_error_message(
+            "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema",
+            total,
+            celcost.TOTAL_LIMIT,
+        )
+        yield SchemaIssue(here, f"Forbidden: {message}")
+
+
+def _times(cost: int, cardinality: int) -> int:
+    """``multiplyWithOverflowGuard``."""
+    return min(cost * cardinality, 2**64 - 1)
+
+
+def _rule_nodes(
+    node: Node, path: Path, cardinality: int | None = 1
+) -> Iterator[tuple[Node, Path, int | None]]:
+    """Every node with rules, its path and how many times it can occur in one object (the
+    ``MaxCardinality`` of its ``CELSchemaContext``; ``None``: unbounded)."""
+    if not node.subtree_rules:
+        return
+    if node.rules:
+        yield node, path, cardinality
+    if node.type == "object" and node.additional is not None:
+        most = node.max_properties
+    elif node.type == "array":
+        most = node.max_items
+    else:
+        most = 1
+    below = None if cardinality is None or most is None else _times(cardinality, max(most, 0))
+    for name, child in node.properties.items():
+        yield from _rule_nodes(child, (*path, "properties", name), below)
+    if node.additional is not None:
+        yield from _rule_nodes(node.additional, (*path, "additionalProperties"), below)
+    if node.items is not None:
+        yield from _rule_nodes(node.items, (*path, "items"), below)
 
 
 def _problem_path(where: str) -> Path:

@@ -10,11 +10,11 @@ validating an object only walks it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..regex import GoRegex, go_regex
 from .cel import Rule, compile_rule, escape_property
 
 __all__ = ["MISSING", "Node", "compile_schema"]
@@ -50,7 +50,7 @@ class Node:
     required: tuple[str, ...] = ()
     enum: list[Any] | None = None
     format: str = ""
-    pattern: re.Pattern[str] | None = None
+    pattern: GoRegex | None = None
     pattern_text: str = ""
     minimum: float | None = None
     maximum: float | None = None
@@ -80,12 +80,6 @@ class Node:
             c.subtree_escapes for c in children
         )
         return self
-
-
-def _go_regex(pattern: str) -> re.Pattern[str]:
-    """A Go (RE2) pattern as a Python one: the syntax CRD patterns use is the common subset;
-    ``\\z`` is RE2's end of text, Python's ``\\Z``."""
-    return re.compile(pattern.replace("\\z", "\\Z"))
 
 
 def _number(value: Any) -> float | None:
@@ -131,7 +125,7 @@ def compile_schema(props: Mapping[str, Any], path: str = "") -> Node:
     node.format = str(props.get("format") or "")
     if isinstance(props.get("pattern"), str):
         node.pattern_text = props["pattern"]
-        node.pattern = _go_regex(node.pattern_text)
+        node.pattern = go_regex(node.pattern_text)
     node.minimum = _number(props.get("minimum"))
     node.maximum = _number(props.get("maximum"))
     node.exclusive_minimum = props.get("exclusiveMinimum") is True

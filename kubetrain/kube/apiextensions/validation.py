@@ -38,7 +38,7 @@ from typing import Any
 
 from .. import schemas as k8s
 from ..names import LABEL_VALUE, check_label_key
-from .cel import RuleFailure, escape_property, evaluate
+from .cel import RESERVED, RuleFailure, escape_property, evaluate
 from .schema import MISSING, Node
 
 __all__ = ["FORMATS", "apply_defaults", "validate_custom_resource", "validate_value"]
@@ -314,7 +314,7 @@ def _check_string(walk: _Walk, node: Node, value: str, path: Path) -> None:
             f"Invalid value: {_quote(value, path)}: should be at least {node.min_length} "
             "chars long",
         )
-    if node.pattern is not None and not node.pattern.search(value):
+    if node.pattern is not None and not node.pattern.search(value):  # RE2: linear time
         walk.add(path, f"Invalid value: {_quote(value, path)}: should match '{node.pattern_text}'")
     check = FORMATS.get(node.format)
     if check is not None and not check(value):
@@ -513,6 +513,9 @@ def _cel_value(node: Node, value: Any) -> Any:
                 name = escape_property(key)
                 if name is not None:
                     out[name] = _cel_value(child, item)
+                    if key in RESERVED:
+                        # Kubernetes 1.31+ reads `self.namespace` as __namespace__ too.
+                        out[key] = out[name]
             elif node.additional is not None:
                 out[key] = _cel_value(node.additional, item)
             else:
@@ -578,7 +581,10 @@ def validate_custom_resource(
     )
     if not walk.blocking:
         for failure in _rule_failures(root, value, ()):
-            walk.add(failure.path, failure.message)
+            if failure.unchecked:
+                walk.issues.append(k8s.SchemaIssue(failure.path, failure.message, unchecked=True))
+            else:
+                walk.add(failure.path, failure.message)
     seen: set[tuple[Path, str]] = set()
     unique = []
     for issue in walk.issues:

@@ -26,6 +26,12 @@ _SINCE: dict[str, tuple[int, int]] = {
     "RelaxedDNSSearchValidation": (1, 33),
     # StatefulSet spec.serviceName must be a DNS label (kubernetes#130233).
     "StatefulSetServiceNameValidation": (1, 33),
+    # matchLabelKeys and mismatchLabelKeys in pod (anti-)affinity terms, merged into a Pod's
+    # selector (MatchLabelKeysInPodAffinity, beta on; dropped before).
+    "MatchLabelKeysInPodAffinity": (1, 31),
+    # A topology spread constraint's matchLabelKeys merged into a Pod's selector and checked
+    # like affinity's (MatchLabelKeysInPodTopologySpreadSelectorMerge, beta on).
+    "MatchLabelKeysInPodTopologySpreadSelectorMerge": (1, 34),
     # Pod-level resources, spec.resources (PodLevelResources, beta on).
     "PodLevelResources": (1, 34),
     # StatefulSet pod templates and volume claim templates are validated like a Pod's

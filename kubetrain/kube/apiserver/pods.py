@@ -667,29 +667,73 @@ def _node_selector_term(errs: Errors, term: Any, path: Path, check_values: bool)
                 errs.problem((*rpath, "values", k), dns_subdomain(as_str(value)))
 
 
-def _pod_affinity_term(errs: Errors, term: Any, path: Path) -> None:
-    # Upstream validatePodAffinityTerm.
-    term = as_map(term)
-    validate_label_selector(errs, term.get("labelSelector"), (*path, "labelSelector"))
-    validate_label_selector(errs, term.get("namespaceSelector"), (*path, "namespaceSelector"))
-    for name in as_list(term.get("namespaces")):
-        errs.problem((*path, "namespace"), dns_label(as_str(name)))  # upstream's path
-    match_keys = as_list(term.get("matchLabelKeys"))
-    mismatch_keys = as_list(term.get("mismatchLabelKeys"))
-    for key in ("matchLabelKeys", "mismatchLabelKeys"):
-        keys = as_list(term.get(key))
-        if keys and term.get("labelSelector") is None:
+def _merged_selector(
+    selector: Any, match: list[Any], mismatch: list[Any], labels: dict[str, Any] | None
+) -> Any:
+    """The label selector as the Pod strategy leaves it before validation
+    (``applyLabelKeysToLabelSelector``): a Pod's value of each key in ``matchLabelKeys`` appended
+    as an ``In`` expression, of each in ``mismatchLabelKeys`` as ``NotIn``. Templates (``labels``
+    None) and a missing selector are left alone."""
+    if labels is None or not isinstance(selector, dict) or not (match or mismatch):
+        return selector
+    added = [
+        {"key": key, "operator": operator, "values": [labels[key]]}
+        for keys, operator in ((match, "In"), (mismatch, "NotIn"))
+        for key in keys
+        if isinstance(key, str) and key in labels
+    ]
+    if not added:
+        return selector
+    return {**selector, "matchExpressions": [*as_list(selector.get("matchExpressions")), *added]}
+
+
+def _label_keys_and_selector(
+    errs: Errors, path: Path, match: list[Any], mismatch: list[Any], selector: Any
+) -> None:
+    """Upstream ``ValidateMatchLabelKeysAndMismatchLabelKeys`` on the merged selector: keys
+    are label names and need a selector; a key of ``matchLabelKeys`` whose expression meets the
+    same key earlier in the selector is refused (its path, like upstream's, indexes the term);
+    a key in both lists is refused."""
+    for key, keys in (("matchLabelKeys", match), ("mismatchLabelKeys", mismatch)):
+        if not keys:
+            continue
+        if selector is None:
             errs.forbidden((*path, key), "must not be specified when labelSelector is not set")
             continue
         for i, label in enumerate(keys):
             errs.problem((*path, key, i), check_label_key(as_str(label)))
-    for i, label in enumerate(match_keys):
-        if label in mismatch_keys:
+    if isinstance(selector, dict):
+        index = {as_str(key): i for i, key in enumerate(match)}
+        seen = set(as_map(selector.get("matchLabels")))
+        for expression in as_list(selector.get("matchExpressions")):
+            key = as_str(as_map(expression).get("key"))
+            if key in index and key in seen:
+                errs.invalid(
+                    (*path, index[key]), key, "exists in both matchLabelKeys and labelSelector"
+                )
+            seen.add(key)
+    for i, label in enumerate(match):
+        if label in mismatch:
             errs.invalid(
                 (*path, "matchLabelKeys", i),
                 label,
                 "exists in both matchLabelKeys and mismatchLabelKeys",
             )
+
+
+def _pod_affinity_term(errs: Errors, term: Any, path: Path, labels: dict[str, Any] | None) -> None:
+    # Upstream validatePodAffinityTerm, after the Pod strategy's mutatePodAffinity. Before
+    # MatchLabelKeysInPodAffinity the server drops the two key lists (dropDisabledFields).
+    term = as_map(term)
+    validate_label_selector(errs, term.get("labelSelector"), (*path, "labelSelector"))
+    validate_label_selector(errs, term.get("namespaceSelector"), (*path, "namespaceSelector"))
+    for name in as_list(term.get("namespaces")):
+        errs.problem((*path, "namespace"), dns_label(as_str(name)))  # upstream's path
+    if since(errs.version, "MatchLabelKeysInPodAffinity"):
+        match = as_list(term.get("matchLabelKeys"))
+        mismatch = as_list(term.get("mismatchLabelKeys"))
+        selector = _merged_selector(term.get("labelSelector"), match, mismatch, labels)
+        _label_keys_and_selector(errs, path, match, mismatch, selector)
     topology = as_str(term.get("topologyKey"))
     if not topology:
         errs.required((*path, "topologyKey"), "can not be empty")
@@ -697,8 +741,10 @@ def _pod_affinity_term(errs: Errors, term: Any, path: Path) -> None:
         errs.problem((*path, "topologyKey"), check_label_key(topology))
 
 
-def _affinity(errs: Errors, affinity: Any, path: Path) -> None:
-    # Upstream validateAffinity.
+def _affinity(
+    errs: Errors, affinity: Any, path: Path, labels: dict[str, Any] | None = None
+) -> None:
+    # Upstream validateAffinity. ``labels``: a Pod's own (None for a template).
     affinity = as_map(affinity)
     node = as_map(affinity.get("nodeAffinity"))
     required = node.get("requiredDuringSchedulingIgnoredDuringExecution")
@@ -721,14 +767,16 @@ def _affinity(errs: Errors, affinity: Any, path: Path) -> None:
         for i, term in enumerate(
             as_list(pod.get("requiredDuringSchedulingIgnoredDuringExecution"))
         ):
-            _pod_affinity_term(errs, term, (*rpath, i))
+            _pod_affinity_term(errs, term, (*rpath, i), labels)
         wpath = (*path, kind, "preferredDuringSchedulingIgnoredDuringExecution")
         for i, term in enumerate(
             as_list(pod.get("preferredDuringSchedulingIgnoredDuringExecution"))
         ):
             term = as_map(term)
             _range(errs, term.get("weight"), 1, 100, (*wpath, i, "weight"))
-            _pod_affinity_term(errs, term.get("podAffinityTerm"), (*wpath, i, "podAffinityTerm"))
+            _pod_affinity_term(
+                errs, term.get("podAffinityTerm"), (*wpath, i, "podAffinityTerm"), labels
+            )
 
 
 def _tolerations(errs: Errors, tolerations: Any, path: Path) -> None:
@@ -810,8 +858,10 @@ def _dns(errs: Errors, spec: dict[str, Any], path: Path) -> None:
             errs.required((*cpath, "options", i), "must not be empty")
 
 
-def _topology_spread(errs: Errors, constraints: Any, path: Path) -> None:
-    # Upstream validateTopologySpreadConstraints.
+def _topology_spread(
+    errs: Errors, constraints: Any, path: Path, labels: dict[str, Any] | None = None
+) -> None:
+    # Upstream validateTopologySpreadConstraints. ``labels``: a Pod's own (None: a template).
     items = [as_map(c) for c in as_list(constraints)]
     for i, constraint in enumerate(items):
         cpath = (*path, i)
@@ -846,7 +896,13 @@ def _topology_spread(errs: Errors, constraints: Any, path: Path) -> None:
                 errs.not_supported((*cpath, key), policy, ["Honor", "Ignore"])
         selector = constraint.get("labelSelector")
         keys = as_list(constraint.get("matchLabelKeys"))
-        if keys:
+        if since(errs.version, "MatchLabelKeysInPodTopologySpreadSelectorMerge"):
+            # A Pod's selector gets its keys merged (mutateTopologySpreadConstraints), then
+            # ValidateMatchLabelKeysAndMismatchLabelKeys: a template may repeat a key.
+            merged = _merged_selector(selector, keys, [], labels)
+            _label_keys_and_selector(errs, cpath, keys, [], merged)
+        elif keys:
+            # Upstream ValidateMatchLabelKeysInTopologySpread, before the selector merge.
             selected = set(as_map(as_map(selector).get("matchLabels")))
             selected |= {
                 as_str(as_map(e).get("key"))
@@ -1019,10 +1075,13 @@ def validate_pod_spec(
     pod_name: str = "",
     is_pod: bool = False,
     extra_volumes: dict[str, dict[str, Any]] | None = None,
+    labels: dict[str, Any] | None = None,
 ) -> None:
     """Upstream ``ValidatePodSpec``. ``is_pod``: the spec is a Pod's, not a template's
-    (``ResourceIsPod``); ``extra_volumes``: volumes the owner adds (a StatefulSet's claims)."""
+    (``ResourceIsPod``); ``extra_volumes``: volumes the owner adds (a StatefulSet's claims);
+    ``labels``: a Pod's labels, which its strategy merges into label-key selectors."""
     spec = as_map(spec)
+    pod_labels = (labels or {}) if is_pod else None
     grace = as_int(spec.get("terminationGracePeriodSeconds"))
     grace = _GRACE_DEFAULT if spec.get("terminationGracePeriodSeconds") is None else grace
     host_users = as_map(spec.get("securityContext")).get("hostUsers") is not False
@@ -1054,7 +1113,7 @@ def validate_pod_spec(
     validate_labels(errs, spec.get("nodeSelector"), (*path, "nodeSelector"))
     _pod_security(errs, spec, (*path, "securityContext"))
     if spec.get("affinity") is not None:
-        _affinity(errs, spec["affinity"], (*path, "affinity"))
+        _affinity(errs, spec["affinity"], (*path, "affinity"), pod_labels)
     for i, gate in enumerate(as_list(spec.get("readinessGates"))):
         condition = as_str(as_map(gate).get("conditionType"))
         errs.problem((*path, "readinessGates", i, "conditionType"), check_label_key(condition))
@@ -1067,7 +1126,7 @@ def validate_pod_spec(
         seen.add(name)
     if spec.get("topologySpreadConstraints") is not None:
         constraints = spec["topologySpreadConstraints"]
-        _topology_spread(errs, constraints, (*path, "topologySpreadConstraints"))
+        _topology_spread(errs, constraints, (*path, "topologySpreadConstraints"), pod_labels)
     if _windows_options_given(spec):
         _windows_host_process(errs, spec, path)
     if not host_users:
@@ -1270,7 +1329,14 @@ def validate_pod(errs: Errors, obj: dict[str, Any]) -> None:
     (``overhead`` without a runtime class)."""
     meta, spec = as_map(obj.get("metadata")), as_map(obj.get("spec"))
     _pod_annotations(errs, meta.get("annotations"), spec, ("metadata", "annotations"))
-    validate_pod_spec(errs, spec, ("spec",), pod_name=as_str(meta.get("name")), is_pod=True)
+    validate_pod_spec(
+        errs,
+        spec,
+        ("spec",),
+        pod_name=as_str(meta.get("name")),
+        is_pod=True,
+        labels=as_map(meta.get("labels")),
+    )
     for cpath, container in _all_containers(spec, ("spec",)):
         image = as_str(container.get("image"))
         if image != image.strip():
