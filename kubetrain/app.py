@@ -36,7 +36,7 @@ from .models.fields import FieldNode, kind_node
 from .models.kubeflow import REPLICA_TYPES_KEY
 from .models.load import find_project_root, stack_name, stack_name_problem
 from .models.orphans import removal_causes
-from .models.source import display_path, file_kind, load_documents
+from .models.source import display_path, file_kind, load_documents, watching_inputs
 from .models.stack import CONFIG_NAMESPACE, StackSettings
 from .parallel import ChunkMapper, alongside, forking
 from .plan import EnvironmentPlan, plan_environment, read_rendered
@@ -242,6 +242,29 @@ class Planned:
 def load_stacks(files: Sequence[Path], project: Project, *, jobs: bool = True) -> list[Stack]:
     """Load every stack, reporting the problems of all of them together (``jobs=False``: the
     settings only)."""
+    failed: InputError | None = None
+    with watching_inputs() as watch:
+        try:
+            stacks = _load_stacks(files, project, jobs)
+        except InputError as exc:
+            failed = exc  # unless the project changed meanwhile, which explains it first
+    if changed := watch.changed():
+        # What was read may mix two states of the project (a git checkout while it was read):
+        # act on none of it.
+        shown = ", ".join(changed[:5]) + (
+            f" and {len(changed) - 5} more" if len(changed) > 5 else ""
+        )
+        raise InputError.single(
+            display_path(files[0]) if len(files) == 1 else "kubetrain",
+            f"the project changed while kubetrain read it ({shown}); nothing was done: run the "
+            "command again once the change (a git checkout, an editor saving) is complete",
+        )
+    if failed is not None:
+        raise failed
+    return stacks
+
+
+def _load_stacks(files: Sequence[Path], project: Project, jobs: bool) -> list[Stack]:
     stacks, problems = [], []
     for file in files:
         try:

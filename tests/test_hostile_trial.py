@@ -5,6 +5,7 @@ bound or rule that closes it, and a property over the class."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -221,3 +222,294 @@ def test_go_patterns_match_as_python_would_on_the_common_language(pattern: str, 
     from kubetrain.kube.regex import go_regex
 
     assert go_regex(pattern).fullmatch(name) == (re.fullmatch(pattern, name) is not None)
+
+
+# --- leaks: ExternalSecret templates, repoURL tokens, a planted credential in diff -------------
+
+
+def external_secret(data: dict[str, str], **annotations: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "external-secrets.io/v1",
+        "kind": "ExternalSecret",
+        "metadata": {"name": "db", "annotations": annotations},
+        "spec": {
+            "secretStoreRef": {"name": "vault", "kind": "ClusterSecretStore"},
+            "target": {"name": "db", "template": {"data": data}},
+            "data": [{"secretKey": "pass", "remoteRef": {"key": "db/pass"}}],
+        },
+    }
+
+
+_secretish = st.text(
+    alphabet=st.characters(codec="ascii", categories=["L", "N"]), min_size=6, max_size=30
+)
+
+
+@PROPERTY
+@given(_secretish)
+def test_a_literal_in_an_external_secret_template_is_refused_unquoted(
+    project: Path, run, value: str
+) -> None:
+    write_stack(project, {"kubetrain:manifests": [external_secret({"password": value})]})
+    done = run("render", cwd=project)
+    assert done.exit_code == 2
+    assert (
+        "config.kubetrain:manifests[0].spec.target.template.data.password: a literal value in an "
+        "ExternalSecret's template is secret material in the repository" in done.stderr
+    )
+    assert value not in done.stderr
+    assert not (project / "rendered").exists()
+
+
+def test_a_template_of_store_values_renders(project: Path, run) -> None:
+    templated = {"url": "postgres://{{ .user }}:{{ .pass }}@db", "mode": "strict"}
+    write_stack(
+        project,
+        {
+            "kubetrain:manifests": [
+                external_secret(templated, **{"kubetrain.io/not-credentials": "mode"})
+            ]
+        },
+    )
+    done = run("render", cwd=project)
+    assert done.exit_code == 0, done.stderr
+
+
+@PROPERTY
+@given(st.sampled_from(["?private_token=", "#access_token=", "?x=1&token=", "#"]), _secretish)
+def test_a_repo_url_with_a_query_or_fragment_is_refused_unquoted(
+    project: Path, run, where: str, token: str
+) -> None:
+    url = f"https://git.example.com/ml.git{where}{token}"
+    write_stack(project, {"kubetrain:gitops": {"repoURL": url}})
+    done = run("render", cwd=project)
+    assert done.exit_code == 2
+    assert (
+        "config.kubetrain:gitops.repoURL: must not have a query (?...) or a fragment" in done.stderr
+    )
+    assert token not in done.stderr
+
+
+def tfjob_doc() -> dict[str, Any]:
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "TFJob",
+        "metadata": {"name": "mnist"},
+        "spec": {
+            "tfReplicaSpecs": {
+                "Worker": {
+                    "replicas": 1,
+                    "template": {"spec": {"containers": [{"name": "tensorflow", "image": "tf:2"}]}},
+                }
+            }
+        },
+    }
+
+
+@PROPERTY
+@given(_secretish)
+def test_diff_never_prints_a_credential_planted_in_a_rendered_file(
+    project: Path, run, value: str
+) -> None:
+    write_stack(project, {"kubetrain:namespace": "ml", "kubetrain:jobs": [tfjob_doc()]})
+    assert run("render", cwd=project).exit_code == 0
+    planted = next((project / "rendered" / "dev").rglob("job-mnist-worker-0.yaml"))
+    text = planted.read_text()
+    assert text.count("      - image: tf:2\n") == 1  # one container, no env yet
+    env = f"      - env:\n        - name: DB_PASSWORD\n          value: {value}\n        image: tf:2\n"
+    planted.write_text(text.replace("      - image: tf:2\n", env))
+    done = run("diff", cwd=project)
+    assert done.exit_code == 1
+    assert value not in done.stdout + done.stderr
+    assert "(not shown: it holds what looks like a credential, which render never writes)" in (
+        done.stdout
+    )
+
+
+# --- escapes: patch files stay inside the project ------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["parent", "absolute", "link"])
+def test_a_patch_file_outside_the_project_is_refused_unread(
+    project: Path, tmp_path_factory, run, kind: str
+) -> None:
+    outside = tmp_path_factory.mktemp("outside") / "p.yaml"
+    outside.write_text("spec: {tfReplicaSpecs: {Worker: {replicas: 7}}}\n# SECRET-MARK\n")
+    if kind == "parent":
+        path = "../" * 8 + str(outside).lstrip("/")
+    elif kind == "absolute":
+        path = str(outside)
+    else:
+        (project / "stacks" / "link.yaml").symlink_to(outside)
+        path = "stacks/link.yaml"
+    write_stack(
+        project,
+        {
+            "kubetrain:jobs": [tfjob_doc()],
+            "kubetrain:patches": [{"target": {"kind": "TFJob", "name": "mnist"}, "path": path}],
+        },
+    )
+    done = run("render", cwd=project)
+    assert done.exit_code == 2
+    assert "config.kubetrain:patches[0].path:" in done.stderr
+    assert "outside the project" in done.stderr
+    assert "SECRET-MARK" not in done.stderr and "replicas" not in done.stderr
+
+
+@PROPERTY
+@given(
+    st.lists(st.sampled_from(["..", "a", ".", "b.yaml", "~", ""]), min_size=1, max_size=5),
+    st.booleans(),
+)
+def test_no_patch_path_reads_outside_the_project(
+    project: Path, run, parts: list[str], absolute: bool
+) -> None:
+    path = ("/" if absolute else "") + "/".join(parts)
+    write_stack(
+        project,
+        {
+            "kubetrain:jobs": [tfjob_doc()],
+            "kubetrain:patches": [{"target": {"kind": "TFJob", "name": "mnist"}, "path": path}],
+        },
+    )
+    done = run("render", cwd=project)
+    # Nothing named exists inside the project: every path ends in exit 2, never in a read of
+    # a file outside it (a path that leaves is refused before it is opened).
+    assert done.exit_code == 2
+    assert "Traceback" not in done.stderr
+    leaves = absolute or ".." in parts or path.startswith("~")
+    assert ("outside the project" in done.stderr) == leaves or not leaves
+
+
+# --- a render during a checkout: inputs that change while they are read ------------------------
+
+
+def _changes_during_read(project: Path, monkeypatch, change: str) -> None:
+    """After the first job file is read, change the project as a checkout would."""
+    import kubetrain.models.source as source
+
+    real = source.read_text
+    done: list[bool] = []
+
+    def reading(path: Any, *args: Any, **kwargs: Any) -> str:
+        text = real(path, *args, **kwargs)
+        if not done and str(path).endswith("a.yaml"):
+            done.append(True)
+            stack = project / "stacks" / "Pulumi.dev.yaml"
+            if change == "stack-rewritten":
+                stack.write_text(stack.read_text() + "\n# another commit\n")
+            elif change == "job-replaced":
+                (project / "stacks" / "jobs" / "a.yaml").unlink()
+                (project / "stacks" / "jobs" / "a.yaml").write_text(yaml.safe_dump(tfjob_doc()))
+            elif change == "file-added":
+                other = tfjob_doc()
+                other["metadata"]["name"] = "other"
+                (project / "stacks" / "jobs" / "c.yaml").write_text(yaml.safe_dump(other))
+            elif change == "file-removed":
+                (project / "stacks" / "jobs" / "b.yaml").unlink()
+        return text
+
+    monkeypatch.setattr(source, "read_text", reading)
+
+
+@pytest.mark.parametrize(
+    "change", ["stack-rewritten", "job-replaced", "file-added", "file-removed"]
+)
+def test_a_project_that_changes_while_read_is_not_rendered(
+    project: Path, run, monkeypatch, change: str
+) -> None:
+    jobs = project / "stacks" / "jobs"
+    jobs.mkdir()
+    for name in ("a", "b"):
+        doc = tfjob_doc()
+        doc["metadata"]["name"] = name
+        (jobs / f"{name}.yaml").write_text(yaml.safe_dump(doc))
+    write_stack(
+        project, {"kubetrain:namespace": "ml", "kubetrain:jobFiles": ["stacks/jobs/*.yaml"]}
+    )
+    _changes_during_read(project, monkeypatch, change)
+    done = run("render", cwd=project)
+    assert done.exit_code == 2, done.stderr
+    assert "the project changed while kubetrain read it" in done.stderr
+    assert "nothing was done" in done.stderr
+    assert not (project / "rendered").exists()
+    # Once the change is complete, the next render reads one state and writes it.
+    monkeypatch.undo()
+    assert run("render", cwd=project).exit_code == 0
+
+
+def test_a_project_that_does_not_change_renders(project: Path, run) -> None:
+    write_stack(project, {"kubetrain:namespace": "ml", "kubetrain:jobs": [tfjob_doc()]})
+    assert run("render", cwd=project).exit_code == 0
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.sampled_from(["stack-rewritten", "job-replaced", "file-added", "file-removed", "none"]),
+    st.sampled_from(["a.yaml", "b.yaml", "Pulumi.dev.yaml"]),
+)
+def test_a_render_acts_on_one_state_of_the_project_or_none(
+    tmp_path_factory, change: str, trigger: str
+) -> None:
+    from click.testing import CliRunner
+
+    import kubetrain.models.source as source
+    from kubetrain.cli import main
+
+    project = tmp_path_factory.mktemp("p")
+    (project / "Pulumi.yaml").write_text("name: k\nruntime: python\nstackConfigDir: stacks\n")
+    jobs = project / "stacks" / "jobs"
+    jobs.mkdir(parents=True)
+    for name in ("a", "b"):
+        doc = tfjob_doc()
+        doc["metadata"]["name"] = name
+        (jobs / f"{name}.yaml").write_text(yaml.safe_dump(doc))
+    write_stack(
+        project, {"kubetrain:namespace": "ml", "kubetrain:jobFiles": ["stacks/jobs/*.yaml"]}
+    )
+    real = source.read_text
+    fired: list[bool] = []
+
+    def reading(path: Any, *args: Any, **kwargs: Any) -> str:
+        text = real(path, *args, **kwargs)
+        if not fired and str(path).endswith(trigger) and change != "none":
+            fired.append(True)
+            if change == "stack-rewritten":
+                stack = project / "stacks" / "Pulumi.dev.yaml"
+                stack.write_text(stack.read_text() + "\n# another commit\n")
+            elif change == "job-replaced":
+                (jobs / "a.yaml").unlink()
+                (jobs / "a.yaml").write_text(yaml.safe_dump(tfjob_doc()))
+            elif change == "file-added":
+                other = tfjob_doc()
+                other["metadata"]["name"] = "c"
+                (jobs / "c.yaml").write_text(yaml.safe_dump(other))
+            elif change == "file-removed":
+                (jobs / "b.yaml").unlink()
+        return text
+
+    source.read_text = reading  # type: ignore[assignment]
+    cwd = Path.cwd()
+    try:
+        os.chdir(project)
+        result = CliRunner().invoke(main, ["render"], catch_exceptions=False)
+    finally:
+        os.chdir(cwd)
+        source.read_text = real  # type: ignore[assignment]
+    if result.exit_code == 2:
+        # Refused: only because the project changed under it, and nothing written.
+        assert fired
+        assert "the project changed while kubetrain read it" in result.stderr
+        assert not (project / "rendered").exists()
+    else:
+        # Written: then what it wrote is one state of the project, the one it is in now (a
+        # change before the files it touches were read is simply the state read).
+        assert result.exit_code == 0, result.stderr
+        try:
+            os.chdir(project)
+            again = CliRunner().invoke(main, ["diff"], catch_exceptions=False)
+        finally:
+            os.chdir(cwd)
+        assert again.exit_code == 0, again.stdout
+    if fired and change in ("stack-rewritten", "file-removed") and trigger != "Pulumi.dev.yaml":
+        assert result.exit_code == 2  # read, then changed: always caught

@@ -54,6 +54,7 @@ from .secrets import (
     configmap_credential_problems,
     credential_problems,
     credential_value_message,
+    external_secret_template_problems,
     looks_like_credential,
 )
 from .source import (
@@ -61,8 +62,11 @@ from .source import (
     display_path,
     expand_lists,
     foreign_config,
+    leaves_project,
     list_problem,
     load_documents,
+    note_glob,
+    project_file,
     value_problems,
 )
 from .stack import CONFIG_NAMESPACE, NATIVE_WORKLOADS, StackFile, StackSettings
@@ -609,7 +613,7 @@ def _documents(
     inside = root.resolve()
     for i, pattern in enumerate(patterns):
         where = ("config", f"{CONFIG_NAMESPACE}:{files_key}", i)
-        if _leaves(pattern):
+        if leaves_project(pattern):
             problems.append(
                 stack_doc.problem(
                     where,
@@ -619,6 +623,7 @@ def _documents(
             )
             continue
         matches = sorted(glob.glob(pattern, root_dir=root, recursive=True))
+        note_glob(root, pattern, matches)
         if not matches:
             problems.append(
                 stack_doc.problem(
@@ -657,12 +662,6 @@ def _expanded(doc: Document, problems: list[Problem]) -> Iterator[Document]:
         problems.append(doc.problem(("items",), message))
         return
     yield from expand_lists(doc)
-
-
-def _leaves(pattern: str) -> bool:
-    """Whether a ``jobFiles`` / ``manifestFiles`` pattern can match outside the project."""
-    parts = re.split(r"[/\\]", pattern)
-    return os.path.isabs(pattern) or pattern.startswith("~") or ".." in parts
 
 
 def _job_outcome(
@@ -851,6 +850,7 @@ def _load_manifest(
     found = credential_problems(data)
     if kind == "ConfigMap" and api_version == "v1":
         found += configmap_credential_problems(data)
+    found += external_secret_template_problems(data)
     problems += [doc.problem(path, message) for path, message in found]
     validator = k8s.builtin_validator(settings.version, api_version, kind)
     if validator is not None:
@@ -1047,30 +1047,10 @@ def _declared_runtime_file(
 ) -> tuple[Document, dict[str, str]] | None:
     """The spec document of a runtime declared with ``file:``: a file of the project (as
     jobFiles are), holding the runtime of the declared kind and name."""
-    path = declared.file
     file_where = (*where, "file")
-    if _leaves(path):
-        problems.append(
-            stack_doc.problem(
-                file_where,
-                f"{path!r} reaches outside the project: it is relative to {display_path(root)}, "
-                "without '..' parts",
-            )
-        )
-        return None
-    try:
-        resolved = (root / path).resolve(strict=True)
-    except (OSError, RuntimeError):
-        problems.append(stack_doc.problem(file_where, f"{path!r} is no file of the project"))
-        return None
-    if not resolved.is_relative_to(root.resolve()):
-        problems.append(
-            stack_doc.problem(
-                file_where,
-                f"{path!r} is a symbolic link to {resolved}, outside the project: the files a "
-                "stack reads must be inside it",
-            )
-        )
+    resolved = project_file(stack_doc, file_where, declared.file, root)
+    if isinstance(resolved, Problem):
+        problems.append(resolved)
         return None
     try:
         docs = list(load_documents(resolved))
@@ -1093,7 +1073,8 @@ def _declared_runtime_file(
     problems.append(
         stack_doc.problem(
             file_where,
-            f"{path!r} holds no {declared.kind} named {declared.name!r} ({TRAINER_API_VERSION})",
+            f"{declared.file!r} holds no {declared.kind} named {declared.name!r} "
+            f"({TRAINER_API_VERSION})",
         )
     )
     return None

@@ -43,7 +43,7 @@ from .base import plain_copy
 from .errors import InputError, PathPart, Problem
 from .fields import FieldNode, kind_node
 from .limits import MAX_OBJECT_BYTES, MAX_PATCH_OPERATIONS
-from .source import Document, load_documents, parse_documents
+from .source import Document, load_documents, parse_documents, project_file
 from .stack import CONFIG_NAMESPACE, Patch, PatchTarget
 
 __all__ = ["PatchSource", "PatchedDocument", "apply_patches", "patch_sources"]
@@ -102,8 +102,14 @@ def patch_sources(
     for i, patch in enumerate(patches):
         entry = stack_doc.sub(("config", key, i))
         if patch.path is not None:
+            # Inside the project, as jobFiles and manifestFiles are: never a file of another
+            # project, an absolute path or a link out of it (its values would be echoed).
+            file = project_file(stack_doc, ("config", key, i, "path"), patch.path, root)
+            if isinstance(file, Problem):
+                problems.append(file)
+                continue
             try:
-                docs = load_documents(root / patch.path)
+                docs = load_documents(file)
             except InputError as exc:
                 problems.append(entry.problem(("path",), str(exc.problems[0])))
                 continue

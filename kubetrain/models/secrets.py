@@ -42,6 +42,7 @@ __all__ = [
     "credential_name_problem",
     "credential_problems",
     "credential_value_message",
+    "external_secret_template_problems",
     "is_credential_entry",
     "looks_like_credential",
     "not_credentials",
@@ -223,6 +224,35 @@ def configmap_credential_problems(configmap: Mapping[str, Any]) -> list[tuple[Pa
         (("data", name), message)
         for name, value in data.items()
         if is_credential_entry(name, value, allowed)
+    ]
+
+
+def external_secret_template_problems(obj: Mapping[str, Any]) -> list[tuple[Path, str]]:
+    """Literal values in an ExternalSecret's ``spec.target.template.data``: the operator copies
+    a template's text into the Secret, so a value with no template action (``{{ .password }}``)
+    is secret material written in the repository. A key that holds no secret (a fixed
+    setting) may be listed in the object's :data:`NOT_CREDENTIALS_ANNOTATION`."""
+    if not str(obj.get("apiVersion", "")).startswith("external-secrets.io/"):
+        return []
+    if obj.get("kind") != "ExternalSecret":
+        return []
+    spec = obj.get("spec")
+    target = spec.get("target") if isinstance(spec, Mapping) else None
+    template = target.get("template") if isinstance(target, Mapping) else None
+    data = template.get("data") if isinstance(template, Mapping) else None
+    if not isinstance(data, Mapping):
+        return []
+    meta = obj.get("metadata")
+    allowed = not_credentials(meta.get("annotations") if isinstance(meta, Mapping) else None)
+    message = (
+        "a literal value in an ExternalSecret's template is secret material in the repository "
+        "(the operator copies it into the Secret): read it from the store (spec.data) and write "
+        "the template as {{ .key }}" + _ALLOW_HINT
+    )
+    return [
+        (("spec", "target", "template", "data", key), message)
+        for key, value in data.items()
+        if isinstance(value, str) and value and "{{" not in value and str(key) not in allowed
     ]
 
 

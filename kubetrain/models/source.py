@@ -27,8 +27,10 @@ so that the message can say where.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import errno
+import glob
 import itertools
 import math
 import os
@@ -36,6 +38,7 @@ import re
 import stat
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -56,6 +59,7 @@ __all__ = [
     "GENERATED_MARK",
     "UNREADABLE",
     "Document",
+    "InputWatch",
     "decode_utf8",
     "display_path",
     "expand_list_values",
@@ -63,15 +67,19 @@ __all__ = [
     "file_kind",
     "foreign_config",
     "is_plain_data",
+    "leaves_project",
     "list_items",
     "list_problem",
     "load_all",
     "load_documents",
+    "note_glob",
     "os_message",
     "parse_documents",
+    "project_file",
     "read_text",
     "too_big",
     "value_problems",
+    "watching_inputs",
 ]
 
 Path_ = tuple[PathPart, ...]
@@ -357,6 +365,64 @@ def os_message(exc: OSError) -> str:
     return f"cannot read: {exc.strerror or exc}"
 
 
+# --- inputs that change while they are read ------------------------------------------------
+
+
+class InputWatch:
+    """The files read, and the globs matched, while a command loads its stacks: what they
+    were then, to tell whether they changed before the command acts on what it read (a render
+    during a ``git checkout`` would otherwise mix two commits)."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, tuple[int, int, int, int]] = {}
+        self.globs: dict[tuple[str, str], tuple[str, ...]] = {}
+
+    def changed(self) -> list[str]:
+        """The inputs that are no longer what was read, named (empty: none)."""
+        out = []
+        for path, seen in self.files.items():
+            try:
+                info = os.stat(path)
+            except OSError:
+                out.append(f"{display_path(path)} (gone)")
+                continue
+            if _identity(info) != seen:
+                out.append(display_path(path))
+        for (root, pattern), matches in self.globs.items():
+            if tuple(sorted(glob.glob(pattern, root_dir=root, recursive=True))) != matches:
+                out.append(f"the files {pattern!r} matches")
+        return out
+
+
+_WATCHES: list[InputWatch] = []
+
+
+def _identity(info: os.stat_result) -> tuple[int, int, int, int]:
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+
+
+def _note_read(path: str | os.PathLike[str], info: os.stat_result) -> None:
+    for watch in _WATCHES:
+        watch.files.setdefault(os.fspath(path), _identity(info))
+
+
+def note_glob(root: Path, pattern: str, matches: Sequence[str]) -> None:
+    """Record what a stack's glob matched, for :meth:`InputWatch.changed`."""
+    for watch in _WATCHES:
+        watch.globs.setdefault((os.fspath(root), pattern), tuple(sorted(matches)))
+
+
+@contextlib.contextmanager
+def watching_inputs() -> Iterator[InputWatch]:
+    """Record every file read and glob matched inside the block."""
+    watch = InputWatch()
+    _WATCHES.append(watch)
+    try:
+        yield watch
+    finally:
+        _WATCHES.remove(watch)
+
+
 def read_text(path: str | os.PathLike[str], what: str = "a YAML file") -> str:
     """The UTF-8 text of the regular file ``path``. Anything else (a folder, a FIFO, a device,
     a symbolic-link loop, a file over :data:`~.limits.MAX_FILE_BYTES`, bytes that are not UTF-8)
@@ -371,6 +437,7 @@ def read_text(path: str | os.PathLike[str], what: str = "a YAML file") -> str:
         raise InputError.single(display_path(path), os_message(exc)) from None
     try:
         info = os.fstat(fd)
+        _note_read(path, info)
         if not stat.S_ISREG(info.st_mode):
             raise InputError.single(
                 display_path(path), f"is {file_kind(info.st_mode)}, expected {what}"
@@ -652,6 +719,40 @@ def foreign_config(path: Path_) -> bool:
         return False
     namespace, colon, _ = path[1].partition(":")
     return bool(colon) and namespace != "kubetrain"
+
+
+# --- files a stack names -----------------------------------------------------------------------
+
+
+def leaves_project(pattern: str) -> bool:
+    """Whether a path or glob a stack names can reach outside the project: absolute, from a
+    home folder, or with a ``..`` part."""
+    parts = re.split(r"[/\\]", pattern)
+    return os.path.isabs(pattern) or pattern.startswith("~") or ".." in parts
+
+
+def project_file(doc: Document, where: Path_, path: str, root: Path) -> Path | Problem:
+    """The file ``path`` (relative to the project ``root``) a stack's key at ``where`` names,
+    resolved (whether it exists is for its reader to say); or the problem: it reaches outside
+    the project, or it is a symbolic link leading outside (the files a stack reads are all
+    inside it)."""
+    if leaves_project(path):
+        return doc.problem(
+            where,
+            f"{path!r} reaches outside the project: it is relative to {display_path(root)}, "
+            "without '..' parts",
+        )
+    try:
+        resolved = (root / path).resolve()
+    except (OSError, RuntimeError):  # a loop of links: reading it says so
+        return root / path
+    if not resolved.is_relative_to(root.resolve()):
+        return doc.problem(
+            where,
+            f"{path!r} is a symbolic link to {resolved}, outside the project: the files a "
+            "stack reads must be inside it",
+        )
+    return resolved
 
 
 # --- lists of objects ------------------------------------------------------------------------

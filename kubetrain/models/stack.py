@@ -280,6 +280,15 @@ def repo_url_problem(url: str) -> str | None:
             "Flux and Argo CD objects; give the repository's credentials to Flux (secretRef) or "
             "Argo CD (a repository Secret) instead"
         )
+    if parts.query or parts.fragment or url.endswith(("?", "#")):
+        # Git never reads a query or fragment of a remote URL; a token put there
+        # (?private_token=, #access_token=) would be written into the delivery objects.
+        return (
+            "must not have a query (?...) or a fragment (#...): Git does not use them, and a "
+            "token in them is written in plain text into the Flux and Argo CD objects (the "
+            "value is not shown); give the repository's credentials to Flux (secretRef) or "
+            "Argo CD (a repository Secret) instead"
+        )
     return None
 
 

@@ -4,7 +4,8 @@ Only files kubetrain generated are shown line by line. Anything else in the tree
 render would refuse (a file without kubetrain's header, an empty or binary file, a symbolic
 link, a FIFO, an empty folder) and is reported on one line without its content: such a file
 may hold a Secret, and a diff ends up in CI logs. A generated file that holds a Secret (a hand
-edit: render writes ExternalSecrets, never Secrets) is not shown either.
+edit: render writes ExternalSecrets, never Secrets), or a changed one that holds what render
+refuses as credential material (a planted password), is not shown either.
 """
 
 from __future__ import annotations
@@ -17,8 +18,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..models.errors import printable
-from ..models.source import file_kind
+from ..models.errors import InputError, printable
+from ..models.secrets import (
+    configmap_credential_problems,
+    credential_problems,
+    external_secret_template_problems,
+)
+from ..models.source import file_kind, load_all
 from .tree import Entry, entries, foreign_reason, read_file
 
 __all__ = ["SUMMARY_THRESHOLD", "TreeDiff", "diff_tree"]
@@ -60,6 +66,25 @@ def _read(folder: Path, path: str, entry: Entry) -> tuple[str, str | None]:
     except UnicodeDecodeError:
         return "", "it is not UTF-8 text"
     return text, "it holds a Secret" if _SECRET.search(text) else None
+
+
+def _credential_reason(text: str, shown: str) -> str | None:
+    """Why a changed generated file is not shown: it holds what render refuses as credential
+    material (a hand edit planting a password in an env value, an ExternalSecret template, a
+    ConfigMap key), or it cannot be read to tell."""
+    try:
+        docs = load_all(text, shown)
+    except InputError:
+        return "it is not YAML kubetrain can read, so it may hold anything"
+    for doc in docs:
+        if not isinstance(doc, dict):
+            continue
+        found = credential_problems(doc) + external_secret_template_problems(doc)
+        if doc.get("kind") == "ConfigMap":
+            found += configmap_credential_problems(doc)
+        if found:
+            return "it holds what looks like a credential, which render never writes"
+    return None
 
 
 def diff_tree(
@@ -105,6 +130,11 @@ def diff_tree(
             changed.append((shown, 0, 0))
             continue
         if old == new:
+            continue
+        if old is not None and (why := _credential_reason(old, shown)) is not None:
+            target = f"b/{shown}" if new is not None else "/dev/null"
+            out.append(f"Files a/{shown} and {target} differ (not shown: {why})\n")
+            changed.append((shown, 0, 0))
             continue
         before, after = _lines(old or ""), _lines(new or "")
         if new is None and summarise:

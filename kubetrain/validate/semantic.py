@@ -26,6 +26,7 @@ from ..kube.names import DNS1123_LABEL, LABEL_VALUE, PORT_NAME, check_label_key
 from ..models.errors import PathPart, Severity, printable
 from ..models.kinds import declarations
 from ..models.resources import gpu_findings
+from ..models.secrets import external_secret_template_problems
 from ..models.stack import External, StackSettings
 from .engine import Finding, Located, ObjectResult
 
@@ -55,7 +56,8 @@ RULES: dict[str, str] = {
     "duplicate-env": "no env var name twice in one container of a custom resource's pod "
     "template (in its own kinds the API server refuses it: rule `api`)",
     "duplicate-port-name": "no container port name twice in one pod",
-    "secret-data": "no Secret with `data` or `stringData` (render output holds no secret material)",
+    "secret-data": "no Secret with `data` or `stringData`, no ExternalSecret template with a "
+    "literal value (render output holds no secret material)",
     "name-format": "label keys and values, container names and port names (IANA service "
     "names) in the pod templates of custom resources (a TFJob's replicas) within Kubernetes' "
     "formats and lengths (the API server checks them only when the operator creates the pods; "
@@ -517,6 +519,8 @@ def _duplicates(run: _Run) -> None:
 
 def _secret_data(run: _Run) -> None:
     for i, obj in run.objects():
+        for path, message in external_secret_template_problems(obj):
+            run.add(i, "secret-data", path, message)
         if obj.get("kind") != "Secret" or obj.get("apiVersion") != "v1":
             continue
         for key in ("data", "stringData"):
