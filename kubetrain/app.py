@@ -36,7 +36,7 @@ from .models.fields import FieldNode, kind_node
 from .models.kubeflow import REPLICA_TYPES_KEY
 from .models.load import find_project_root, stack_name, stack_name_problem
 from .models.orphans import removal_causes
-from .models.source import display_path, file_kind, load_documents, watching_inputs
+from .models.source import display_path, file_kind, load_all, load_documents, watching_inputs
 from .models.stack import CONFIG_NAMESPACE, StackSettings
 from .parallel import ChunkMapper, alongside, forking
 from .plan import EnvironmentPlan, plan_environment, read_rendered
@@ -1188,7 +1188,8 @@ def init_project(folder: Path, stack: str = "dev", namespace: str = "ml") -> lis
         folder / "stacks" / "requirements.txt": _PROGRAM_REQUIREMENTS,
         folder / "stacks" / f"Pulumi.{stack}.yaml": _STACK.format(
             stack=stack,
-            namespace=namespace,
+            # A name YAML would read as something else (0, yes, null) is quoted.
+            namespace=namespace if _reads_back(namespace) else f'"{namespace}"',
             version=f"{DEFAULT_VERSION[0]}.{DEFAULT_VERSION[1]}",
             kinds=", ".join(sorted({kind for _, kind in job_kinds()})),
         ),
@@ -1225,6 +1226,15 @@ def init_project(folder: Path, stack: str = "dev", namespace: str = "ml") -> lis
             display_path(exc.filename or folder), f"cannot be written: {exc.strerror}"
         ) from None
     return list(files)
+
+
+def _reads_back(text: str) -> bool:
+    """Whether ``text`` written as a plain YAML scalar is read as that string (``0``, ``no``
+    and ``null`` are not)."""
+    try:
+        return load_all(f"k: {text}\n", "init") == [{"k": text}]
+    except InputError:
+        return False
 
 
 def _refuse_links(folder: Path, files: Mapping[Path, str]) -> None:

@@ -92,7 +92,11 @@ def replica_pods(objs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 @cache
-def corpus_records(name: str) -> tuple[dict[str, Any], ...]:
-    """The records of ``apiserver-corpus/<name>.jsonl`` (``update``, ``roundtrip``...)."""
-    with (APISERVER_CORPUS / f"{name}.jsonl").open(encoding="utf-8") as f:
+def corpus_records(name: str, corpus: str = "apiserver-corpus") -> tuple[dict[str, Any], ...]:
+    """The records of ``../shared/<corpus>/<name>.jsonl`` (``update``, ``roundtrip``...)."""
+    with (APISERVER_CORPUS.parent / corpus / f"{name}.jsonl").open(encoding="utf-8") as f:
         return tuple(json.loads(line) for line in f if line.strip())
+
+
+#: The corpora of objects labelled by a real kube-apiserver v1.36.2.
+CORPORA = ("apiserver-corpus", "apiserver-corpus-r3")

@@ -412,8 +412,14 @@ def pod(**spec: Any) -> dict[str, Any]:
             (1, 34),
             (1, 35),
         ),
+        # PodLifecycleSleepActionAllowZero, beta in 1.32: `sleep: {}` is 0 seconds
+        (
+            pod(containers=[{**CONTAINER, "lifecycle": {"preStop": {"sleep": {}}}}]),
+            (1, 31),
+            (1, 32),
+        ),
     ],
-    ids=["env-names", "sidecars", "container-restart-policy", "init-restart-policy"],
+    ids=["env-names", "sidecars", "container-restart-policy", "init-restart-policy", "sleep-zero"],
 )
 def test_checks_follow_the_kubernetes_version(case: dict[str, Any], older: Any, newer: Any) -> None:
     assert object_issues(case, older), "refused before the change"
@@ -723,3 +729,103 @@ def test_topology_spread_key_in_selector_follows_the_selector_merge_gate() -> No
         "spec.topologySpreadConstraints[0][0]: invalid value 'app': exists in both "
         "matchLabelKeys and labelSelector"
     ]
+
+
+# --- Namespace Pod Security labels (the PodSecurity admission plugin) --------------------------
+
+
+@pytest.mark.parametrize(
+    ("labels", "expected"),
+    [
+        ({"pod-security.kubernetes.io/enforce": "restricted"}, []),
+        (
+            {"pod-security.kubernetes.io/enforce": "strict"},
+            [
+                'metadata.labels["pod-security.kubernetes.io/enforce"]: invalid value '
+                "'strict': must be one of privileged, baseline, restricted"
+            ],
+        ),
+        (
+            {
+                "pod-security.kubernetes.io/warn-version": "1.30",
+                "pod-security.kubernetes.io/audit-version": "latest",
+                "pod-security.kubernetes.io/enforce-version": "v1.36",
+            },
+            [
+                'metadata.labels["pod-security.kubernetes.io/warn-version"]: invalid value '
+                '\'1.30\': must be "latest" or "v1.x"'
+            ],
+        ),
+        ({"pod-security.kubernetes.io/audit-version": "v1.07"}, ['must be "latest" or "v1.x"']),
+    ],
+    ids=["valid", "bad-level", "bad-version", "leading-zero"],
+)
+def test_namespace_pod_security_labels(labels: dict[str, str], expected: list[str]) -> None:
+    ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ml", "labels": labels}}
+    found = paths(object_issues(ns, (1, 36)))
+    assert len(found) == len(expected)
+    for got, want in zip(found, expected, strict=True):
+        assert want in got
+
+
+def test_a_namespace_update_keeps_invalid_labels_it_had_and_refuses_new_ones() -> None:
+    from kubetrain.kube.immutable import update_refusals
+
+    def ns(level: str) -> dict[str, Any]:
+        labels = {"pod-security.kubernetes.io/enforce": level}
+        return {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": "ml", "labels": labels},
+        }
+
+    assert [str(r) for r in update_refusals(ns("baseline"), ns("strict"))] == [
+        'metadata.labels[pod-security.kubernetes.io/enforce]: Invalid value: "strict": must be '
+        "one of privileged, baseline, restricted"
+    ]
+    # The same problem as before (Admission.ValidateNamespace compares the errors): allowed.
+    assert update_refusals(ns("strict"), ns("strict")) == []
+    assert update_refusals(ns("strict"), ns("restricted")) == []
+
+
+# --- PersistentVolumeClaim data sources, as the strategy prepares a new claim -----------------
+
+
+def claim(**spec: Any) -> dict[str, Any]:
+    base = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}
+    return obj("v1", "PersistentVolumeClaim", spec={**base, **spec})
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        # Dropped by EnforceDataSourceBackwardsCompatibility, so nothing to refuse.
+        ({"dataSource": {"kind": "ConfigMap", "name": "x"}}, []),
+        # Kept, and copied to dataSourceRef by NormalizeDataSources.
+        ({"dataSource": {"kind": "PersistentVolumeClaim", "name": "x"}}, []),
+        ({"dataSourceRef": {"apiGroup": "a.io", "kind": "Seed", "name": "x"}}, []),
+        # With dataSourceRef given, dataSource is kept and validated: it must match.
+        (
+            {
+                "dataSource": {"kind": "PersistentVolumeClaim", "name": "x"},
+                "dataSourceRef": {"kind": "PersistentVolumeClaim", "name": "y"},
+            },
+            ["spec: invalid value 'dataSource': must match dataSourceRef"],
+        ),
+        (
+            {
+                "dataSource": {"kind": "ConfigMap", "name": "x"},
+                "dataSourceRef": {"kind": "ConfigMap", "name": "x"},
+            },
+            [
+                "spec.dataSource: invalid value 'ConfigMap': must be 'PersistentVolumeClaim' "
+                "when referencing the default apiGroup",
+                "spec.dataSourceRef: invalid value 'ConfigMap': must be 'PersistentVolumeClaim' "
+                "when referencing the default apiGroup",
+            ],
+        ),
+    ],
+    ids=["other-kind-dropped", "claim", "populator-ref", "mismatch", "other-kind-with-ref"],
+)
+def test_claim_data_sources(spec: dict[str, Any], expected: list[str]) -> None:
+    assert paths(object_issues(claim(**spec), (1, 36))) == expected

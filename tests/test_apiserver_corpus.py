@@ -1,16 +1,20 @@
-"""kubetrain validate against a real kube-apiserver: every create case of
-``../shared/apiserver-corpus/create.jsonl`` (objects labelled by kube-apiserver v1.36.2) goes
-through the same code as ``kubetrain validate`` (schemas, the API server's own checks, then the
-rules), in process.
+"""kubetrain validate against a real kube-apiserver: every create case of the two corpora of
+objects labelled by kube-apiserver v1.36.2 (``../shared/apiserver-corpus/create.jsonl`` and
+``../shared/apiserver-corpus-r3/create.jsonl``) goes through the same code as ``kubetrain
+validate`` (schemas, the API server's own checks, operators' webhooks, then the rules), in
+process.
 
 For the kinds judged here, no object the server refused may pass, and every object it accepted
 must pass the schema and API checks (kubetrain's own rules, e.g. ``reference``, may still flag
-it: they are counted by rule id). The agreement table by family is printed at the end of the
-session (and with ``-rA``).
+it: they are counted by rule id). The server ran no operator webhook: a refusal kubetrain makes
+as a webhook would (``webhook:jobset``, ``webhook:training-operator``) is right for a cluster
+running the operator and is counted apart, never as agreement with the server. The agreement
+table by family is printed at the end of the session (and with ``-rA``).
 
-``CUSTOM_RESOURCES`` is the one switch for the custom resources (TFJob, PodGroup, Flux, ...),
-checked against kubetrain's built-in CRDs (kubetrain/kube/apiextensions, with the formats of
-their metadata from kubetrain/kube/apiserver): off, their agreement is only reported. The "namespace not found" refusals of valid namespace names are left out, counted:
+``CUSTOM_RESOURCES`` is the one switch for the custom resources (TFJob, PodGroup, Flux, JobSet,
+PyTorchJob...), checked against kubetrain's built-in CRDs (kubetrain/kube/apiextensions, with
+the formats of their metadata from kubetrain/kube/apiserver): off, their agreement is only
+reported. The "namespace not found" refusals of valid namespace names are left out, counted:
 no offline tool knows which namespaces a cluster has.
 """
 
@@ -20,6 +24,7 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 import pytest
@@ -29,18 +34,19 @@ from kubetrain.validate import CheckSettings, Located, Validator, check_objects
 
 from conftest import REPO
 
-CORPUS = REPO.parent / "shared" / "apiserver-corpus" / "create.jsonl"
-if not CORPUS.is_file():
-    pytest.skip(
-        f"{CORPUS} is absent (../shared is not beside the repository)", allow_module_level=True
-    )
+SHARED = REPO.parent / "shared"
+#: Each corpus: its folder, its create cases, and those out of scope ("namespace not found").
+CORPORA = {"apiserver-corpus": (2694, 11), "apiserver-corpus-r3": (1492, 0)}
+if not all((SHARED / name / "create.jsonl").is_file() for name in CORPORA):
+    pytest.skip("../shared/apiserver-corpus* are absent (../shared is not beside the repository)",
+                allow_module_level=True)  # fmt: skip
 
-#: The kube-apiserver version that labelled the corpus.
+#: The kube-apiserver version that labelled the corpora.
 VERSION = (1, 36)
 BUILT_IN = {"Pod", "Job", "ReplicaSet", "StatefulSet", "Service", "ServiceAccount", "Role",
             "RoleBinding", "Secret"}  # fmt: skip
 CUSTOM = {"TFJob", "TrainingJob", "Learner", "PodGroup", "ExternalSecret", "GitRepository",
-          "Kustomization", "Application"}  # fmt: skip
+          "Kustomization", "Application", "JobSet", "PyTorchJob"}  # fmt: skip
 #: Whether the custom resources are held to the server's verdicts too (off: only reported).
 CUSTOM_RESOURCES = True
 JUDGED = BUILT_IN | (CUSTOM if CUSTOM_RESOURCES else set())
@@ -82,9 +88,12 @@ class Tally:
 
 @dataclass
 class Outcome:
+    corpus: str = ""
     families: dict[str, Tally] = field(default_factory=dict)
     custom: dict[str, Tally] = field(default_factory=dict)
     rules: Counter[str] = field(default_factory=Counter)
+    #: Accepted by the server (which ran no webhook), refused by an operator's webhook.
+    webhooks: Counter[str] = field(default_factory=Counter)
     missed: list[str] = field(default_factory=list)
     wrongly_refused: list[str] = field(default_factory=list)
     out_of_scope: int = 0
@@ -101,13 +110,15 @@ class Outcome:
             lines.append(_row("all", total))
             return lines
 
-        lines = [f"Agreement with kube-apiserver v1.36.2 ({CORPUS.name})"]
+        lines = [f"Agreement with kube-apiserver v1.36.2 ({self.corpus})"]
         lines += rows("family (built-in)", self.families)
         lines += ["", *rows("kind (custom)", self.custom)]
         lines.append(
             f"left out: {self.out_of_scope} 'namespace not found' refusals; accepted objects "
             f"flagged by kubetrain's rules: "
             + (", ".join(f"{r} {n}" for r, n in sorted(self.rules.items())) or "none")
+            + "; refused by an operator's webhook the server did not run: "
+            + (", ".join(f"{r} {n}" for r, n in sorted(self.webhooks.items())) or "none")
         )
         return "\n".join(lines)
 
@@ -121,12 +132,12 @@ def _row(name: str, t: Tally) -> str:
     )
 
 
-@pytest.fixture(scope="module")
-def outcome() -> Outcome:
-    result = Outcome()
+@cache
+def _outcome(corpus: str) -> Outcome:
+    result = Outcome(corpus)
     validator = Validator(VERSION)
     settings = CheckSettings()
-    for line in CORPUS.read_text(encoding="utf-8").splitlines():
+    for line in (SHARED / corpus / "create.jsonl").read_text(encoding="utf-8").splitlines():
         case = json.loads(line)
         found = _NAMESPACE_NOT_FOUND.search(case["message"])
         if case["verdict"] == "rejected" and found and len(found[1]) <= 63:
@@ -158,17 +169,25 @@ def outcome() -> Outcome:
                     + "; ".join(f"{format_path(f.path)}: {f.message}" for f in refused)
                 )
             if not refused:
-                result.rules.update({f.rule for f in findings})
+                result.rules.update({f.rule for f in findings if f.rule != "webhook"})
+                result.webhooks.update({f.who for f in findings if f.rule == "webhook"})
     return result
+
+
+@pytest.fixture(scope="module", params=sorted(CORPORA))
+def outcome(request: pytest.FixtureRequest) -> Outcome:
+    return _outcome(request.param)
 
 
 def test_every_case_was_judged(outcome: Outcome) -> None:
     tallies = [*outcome.families.values(), *outcome.custom.values()]
     counted = sum(t.rejected + t.accepted for t in tallies)
-    assert counted + outcome.out_of_scope == 2694
-    # A namespace that does not exist (a valid name): eleven cases. The other "not found"
-    # refusals name namespaces that cannot exist (ML_Dev, 64 characters), judged here.
-    assert outcome.out_of_scope == 11
+    cases, left_out = CORPORA[outcome.corpus]
+    assert counted + outcome.out_of_scope == cases
+    # A namespace that does not exist (a valid name): eleven cases of the first corpus. The
+    # other "not found" refusals name namespaces that cannot exist (ML_Dev, 64 characters),
+    # judged here.
+    assert outcome.out_of_scope == left_out
 
 
 def test_no_object_the_server_refused_passes(outcome: Outcome, record_property) -> None:
@@ -190,11 +209,14 @@ def test_findings_name_the_field_the_server_names(outcome: Outcome) -> None:
     assert named == checked, f"{checked - named} of {checked} refusals name another field"
 
 
-def test_every_base_object_passes() -> None:
+@pytest.mark.parametrize("corpus", sorted(CORPORA))
+def test_every_base_object_passes(corpus: str) -> None:
     # The unmutated objects the cases were made from, all of which the server took.
     validator = Validator(VERSION)
     refused = []
-    for line in (CORPUS.parent / "bases.jsonl").read_text(encoding="utf-8").splitlines():
+    lines = (SHARED / corpus / "bases.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(lines) >= 100
+    for line in lines:
         case = json.loads(line)
         result = validator.check(Located(case["object"], case["base"]))
         refused += [
@@ -213,11 +235,23 @@ def _total(tallies: dict[str, Tally]) -> Tally:
     return total
 
 
+def _section(text: str, corpus: str) -> str:
+    """The part of a page about one corpus: from the line naming ``../shared/<corpus>/`` to the
+    next corpus's."""
+    flat = " ".join(text.split())
+    marker = f"`../shared/{corpus}`"
+    assert marker in flat, f"the page names {marker}"
+    after = flat.split(marker, 1)[1]
+    others = [f"`../shared/{c}`" for c in CORPORA if c != corpus]
+    ends = [after.index(o) for o in others if o in after]
+    return after[: min(ends)] if ends else after
+
+
 def test_the_docs_state_the_measured_agreement(outcome: Outcome) -> None:
     # docs/validation.md's table and the README's summary are this outcome, not a hand copy
-    # that drifts: every family's row, the totals and the rules' counts.
-    page = " ".join((REPO / "docs" / "validation.md").read_text(encoding="utf-8").split())
-    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    # that drifts: every family's row, the totals and the rules' counts, per corpus.
+    page = _section((REPO / "docs" / "validation.md").read_text(encoding="utf-8"), outcome.corpus)
+    readme = _section((REPO / "README.md").read_text(encoding="utf-8"), outcome.corpus)
     assert outcome.families, "the corpus has built-in families"
     for name, t in outcome.families.items():
         assert f"| {name} | {t.caught}/{t.rejected} | {t.passed}/{t.accepted} |" in page, name
@@ -235,3 +269,5 @@ def test_the_docs_state_the_measured_agreement(outcome: Outcome) -> None:
         f"{built_in.passed}/{built_in.accepted} accepted objects accepted" in readme
     )
     assert f"{custom.caught}/{custom.rejected} and {custom.passed}/{custom.accepted}" in readme
+    for who, count in outcome.webhooks.items():
+        assert f"`{who}` {count}" in page, who

@@ -513,3 +513,38 @@ def test_a_render_acts_on_one_state_of_the_project_or_none(
         assert again.exit_code == 0, again.stdout
     if fired and change in ("stack-rewritten", "file-removed") and trigger != "Pulumi.dev.yaml":
         assert result.exit_code == 2  # read, then changed: always caught
+
+
+# --- init: names, control characters, all or nothing ------------------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.one_of(st.from_regex(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,110}", fullmatch=True), st.text()),
+    st.one_of(st.from_regex(r"[a-z]([a-z0-9-]{0,66}[a-z0-9])?", fullmatch=True), st.text()),
+)
+def test_init_writes_a_project_render_takes_or_nothing(
+    tmp_path_factory, stack: str, namespace: str
+) -> None:
+    from click.testing import CliRunner
+
+    from kubetrain.cli import main
+
+    root = tmp_path_factory.mktemp("init")
+    result = CliRunner().invoke(
+        main, ["init", str(root / "p"), "--stack", stack, "--namespace", namespace]
+    )
+    assert result.exit_code in (0, 2), result.output
+    shown = result.stdout + result.stderr
+    assert not any(ord(c) < 32 and c not in "\n" for c in shown), repr(shown)
+    written = [p for p in (root / "p").rglob("*")] if (root / "p").exists() else []
+    if result.exit_code == 2:
+        assert [p for p in written if p.is_file()] == []
+        return
+    cwd = Path.cwd()
+    try:
+        os.chdir(root / "p")
+        rendered = CliRunner().invoke(main, ["render", "--stack", stack])
+    finally:
+        os.chdir(cwd)
+    assert rendered.exit_code == 0, rendered.stderr

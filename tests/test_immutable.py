@@ -9,21 +9,28 @@ from typing import Any
 
 import pytest
 
-from kubetrain.kube.immutable import replacement_field, update_refusals
+from kubetrain.kube.immutable import API_SERVER, replacement_field, update_refusals
 
 from conftest import needs_apiserver_corpus
-from helpers import corpus_records
+from helpers import CORPORA, corpus_records
 
 
 @needs_apiserver_corpus
+@pytest.mark.parametrize("corpus", CORPORA)
 def test_every_update_of_the_corpus_gets_the_servers_verdict(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], corpus: str
 ) -> None:
-    records = corpus_records("update")
-    assert len(records) >= 100
-    rows, disagreements = [], []
+    records = corpus_records("update", corpus)
+    assert len(records) >= 80
+    rows, disagreements, webhooks = [], [], []
     for record in records:
         refusals = update_refusals(record["before"], record["after"])
+        # The server ran no webhook: what only a webhook refuses is counted apart.
+        servers = [r for r in refusals if r.origin == API_SERVER]
+        if record["verdict"] == "accepted" and refusals and not servers:
+            webhooks.append(f"{record['id']} {'; '.join(map(str, refusals))}")
+            continue
+        refusals = servers
         ours = "rejected" if refusals else "accepted"
         rows.append(
             f"{record['id']:16} {record['kind']:15} server={record['verdict']:8} "
@@ -32,20 +39,29 @@ def test_every_update_of_the_corpus_gets_the_servers_verdict(
         if ours != record["verdict"]:
             disagreements.append(f"{rows[-1]}\n    {record['variant']}: {record['message'][:300]}")
     with capsys.disabled():
-        print(f"\n{len(records)} updates, {len(disagreements)} disagreements\n" + "\n".join(rows))
+        print(
+            f"\n{corpus}: {len(records)} updates, {len(disagreements)} disagreements, "
+            f"{len(webhooks)} refused by a webhook only\n" + "\n".join(rows + webhooks)
+        )
     assert not disagreements, "\n".join(disagreements)
+    if corpus == "apiserver-corpus-r3":
+        # The JobSet webhook's: replicatedJobs and managedBy edited in place.
+        assert len(webhooks) == 4 and all("(JobSet webhook)" in w for w in webhooks), webhooks
 
 
 @needs_apiserver_corpus
-def test_the_refusal_names_the_field_the_server_names() -> None:
+@pytest.mark.parametrize("corpus", CORPORA)
+def test_the_refusal_names_the_field_the_server_names(corpus: str) -> None:
     """Where the server names a single field, kubetrain names it too (the pod rule names the
     field inside the spec, more than the server's ``spec``)."""
     checked = 0
-    for record in corpus_records("update"):
+    for record in corpus_records("update", corpus):
         if record["verdict"] != "rejected":
             continue
         first = update_refusals(record["before"], record["after"])[0]
-        server_path = record["message"].split(" is invalid: ", 1)[1].split(":", 1)[0]
+        # One error, or several as "\n* path: ..." lines: the first the server names.
+        text = record["message"].split(" is invalid: ", 1)[1].lstrip("\n* ")
+        server_path = text.split(":", 1)[0]
         if server_path == "spec" and record["kind"] == "Pod":
             assert first.path.startswith("spec."), record["id"]
         elif server_path == "spec.clusterIPs[0]":
@@ -53,7 +69,7 @@ def test_the_refusal_names_the_field_the_server_names() -> None:
         elif server_path != "spec":  # StatefulSet: the server says spec, kubetrain the field
             assert first.path == server_path, (record["id"], first.path, server_path)
         checked += 1
-    assert checked >= 50
+    assert checked >= 25
 
 
 POD: dict[str, Any] = {
@@ -124,7 +140,7 @@ def edited(obj: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
         pytest.param(
             POD,
             edited(POD, "spec.schedulingGates", [{"name": "g"}, {"name": "h"}]),
-            "spec.schedulingGates",
+            "spec.schedulingGates[1].name",
             id="pod-gate-added",
         ),
         pytest.param(

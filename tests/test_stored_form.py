@@ -19,7 +19,7 @@ from kubetrain.kube.stored import left_to_server, stored_form
 from kubetrain.models import load_stack
 
 from conftest import REPO, needs_apiserver_corpus
-from helpers import corpus_records, stack_from
+from helpers import CORPORA, corpus_records, stack_from
 
 Key = tuple[str, str, str]
 
@@ -33,10 +33,11 @@ def generic(path: str) -> str:
 
 
 @needs_apiserver_corpus
-def test_stored_form_of_every_roundtrip_record() -> None:
+@pytest.mark.parametrize("corpus", CORPORA)
+def test_stored_form_of_every_roundtrip_record(corpus: str) -> None:
     """The normalisation alone, on each object exactly as it was sent (every environment of the
     corpus, Pulumi-mode Secrets included)."""
-    records = corpus_records("roundtrip")
+    records = corpus_records("roundtrip", corpus)
     assert len(records) >= 170
     problems = []
     for record in records:
@@ -57,7 +58,12 @@ def test_stored_form_of_every_roundtrip_record() -> None:
 def test_the_allowances_are_all_used() -> None:
     """Every pattern of LEFT_TO_SERVER matches a field the server added (none is dead weight that
     could hide a field kubetrain must write), and fieldRef.apiVersion is not left to it."""
-    added = {generic(p) for r in corpus_records("roundtrip") for p in r["added"]}
+    added = {
+        generic(p)
+        for corpus in CORPORA
+        for r in corpus_records("roundtrip", corpus)
+        for p in r["added"]
+    }
     reasons = {left_to_server(p) for p in added} - {None}
     from kubetrain.kube.stored import LEFT_TO_SERVER
 

@@ -29,6 +29,8 @@ Kinds and the upstream functions they follow (``k8s.io/kubernetes/pkg/apis/<grou
   and everything once ``immutable: true``.
 - PersistentVolumeClaim, ``ValidatePersistentVolumeClaimUpdate``: the spec but the storage
   requests (expansion) and volumeAttributesClassName.
+- Namespace, the PodSecurity admission plugin: Pod Security labels whose value is not a level or
+  version, unless they were already so.
 - CustomResourceDefinition, ``ValidateCustomResourceDefinitionSpecUpdate`` (apiextensions):
   group, names.plural, and once established scope and names.kind.
 - JobSet, a custom resource whose own webhook and CRD rules refuse edits: replicatedJobs (but
@@ -48,21 +50,28 @@ default where it is immutable (a StatefulSet's podManagementPolicy, a Service's 
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .apiserver.core import pod_security_label_problems
 from .paths import first_difference, semantic_equal
 from .stored import stored_form
 
 __all__ = [
+    "API_SERVER",
     "IMMUTABLE_KINDS",
+    "JOBSET_WEBHOOK",
     "Refusal",
     "replacement_field",
     "update_refusals",
 ]
 
 Obj = Mapping[str, Any]
+#: Origins of a refusal.
+API_SERVER = "API server"
+JOBSET_WEBHOOK = "JobSet webhook"
 
 
 @dataclass(frozen=True)
@@ -73,9 +82,13 @@ class Refusal:
     message: str
     #: Whether deleting and re-creating the object applies the edit (an immutable field).
     replaceable: bool = True
+    #: Who refuses it: the API server (its validation, a CRD's rules, an admission plugin it
+    #: runs by default) or a named webhook, which only a cluster running that operator has.
+    origin: str = API_SERVER
 
     def __str__(self) -> str:
-        return f"{self.path}: {self.message}"
+        who = "" if self.origin == API_SERVER else f" ({self.origin})"
+        return f"{self.path}: {self.message}{who}"
 
 
 IMMUTABLE = "field is immutable"
@@ -152,8 +165,18 @@ def _pod(before: Obj, after: Obj) -> list[Refusal]:
     new["tolerations"] = old_tolerations
     # validateOnlyDeletedSchedulingGates: gates may only be removed.
     old_gates = old.get("schedulingGates") or []
-    if any(g not in old_gates for g in new.get("schedulingGates") or []):
-        out.append(Refusal("spec.schedulingGates", "only deletion is allowed"))
+    old_names = {g.get("name") for g in old_gates if isinstance(g, Mapping)}
+    added: dict[Any, int] = {}
+    for i, gate in enumerate(new.get("schedulingGates") or []):
+        added[gate.get("name") if isinstance(gate, Mapping) else None] = i
+    for name, i in added.items():
+        if name not in old_names:
+            out.append(
+                Refusal(
+                    f"spec.schedulingGates[{i}].name",
+                    f"only deletion is allowed, but found new scheduling gate '{name}'",
+                )
+            )
     new["schedulingGates"] = old_gates
     grace_old, grace_new = (
         old.get("terminationGracePeriodSeconds"),
@@ -328,6 +351,18 @@ def _role_binding(before: Obj, after: Obj) -> list[Refusal]:
     return [Refusal("roleRef", "cannot change roleRef")]
 
 
+def _namespace(before: Obj, after: Obj) -> list[Refusal]:
+    """The PodSecurity admission plugin on update (``Admission.ValidateNamespace``): invalid
+    Pod Security labels are refused unless the Namespace had exactly the same problems."""
+    new = pod_security_label_problems(_get(after, "metadata.labels"))
+    if not new or new == pod_security_label_problems(_get(before, "metadata.labels")):
+        return []
+    return [
+        Refusal(f"metadata.labels[{key}]", f'Invalid value: "{value}": {message}', False)
+        for key, value, message in new
+    ]
+
+
 def _crd(before: Obj, after: Obj) -> list[Refusal]:
     """``ValidateCustomResourceDefinitionSpecUpdate``; kubetrain's CRDs are established once
     applied, so scope and names.kind count as immutable too."""
@@ -367,11 +402,15 @@ def _jobset(before: Obj, after: Obj) -> list[Refusal]:
     out = []
     changed = first_difference(old_jobs, new_jobs, "spec.replicatedJobs")
     if changed is not None:
-        out.append(Refusal("spec.replicatedJobs", f"{IMMUTABLE} ({changed} changed)"))
+        message = f"{IMMUTABLE} ({changed} changed)"
+        out.append(Refusal("spec.replicatedJobs", message, origin=JOBSET_WEBHOOK))
+    out += [
+        dataclasses.replace(r, origin=JOBSET_WEBHOOK)
+        for r in _immutable(before, after, "spec.managedBy")
+    ]
     return out + _immutable(
         before,
         after,
-        "spec.managedBy",
         "spec.successPolicy",
         "spec.failurePolicy",
         "spec.network",
@@ -389,6 +428,7 @@ IMMUTABLE_KINDS: dict[tuple[str, str], Callable[[Obj, Obj], list[Refusal]]] = {
     ("", "Service"): _service,
     ("", "Secret"): _secret,
     ("", "ConfigMap"): _immutable_data,
+    ("", "Namespace"): _namespace,
     ("", "PersistentVolumeClaim"): _pvc,
     ("rbac.authorization.k8s.io", "RoleBinding"): _role_binding,
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"): _role_binding,

@@ -90,12 +90,25 @@ LEFT_TO_SERVER: dict[str, str] = {
     r"spec\.(timeout|force)": "GitRepository and Kustomization defaults of the Flux CRDs",
     r"spec\.dataStores\.[^.]+\.region": "Learner default of kubetrain's own CRD",
     r"spec\.runPolicy\.suspend": "TFJob default of the training-operator CRD",
+    r"metadata\.labels\.kubernetes\.io/metadata\.name": (
+        "a Namespace's name label, set by the server (namespace strategy, "
+        "NamespaceDefaultLabelName)"
+    ),
+    r"spec\.finalizers\[\]": "a Namespace's kubernetes finalizer, set by the server",
+    r"metadata\.finalizers\[\]": (
+        "a PersistentVolumeClaim's kubernetes.io/pvc-protection finalizer, set by the "
+        "StorageObjectInUseProtection admission plugin"
+    ),
+    r"spec\.volumeMode": "PersistentVolumeClaim default (Filesystem)",
+    r"preemptionPolicy": "PriorityClass default (PreemptLowerPriority)",
 }
 
-# Where a pod spec sits: a Pod, a workload's template, a CronJob's, a TFJob's replica templates.
+# Where a pod spec sits: a Pod, a workload's template, a CronJob's, a TFJob's or PyTorchJob's
+# replica templates, a JobSet's Job templates (their CRDs default a port's protocol too).
 _POD = (
     r"(spec|spec\.template\.spec|spec\.jobTemplate\.spec\.template\.spec"
-    r"|spec\.tfReplicaSpecs\.[^.]+\.template\.spec)"
+    r"|spec\.(tf|pytorch)ReplicaSpecs\.[^.]+\.template\.spec"
+    r"|spec\.replicatedJobs\[\]\.template\.spec\.template\.spec)"
 )
 _LEFT = [
     (re.compile(pattern.replace("<pod>", _POD) + "$"), reason)

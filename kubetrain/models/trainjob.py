@@ -532,11 +532,11 @@ class DependsOn(Strict):
 class RuntimeReplicatedJob(Strict):
     """A replicated job of a runtime's JobSet template."""
 
-    name: str = Field(min_length=1, description="Name (node, launcher, dataset-initializer...).")
+    name: str = Field(description="Name (node, launcher, dataset-initializer...).")
     group_name: str | None = Field(default=None, alias="groupName", description="Group.")
     replicas: int | None = Field(default=None, description="Jobs of this template. Default: 1.")
     depends_on: list[DependsOn] | None = Field(
-        default=None, alias="dependsOn", description="Replicated jobs to wait for."
+        default=None, alias="dependsOn", max_length=5, description="Replicated jobs to wait for."
     )
     template: JobTemplateSpec
 
@@ -563,11 +563,12 @@ class RuntimeJobSetSpec(Strict):
     managed_by: str | None = Field(default=None, alias="managedBy", description="Controller.")
     suspend: bool | None = Field(default=None, description="Suspended.")
     ttl_seconds_after_finished: int | None = Field(
-        default=None, alias="ttlSecondsAfterFinished", description="TTL after finishing."
+        default=None, alias="ttlSecondsAfterFinished", ge=0, description="TTL after finishing."
     )
     volume_claim_policies: list[dict[str, Any]] | None = Field(
         default=None,
         alias="volumeClaimPolicies",
+        max_length=50,
         description="Claims the JobSet makes for its pods (JobSet v0.11+).",
     )
 

@@ -39,6 +39,7 @@ from ..models.source import (
 from ..parallel import ChunkMapper, serial
 from .customresources import CustomResources, builtin_version, custom_resource_issues
 from .schemas import SchemaCatalog, check_location
+from .webhooks import webhook_problems
 
 __all__ = [
     "DEFAULT_VERSION",
@@ -81,6 +82,34 @@ class Finding:
     #: Where the user can act, when not the object's file: render locates a finding in the job
     #: document, patch or manifest the field came from (``path`` is then that document's).
     file: str | None = None
+    #: Who would refuse the object: set for a webhook's refusal (``webhook:jobset``); else
+    #: told by the rule (see :attr:`who`).
+    origin: str = ""
+
+    @property
+    def who(self) -> str:
+        """Who refuses what the finding says: ``api-server`` (its validation, a CRD's schema
+        and rules, the admission plugins it runs by default), ``webhook:<operator>`` (only a
+        cluster running that operator: ``webhook:jobset``, ``webhook:training-operator``),
+        ``kubetrain`` (its own policy: a rule of ``RULES``, a check it could not complete), or
+        ``input`` (the file cannot be read as objects, or kubetrain has no schema to judge)."""
+        if self.origin:
+            return self.origin
+        return _ORIGINS.get(self.rule, "kubetrain")
+
+
+#: The origin of the findings of each rule that is not kubetrain's policy.
+_ORIGINS = {
+    "schema": "api-server",
+    "api": "api-server",
+    "crd": "api-server",
+    "structure": "api-server",
+    "yaml": "input",
+    "header": "input",
+    "schema-missing": "input",
+    "schema-location": "input",
+    "reject": "input",
+}
 
 
 @dataclass
@@ -198,6 +227,11 @@ class Validator:
         if result.status != "error":
             for issue in apiserver.object_issues(item.obj, version or self.version):
                 result.findings.append(Finding("api", issue.path, issue.message))
+                result.status = "invalid"
+        if result.status == "valid" and self.schemas:
+            # Admission webhooks see only what the API server's own checks admitted.
+            for origin, path, message in webhook_problems(item.obj):
+                result.findings.append(Finding("webhook", path, message, origin=origin))
                 result.status = "invalid"
         return result
 

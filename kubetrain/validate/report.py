@@ -29,7 +29,8 @@ def finding_line(result: ObjectResult, finding: Finding) -> str:
     the input escaped (:func:`~kubetrain.models.errors.printable`)."""
     subject = f" [{printable(result.title)}]" if result.kind else ""
     severity = "warning: " if finding.severity == "warning" else ""
-    message = f"{severity}{printable(finding.message)} ({finding.rule}){subject}"
+    rule = finding.who if finding.rule == "webhook" else finding.rule
+    message = f"{severity}{printable(finding.message)} ({rule}){subject}"
     return f"{_where(result, finding)}: {_path(finding)}: {message}"
 
 
@@ -107,6 +108,7 @@ def _json(report: Report) -> str:
             found = [
                 {
                     "rule": f.rule,
+                    "origin": f.who,
                     "path": format_path(f.path) if f.path else "",
                     "msg": f.message,
                     "line": f.line,

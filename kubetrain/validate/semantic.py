@@ -21,6 +21,7 @@ from typing import Any
 
 from ..builders.security import CONTAINER_FIELDS
 from ..kube.apiserver import HANDLED_KINDS
+from ..kube.apiserver.volumes import pvc_dropped_fields
 from ..kube.images import parse_image
 from ..kube.names import DNS1123_LABEL, LABEL_VALUE, PORT_NAME, check_label_key
 from ..models.errors import PathPart, Severity, printable
@@ -71,6 +72,10 @@ RULES: dict[str, str] = {
     "image": "every container image is a reference the kubelet can parse "
     "(`[registry/]path[:tag][@digest]`, the path in lower case; otherwise the pod fails with "
     "`InvalidImageName`)",
+    "dropped-field": "a warning, not an error: no field the API server drops as it creates the "
+    "object (a PersistentVolumeClaim's `dataSource` of a kind other than a claim or a volume "
+    "snapshot, a `dataSourceRef` with a namespace): what is stored would differ from what is "
+    "applied",
     "image-tag": "a warning, not an error: every container image names a tag other than "
     "`latest`, or a digest (an untagged image is `:latest`, whatever it is when each pod starts)",
 }
@@ -78,7 +83,7 @@ RULES: dict[str, str] = {
 #: Rules whose findings are facts to know rather than mistakes: reported as warnings, errors
 #: only under --strict. Two host-network pods of one job claiming a port simply never share a
 #: node (the scheduler's NodePorts filter keeps them apart), which EDL's own job-1 relies on.
-WARNING_RULES: frozenset[str] = frozenset({"host-port", "image-tag"})
+WARNING_RULES: frozenset[str] = frozenset({"host-port", "image-tag", "dropped-field"})
 
 Path = tuple[PathPart, ...]
 
@@ -535,6 +540,20 @@ def _secret_data(run: _Run) -> None:
                 )
 
 
+def _dropped_fields(run: _Run) -> None:
+    for i, obj in run.objects():
+        if obj.get("kind") != "PersistentVolumeClaim" or obj.get("apiVersion") != "v1":
+            continue
+        for key, why in pvc_dropped_fields(obj.get("spec")):
+            run.add(
+                i,
+                "dropped-field",
+                ("spec", key),
+                f"the API server drops {key} as it creates the claim ({why}): the claim is "
+                "created without it, and a GitOps engine sees the difference for ever",
+            )
+
+
 # --- names ---------------------------------------------------------------------------------------
 
 
@@ -865,6 +884,7 @@ _CHECKS: tuple[Callable[[_Run], None], ...] = (
     _references,
     _duplicates,
     _secret_data,
+    _dropped_fields,
     _names,
     _host_port_conflicts,
     _pod_security,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import binascii
 import ipaddress
 import json
+import re
 from base64 import b64decode
 from typing import Any
 
@@ -17,11 +18,12 @@ from .field import Errors, Path
 from .meta import dns_subdomain, validate_labels
 from .pods import validate_pod, validate_pod_template_spec, validate_port_number_or_name
 from .values import as_int, as_list, as_map, as_str
-from .volumes import validate_pvc_spec
+from .volumes import pvc_prepared_for_create, validate_pvc_spec
 
 __all__ = [
     "always_restarts",
     "nonnegative",
+    "pod_security_label_problems",
     "validate_config_map",
     "validate_namespace",
     "validate_pod",
@@ -372,8 +374,42 @@ def validate_config_map(errs: Errors, obj: dict[str, Any]) -> None:
         errs.too_long((), MAX_DATA_SIZE)
 
 
+_PSA_LEVELS = ("privileged", "baseline", "restricted")
+#: The Pod Security labels in the order ``PolicyToEvaluate`` reads them, and what each holds.
+_PSA_LABELS = tuple(
+    (f"pod-security.kubernetes.io/{mode}{suffix}", suffix == "-version")
+    for mode in ("enforce", "audit", "warn")
+    for suffix in ("", "-version")
+)
+_PSA_VERSION = re.compile(r"v1\.(?:[0-9]|[1-9][0-9]*)")
+
+
+def pod_security_label_problems(labels: Any) -> list[tuple[str, str, str]]:
+    """(label, value, message) for each Pod Security label of a Namespace the PodSecurity
+    admission plugin refuses (``api.PolicyToEvaluate``: ``ParseLevel`` and ``ParseVersion``): a
+    level other than privileged, baseline or restricted, a version other than ``latest`` or
+    ``v1.<minor>``."""
+    found = []
+    labels = as_map(labels)
+    for key, is_version in _PSA_LABELS:
+        if key not in labels:
+            continue
+        value = as_str(labels[key])
+        if is_version:
+            if value != "latest" and not _PSA_VERSION.fullmatch(value):
+                found.append((key, value, 'must be "latest" or "v1.x"'))
+        elif value not in _PSA_LEVELS:
+            found.append((key, value, f"must be one of {', '.join(_PSA_LEVELS)}"))
+    return found
+
+
 def validate_namespace(errs: Errors, obj: dict[str, Any]) -> None:
-    """Upstream ``ValidateNamespace``: spec.finalizers are qualified or standard names."""
+    """Upstream ``ValidateNamespace``: spec.finalizers are qualified or standard names; and the
+    PodSecurity admission plugin (on by default, ``Admission.ValidateNamespace`` on create):
+    its labels hold valid levels and versions."""
+    labels = as_map(obj.get("metadata")).get("labels")
+    for key, value, message in pod_security_label_problems(labels):
+        errs.invalid(("metadata", "labels", key), value, message)
     for finalizer in as_list(as_map(obj.get("spec")).get("finalizers")):
         name, path = as_str(finalizer), ("spec", "finalizers")
         if problem := check_label_key(name):
@@ -385,8 +421,9 @@ def validate_namespace(errs: Errors, obj: dict[str, Any]) -> None:
 
 
 def validate_pvc(errs: Errors, obj: dict[str, Any]) -> None:
-    """Upstream ``ValidatePersistentVolumeClaim``."""
-    validate_pvc_spec(errs, obj.get("spec"), ("spec",))
+    """Upstream ``ValidatePersistentVolumeClaim``, of the claim as its strategy prepares it
+    (``PrepareForCreate``: a dataSource of another kind is dropped, not refused)."""
+    validate_pvc_spec(errs, pvc_prepared_for_create(obj.get("spec")), ("spec",))
 
 
 def validate_pod_template(errs: Errors, obj: dict[str, Any]) -> None:

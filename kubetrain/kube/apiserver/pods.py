@@ -234,13 +234,24 @@ def _handler(errs: Errors, handler: Any, path: Path, grace: int | None, lifecycl
         elif key == "grpc":
             _range(errs, action.get("port"), 1, 65535, (*apath, "port"))
         elif key == "sleep":
-            seconds = as_int(action.get("seconds"))
-            low = 0 if since(errs.version, "PodLifecycleSleepActionAllowZero") else 1
-            if seconds is not None and grace is not None and not low <= seconds <= grace:
+            # Upstream validateSleepAction; `sleep: {}` is 0 seconds (the Go zero value).
+            seconds = as_int(action.get("seconds", 0))
+            if seconds is None or grace is None:
+                pass
+            elif since(errs.version, "PodLifecycleSleepActionAllowZero"):
+                if not 0 <= seconds <= grace:
+                    errs.invalid(
+                        apath,
+                        seconds,
+                        "must be non-negative and less than terminationGracePeriodSeconds "
+                        f"({grace})",
+                    )
+            elif not 0 < seconds <= grace:
                 errs.invalid(
                     apath,
                     seconds,
-                    f"must be at least {low} and at most terminationGracePeriodSeconds ({grace})",
+                    f"must be greater than 0 and less than terminationGracePeriodSeconds ({grace})."
+                    " Enable AllowPodLifecycleSleepActionZeroValue feature gate for zero sleep.",
                 )
     if not found:
         errs.required(path, "must specify a handler type")

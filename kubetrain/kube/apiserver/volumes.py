@@ -22,6 +22,8 @@ from .values import as_int, as_list, as_map, as_str, is_set
 __all__ = [
     "ObjectFieldSelector",
     "local_descending_path",
+    "pvc_dropped_fields",
+    "pvc_prepared_for_create",
     "validate_pvc_spec",
     "validate_volume_devices",
     "validate_volume_mounts",
@@ -694,6 +696,54 @@ def _data_source(errs: Errors, ref: dict[str, Any], path: Path, namespaced: bool
         errs.problem((*path, "apiGroup"), dns_subdomain(group))
     if namespaced and as_str(ref.get("namespace")):
         errs.problem((*path, "namespace"), dns_label(as_str(ref.get("namespace"))))
+
+
+def _pvc_or_snapshot(source: Any) -> bool:
+    """Upstream ``dataSourceIsPvcOrSnapshot``."""
+    source = as_map(source)
+    group, kind = as_str(source.get("apiGroup")), source.get("kind")
+    return (kind == "PersistentVolumeClaim" and group == "") or (
+        kind == "VolumeSnapshot" and group == "snapshot.storage.k8s.io"
+    )
+
+
+def pvc_dropped_fields(spec: Any) -> list[tuple[str, str]]:
+    """(field, why) of what the PersistentVolumeClaim strategy drops from a new claim's spec
+    before it validates it (``PrepareForCreate``: ``DropDisabledFields`` with
+    CrossNamespaceVolumeDataSource off, ``EnforceDataSourceBackwardsCompatibility``)."""
+    spec = as_map(spec)
+    out = []
+    ref = spec.get("dataSourceRef")
+    if ref is not None and as_str(as_map(ref).get("namespace")):
+        out.append(("dataSourceRef", "a namespace needs CrossNamespaceVolumeDataSource (alpha)"))
+        ref = None
+    source = spec.get("dataSource")
+    if source is not None and ref is None and not _pvc_or_snapshot(source):
+        out.append(
+            (
+                "dataSource",
+                "only a PersistentVolumeClaim or a snapshot.storage.k8s.io VolumeSnapshot is kept "
+                "there; give another kind as dataSourceRef",
+            )
+        )
+    return out
+
+
+def pvc_prepared_for_create(spec: Any) -> dict[str, Any]:
+    """A new claim's spec as the strategy leaves it for validation (``PrepareForCreate``):
+    dropped fields gone, then ``NormalizeDataSources`` (AnyVolumeDataSource, on in every
+    version kubetrain supports) copies dataSource and dataSourceRef into each other."""
+    out = {k: v for k, v in as_map(spec).items()}
+    for key, _ in pvc_dropped_fields(out):
+        out.pop(key, None)
+    source, ref = out.get("dataSource"), out.get("dataSourceRef")
+    if source is not None and ref is None:
+        source = as_map(source)
+        out["dataSourceRef"] = {k: source[k] for k in ("apiGroup", "kind", "name") if k in source}
+    elif ref is not None and source is None and not as_str(as_map(ref).get("namespace")):
+        ref = as_map(ref)
+        out["dataSource"] = {k: ref[k] for k in ("apiGroup", "kind", "name") if k in ref}
+    return out
 
 
 def validate_pvc_spec(errs: Errors, spec: Any, path: Path) -> None:

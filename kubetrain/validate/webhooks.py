@@ -1,0 +1,384 @@
+"""What an operator's validating webhook refuses when a custom resource is created: refusals
+only a cluster running that operator makes, reported apart from the API server's own
+(``Finding.who`` is ``webhook:<operator>``, the rule ``webhook``).
+
+Mirrored from the source at the release kubetrain targets:
+
+* JobSet v0.9.1, ``pkg/webhooks/jobset_webhook.go``: ``jobSetWebhook.Default`` then
+  ``ValidateCreate`` (child Job and Pod names from ``placement.GenJobName`` /
+  ``GenPodName`` are DNS-1035 labels, groupName, subdomain and managedBy, dependsOn,
+  successPolicy and failurePolicy targets, failure rule names and reasons, the coordinator);
+* the training operator v1.9.0, ``pkg/webhooks/<kind>/*_webhook.go`` (``validate<Kind>``: the
+  name a DNS-1035 label, ``util.ValidateRunPolicy``'s managedBy, the replica types, their
+  containers, images and default container, a single Master or Chief) for PyTorchJob, TFJob,
+  XGBoostJob, PaddleJob and JAXJob.
+
+A webhook only sees what the API server's schema admitted, so objects with schema or API
+findings are not given to it. The trainer's TrainJob webhook needs the runtime a job names;
+kubetrain checks it where it knows the runtime (``render``), not here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from ..kube.names import DNS1035_LABEL, DNS1123_SUBDOMAIN
+from ..kube.regex import go_regex
+
+__all__ = ["WEBHOOKS", "webhook_problems"]
+
+Path = tuple[str | int, ...]
+Problem = tuple[Path, str]
+
+JOBSET = "webhook:jobset"
+TRAINING_OPERATOR = "webhook:training-operator"
+
+
+def _map(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _int(value: Any, default: int) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+# --- JobSet v0.9.1 -------------------------------------------------------------------------------
+
+_JOB_FAILURE_REASONS = (
+    "BackoffLimitExceeded",
+    "DeadlineExceeded",
+    "FailedIndexes",
+    "MaxFailedIndexesExceeded",
+    "PodFailurePolicy",
+)
+_RULE_NAME = "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$"
+_TOO_LONG = "must be no more than 63 characters"
+_HTTP_PATH = "[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+"
+
+
+def _domain_prefixed_path(value: str) -> list[str]:
+    """apimachinery's ``validation.IsDomainPrefixedPath``: ``<DNS subdomain>/<HTTP path>``."""
+    if not value:
+        return ["Required value"]
+    host, slash, rest = value.partition("/")
+    if not slash or not host or not rest:
+        return [f'Invalid value: "{value}": must be a domain-prefixed path (such as "acme.io/foo")']
+    out = [f'Invalid value: "{host}": {p}' for p in [DNS1123_SUBDOMAIN.check(host)] if p]
+    if not go_regex(_HTTP_PATH).fullmatch(rest):
+        out.append(
+            f"Invalid value: \"{rest}\": Invalid path (regex used for validation is '{_HTTP_PATH}')"
+        )
+    return out
+
+
+def _dns1035(value: str, too_long: str | None = None) -> list[str]:
+    """``validation.IsDNS1035Label``'s messages, the too-long one replaced as the webhook does."""
+    problem = DNS1035_LABEL.check(value)
+    if problem is None:
+        return []
+    if too_long is not None and len(value) > 63:
+        return [too_long]
+    return [problem]
+
+
+def _jobset_defaulted(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """``jobSetWebhook.Default`` (what the validation then sees): Indexed Jobs, failure rules
+    named ``failurePolicyRule<i>``."""
+    out = dict(spec)
+    jobs = []
+    for rjob in _list(spec.get("replicatedJobs")):
+        rjob = dict(_map(rjob))
+        template = dict(_map(rjob.get("template")))
+        job_spec = dict(_map(template.get("spec")))
+        job_spec.setdefault("completionMode", "Indexed")
+        template["spec"] = job_spec
+        rjob["template"] = template
+        rjob.setdefault("groupName", "default")
+        jobs.append(rjob)
+    out["replicatedJobs"] = jobs
+    policy = spec.get("failurePolicy")
+    if isinstance(policy, Mapping):
+        rules = []
+        for i, rule in enumerate(_list(policy.get("rules"))):
+            rule = dict(_map(rule))
+            if not rule.get("name"):
+                rule["name"] = f"failurePolicyRule{i}"
+            rules.append(rule)
+        out["failurePolicy"] = {**policy, "rules": rules}
+    return out
+
+
+def jobset_problems(obj: Mapping[str, Any]) -> list[Problem]:
+    """``jobSetWebhook.ValidateCreate`` after ``Default`` (JobSet v0.9.1)."""
+    name = str(_map(obj.get("metadata")).get("name") or "")
+    spec = _jobset_defaulted(_map(obj.get("spec")))
+    jobs = spec["replicatedJobs"]
+    out: list[Problem] = []
+    if jobs and _map(jobs[0]).get("dependsOn") is not None:
+        out.append(
+            (
+                ("spec", "replicatedJobs", 0, "dependsOn"),
+                "DependsOn can't be set for the first ReplicatedJob",
+            )
+        )
+    subdomain = _map(spec.get("network")).get("subdomain")
+    path: Path
+    if isinstance(subdomain, str) and subdomain:
+        path = ("spec", "network", "subdomain")
+        if problem := DNS1123_SUBDOMAIN.check(subdomain):
+            out.append((path, problem))
+        too_long = ".spec.network.subdomain is too long, must be less than 63 characters"
+        out += [(path, m) for m in _dns1035(subdomain, too_long)]
+    manager = spec.get("managedBy")
+    if isinstance(manager, str):
+        path = ("spec", "managedBy")
+        out += [(path, m) for m in _domain_prefixed_path(manager)]
+        if len(manager) > 63:
+            out.append((path, "Too long: may not be more than 63 bytes"))
+    names: set[str] = set()
+    for i, rjob in enumerate(jobs):
+        path = ("spec", "replicatedJobs", i)
+        rname = str(rjob.get("name") or "")
+        names.add(rname)
+        replicas = _int(rjob.get("replicas"), 1)
+        job_spec = _map(_map(rjob.get("template")).get("spec"))
+        parallelism = _int(job_spec.get("parallelism"), 1)
+        if parallelism * replicas > 2**31 - 1:
+            out.append(
+                (
+                    path,
+                    "the product of replicas and parallelism must not exceed "
+                    f"2147483647 for replicatedJob '{rname}'",
+                )
+            )
+        group = str(rjob.get("groupName") or "")
+        too_long = ".spec.replicatedJob[].groupName is too long, must be less than 63 characters"
+        out += [((*path, "groupName"), m) for m in _dns1035(group, too_long)]
+        longest_job = f"{name}-{rname}-{replicas - 1}"  # placement.GenJobName
+        too_long = (
+            "JobSet name is too long, job names generated for this JobSet will exceed 63 characters"
+        )
+        out += [((*path, "name"), m) for m in _dns1035(longest_job, too_long)]
+        completions = job_spec.get("completions")
+        if job_spec.get("completionMode") == "Indexed" and isinstance(completions, int):
+            # placement.GenPodName plus the 5 characters of a Pod's random suffix.
+            longest_pod = f"{name}-{rname}-{replicas - 1}-{completions - 1}-abcde"
+            too_long = (
+                "JobSet name is too long, pod names generated for this JobSet will exceed 63 "
+                "characters"
+            )
+            out += [((*path, "name"), m) for m in _dns1035(longest_pod, too_long)]
+        for dep in _list(rjob.get("dependsOn")):
+            dep_name = _map(dep).get("name")
+            if dep_name not in names:
+                out.append(
+                    (
+                        (*path, "dependsOn"),
+                        f"replicatedJob: {rname} cannot depend on replicatedJob: {dep_name}",
+                    )
+                )
+    success = _map(spec.get("successPolicy"))
+    for target in _list(success.get("targetReplicatedJobs")):
+        if target not in names:
+            out.append(
+                (
+                    ("spec", "successPolicy", "targetReplicatedJobs"),
+                    f"invalid replicatedJob name '{target}' does not appear in "
+                    ".spec.ReplicatedJobs",
+                )
+            )
+    out += _failure_policy(spec.get("failurePolicy"), names)
+    coordinator = spec.get("coordinator")
+    if isinstance(coordinator, Mapping) and (problem := _coordinator(coordinator, jobs)):
+        out.append((("spec", "coordinator"), problem))
+    return out
+
+
+def _failure_policy(policy: Any, names: set[str]) -> list[Problem]:
+    """``validateFailurePolicy``."""
+    out: list[Problem] = []
+    if not isinstance(policy, Mapping):
+        return out
+    by_name: dict[str, list[int]] = {}
+    for i, rule in enumerate(_list(policy.get("rules"))):
+        rule = _map(rule)
+        path = ("spec", "failurePolicy", "rules", i)
+        rule_name = str(rule.get("name") or "")
+        if not 1 <= len(rule_name) <= 128:
+            out.append(
+                (
+                    (*path, "name"),
+                    f"invalid failure policy rule name of length "
+                    f"{len(rule_name)}, the rule name must be at least 1 characters long "
+                    "and at most 128 characters long",
+                )
+            )
+        by_name.setdefault(rule_name, []).append(i)
+        if not go_regex(_RULE_NAME).search(rule_name):
+            out.append(
+                (
+                    (*path, "name"),
+                    f"invalid failure policy rule name '{rule_name}', a "
+                    "failure policy rule name must start with an alphabetic character, "
+                    "optionally followed by a string of alphanumeric characters or '_,:', "
+                    "and must end with an alphanumeric character or '_'",
+                )
+            )
+        for target in _list(rule.get("targetReplicatedJobs")):
+            if target not in names:
+                out.append(
+                    (
+                        (*path, "targetReplicatedJobs"),
+                        f"invalid replicatedJob name "
+                        f"'{target}' in failure policy does not appear in "
+                        ".spec.ReplicatedJobs",
+                    )
+                )
+        for reason in _list(rule.get("onJobFailureReasons")):
+            if reason not in _JOB_FAILURE_REASONS:
+                out.append(
+                    (
+                        (*path, "onJobFailureReasons"),
+                        f"invalid job failure reason "
+                        f"'{reason}' in failure policy is not a recognized job failure "
+                        "reason",
+                    )
+                )
+    for rule_name, indices in sorted(by_name.items()):
+        if len(indices) > 1:
+            shown = "[" + " ".join(map(str, indices)) + "]"
+            out.append(
+                (
+                    ("spec", "failurePolicy", "rules"),
+                    f"rule names are not unique, rules "
+                    f"with indices {shown} all have the same name '{rule_name}'",
+                )
+            )
+    return out
+
+
+def _coordinator(coordinator: Mapping[str, Any], jobs: list[dict[str, Any]]) -> str | None:
+    """``validateCoordinator``."""
+    wanted = coordinator.get("replicatedJob")
+    rjob = next((j for j in jobs if j.get("name") == wanted), None)
+    if rjob is None:
+        return f"coordinator replicatedJob {wanted} does not exist"
+    job_index = _int(coordinator.get("jobIndex"), 0)
+    if not 0 <= job_index < _int(rjob.get("replicas"), 1):
+        return f"coordinator job index {job_index} is invalid for replicatedJob {rjob['name']}"
+    job_spec = _map(_map(rjob.get("template")).get("spec"))
+    completions = job_spec.get("completions")
+    if job_spec.get("completionMode") != "Indexed" or not isinstance(completions, int):
+        return (
+            "job for coordinator pod must be indexed completion mode, and completions number "
+            "must be set"
+        )
+    pod_index = _int(coordinator.get("podIndex"), 0)
+    if not 0 <= pod_index < completions:
+        return (
+            f"coordinator pod index {pod_index} is invalid for replicatedJob {wanted} job index "
+            f"{job_index}"
+        )
+    return None
+
+
+# --- the training operator v1.9.0 ----------------------------------------------------------------
+
+#: kind -> (replica specs key, valid types (None: any), default container, Master types).
+_KUBEFLOW: dict[str, tuple[str, tuple[str, ...] | None, str, tuple[str, ...]]] = {
+    "PyTorchJob": ("pytorchReplicaSpecs", ("Master", "Worker"), "pytorch", ("Master",)),
+    "TFJob": ("tfReplicaSpecs", None, "tensorflow", ()),
+    "XGBoostJob": ("xgbReplicaSpecs", ("Master", "Worker"), "xgboost", ("Master",)),
+    "PaddleJob": ("paddleReplicaSpecs", ("Master", "Worker"), "paddle", ()),
+    "JAXJob": ("jaxReplicaSpecs", ("Worker",), "jax", ()),
+}
+_JOB_CONTROLLERS = ("kubeflow.org/training-operator", "kueue.x-k8s.io/multikueue")
+
+
+def kubeflow_problems(obj: Mapping[str, Any]) -> list[Problem]:
+    """``validate<Kind>`` of the kind's webhook (training operator v1.9.0) on create."""
+    kind = str(obj.get("kind"))
+    key, types, container, masters = _KUBEFLOW[kind]
+    out: list[Problem] = []
+    name = str(_map(obj.get("metadata")).get("name") or "")
+    if problem := DNS1035_LABEL.check(name):
+        out.append((("metadata", "name"), f"should match: {problem}"))
+    spec = _map(obj.get("spec"))
+    manager = _map(spec.get("runPolicy")).get("managedBy")
+    if kind != "JAXJob" and manager is not None and manager not in _JOB_CONTROLLERS:
+        supported = ", ".join(f'"{c}"' for c in _JOB_CONTROLLERS)
+        message = f'Unsupported value: "{manager}": supported values: {supported}'
+        out.append((("spec", "runPolicy", "managedBy"), message))
+    specs = spec.get(key)
+    if not isinstance(specs, Mapping):
+        return [*out, (("spec", key), "Required value: must be required")]
+    if kind == "PyTorchJob" and spec.get("elasticPolicy") is not None:
+        elastic = _map(spec.get("elasticPolicy"))
+        if "Worker" not in specs:
+            message = "Required value: must be configured if elastic policy is used"
+            out.append((("spec", key, "Worker"), message))
+        if elastic.get("nProcPerNode") is not None and spec.get("nprocPerNode") is not None:
+            out.append(
+                (
+                    ("spec", "elasticPolicy", "nProcPerNode"),
+                    "Forbidden: must not be used with spec.nprocPerNode",
+                )
+            )
+    chief_or_master = 0
+    for rtype, rspec in sorted(specs.items()):
+        path = ("spec", key, rtype)
+        containers_path = (*path, "template", "spec", "containers")
+        if types is not None and rtype not in types:
+            supported = ", ".join(f'"{t}"' for t in types)
+            out.append((path, f'Unsupported value: "{rtype}": supported values: {supported}'))
+        containers = _list(_map(_map(_map(rspec).get("template")).get("spec")).get("containers"))
+        if not containers:
+            out.append((containers_path, "Required value: must be specified"))
+        present = False
+        for i, c in enumerate(containers):
+            if not _map(c).get("image"):
+                out.append(((*containers_path, i, "image"), "Required value: must be required"))
+            present = present or _map(c).get("name") == container
+        if not present:
+            shown = f'"{container}"' if kind == "PaddleJob" else container
+            out.append(
+                (
+                    containers_path,
+                    f"Required value: must have at least one container with name {shown}",
+                )
+            )
+        replicas = _map(rspec).get("replicas")
+        if rtype in masters and replicas != 1:
+            out.append(((*path, "replicas"), "Forbidden: must be 1"))
+        elif kind == "PyTorchJob" and isinstance(replicas, int) and replicas < 1:
+            out.append(((*path, "replicas"), "Forbidden: must be at least 1"))
+        chief_or_master += kind == "TFJob" and rtype in ("Chief", "Master")
+    if chief_or_master > 1:
+        out.append((("spec", key), "Forbidden: must not have more than 1 Chief or Master role"))
+    if kind == "XGBoostJob" and "Master" not in specs:
+        out.append((("spec", key, "Master"), "Required value: must be present"))
+    return out
+
+
+#: (apiVersion, kind) -> (origin, the webhook's refusals of a new object).
+WEBHOOKS: dict[tuple[str, str], tuple[str, Callable[[Mapping[str, Any]], list[Problem]]]] = {
+    ("jobset.x-k8s.io/v1alpha2", "JobSet"): (JOBSET, jobset_problems),
+    **{("kubeflow.org/v1", kind): (TRAINING_OPERATOR, kubeflow_problems) for kind in _KUBEFLOW},
+}
+
+
+def webhook_problems(obj: Any) -> Iterator[tuple[str, Path, str]]:
+    """(origin, path, message) of each refusal of the webhook that admits ``obj``, if any."""
+    if not isinstance(obj, Mapping):
+        return
+    found = WEBHOOKS.get((str(obj.get("apiVersion")), str(obj.get("kind"))))
+    if found is None:
+        return
+    origin, check = found
+    for path, message in check(obj):
+        yield origin, path, message
