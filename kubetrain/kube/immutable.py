@@ -21,8 +21,10 @@ Kinds and the upstream functions they follow (``k8s.io/kubernetes/pkg/apis/<grou
   minReadySeconds.
 - ReplicaSet and Deployment, ``ValidateReplicaSetUpdate`` / ``ValidateDeploymentUpdate``: the
   selector (apps/v1).
-- Service, ``ValidateServiceUpdate``: clusterIP(s), unless the Service becomes or stops being an
-  ExternalName; then ``ValidateService`` of the result (a headless Service is a ClusterIP one).
+- Service, ``ValidateServiceUpdate``: clusterIP(s) and the primary IP family, unless the Service
+  becomes or stops being an ExternalName; loadBalancerClass between LoadBalancer Services;
+  healthCheckNodePort while one is needed; then ``ValidateService`` of the result (a headless
+  Service is a ClusterIP one).
 - RoleBinding and ClusterRoleBinding, ``ValidateRoleBindingUpdate`` /
   ``ValidateClusterRoleBindingUpdate``: roleRef.
 - Secret and ConfigMap, ``ValidateSecretUpdate`` / ``ValidateConfigMapUpdate``: a Secret's type,
@@ -53,10 +55,12 @@ import copy
 import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 from .apiserver.core import pod_security_label_problems
 from .paths import first_difference, semantic_equal
+from .quantity import parse_quantity
 from .stored import stored_form
 
 __all__ = [
@@ -295,6 +299,35 @@ def _service(before: Obj, after: Obj) -> list[Refusal]:
             # A field the applier never set keeps the allocated value: not a change.
             if old is not None and new is not None and not semantic_equal(old, new):
                 out.append(Refusal(path, "may not change once set"))
+        # validateUpgradeDowngradeIPFamilies: the primary family stays (headless Services and
+        # a switch to or from headless excepted); a family the applier never set is kept.
+        old_families, new_families = _get(before, "spec.ipFamilies"), _get(after, "spec.ipFamilies")
+        headless = (
+            _get(before, "spec.clusterIP") == "None",
+            _get(after, "spec.clusterIP") == "None",
+        )
+        if (
+            not any(headless)
+            and isinstance(old_families, list)
+            and isinstance(new_families, list)
+            and old_families
+            and new_families
+            and old_families[0] != new_families[0]
+        ):
+            out.append(Refusal("spec.ipFamilies[0]", "may not change once set"))
+    if old_type == new_type == "LoadBalancer" and not semantic_equal(
+        _get(before, "spec.loadBalancerClass"), _get(after, "spec.loadBalancerClass")
+    ):
+        # validateLoadBalancerClassField
+        out.append(Refusal("spec.loadBalancerClass", "may not change once set"))
+    if _needs_health_check(before) and _needs_health_check(after):
+        # validateServiceExternalTrafficFieldsUpdate; an unset port is the allocated one.
+        old_port, new_port = (
+            _get(before, "spec.healthCheckNodePort"),
+            _get(after, "spec.healthCheckNodePort"),
+        )
+        if old_port is not None and new_port is not None and old_port != new_port:
+            out.append(Refusal("spec.healthCheckNodePort", "field is immutable"))
     if _get(after, "spec.clusterIP") == "None" and new_type in ("LoadBalancer", "NodePort"):
         out.append(
             Refusal(
@@ -304,6 +337,14 @@ def _service(before: Obj, after: Obj) -> list[Refusal]:
             )
         )
     return out
+
+
+def _needs_health_check(service: Obj) -> bool:
+    """``apiservice.NeedsHealthCheck``: a LoadBalancer Service with externalTrafficPolicy Local."""
+    return bool(
+        _get(service, "spec.type") == "LoadBalancer"
+        and _get(service, "spec.externalTrafficPolicy") == "Local"
+    )
 
 
 def _secret(before: Obj, after: Obj) -> list[Refusal]:
@@ -337,11 +378,31 @@ def _pvc(before: Obj, after: Obj) -> list[Refusal]:
         # volumeName is bound by the controller; an applier that leaves it out keeps it.
         spec.pop("volumeName", None)
     changed = first_difference(old, new, "spec")
-    return (
+    out = (
         [Refusal(changed, "spec is immutable after creation except resources.requests")]
-        if (changed)
+        if changed
         else []
     )
+    # A claim's storage request may grow, never shrink below what the volume has (its
+    # status.capacity, which a bound claim's request is: RecoverVolumeExpansionFailure allows
+    # no less).
+    old_size = _quantity(_get(before, "spec.resources.requests.storage"))
+    new_size = _quantity(_get(after, "spec.resources.requests.storage"))
+    if old_size is not None and new_size is not None and new_size < old_size:
+        out.append(
+            Refusal(
+                "spec.resources.requests.storage",
+                "field can not be less than previous value (a volume never shrinks)",
+            )
+        )
+    return out
+
+
+def _quantity(value: Any) -> Fraction | None:
+    try:
+        return parse_quantity(value).value if value is not None else None
+    except (ValueError, TypeError):
+        return None
 
 
 def _role_binding(before: Obj, after: Obj) -> list[Refusal]:
