@@ -231,7 +231,7 @@ def test_a_message_expression_never_prints_the_objects_values(tmp_path: Path, ru
         assert done.exit_code == 1
         assert "hunter2" not in done.stdout + done.stderr
     text = run("validate", "all.yaml", cwd=tmp_path).stdout
-    assert "failed rule: size(self.password) > 20 (the rule's messageExpression quotes" in text
+    assert "failed rule: size(self.password) > 20 (the rule's messageExpression prints" in text
     # A message that quotes nothing of the object is shown as the server shows it.
     assert 'spec: Invalid value: "object": at most 2 replicas' in text
 
@@ -296,3 +296,47 @@ def test_any_rule_is_accepted_or_refused_with_a_message(expression: str) -> None
         assert (
             cost({"type": "object", **spec}, spec[RULES][0]["rule"]) <= celcost.PER_EXPRESSION_LIMIT
         )
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.text(
+        alphabet=st.characters(codec="ascii", categories=["L", "N", "P"]), min_size=3, max_size=40
+    ),
+    st.sampled_from(
+        [
+            "'bad: ' + self.password",
+            "self.password + ' is wrong'",
+            "'x' + self.password.substring(1)",
+            "self.password.upperAscii()",
+            "'%s!'.format([self.password])",
+        ]
+    ),
+)
+def test_no_message_expression_prints_a_value_of_the_object(secret: str, expression: str) -> None:
+    from kubetrain.kube.apiextensions import validate_custom_resource
+
+    node = compile_schema(
+        {
+            "type": "object",
+            "properties": {
+                "spec": {
+                    "type": "object",
+                    "properties": {"password": {"type": "string", "maxLength": 64}},
+                    RULES: [{"rule": "size(self.password) > 100", "messageExpression": expression}],
+                }
+            },
+        }
+    )
+    obj = {
+        "apiVersion": "example.com/v1",
+        "kind": "Widget",
+        "metadata": {"name": "w", "namespace": "ml"},
+        "spec": {"password": secret},
+    }
+    issues = validate_custom_resource(node, obj)
+    assert issues, "the rule fails: size is at most 40"
+    for issue in issues:
+        # Not the value, nor any transformation of it (a substring, its upper case).
+        assert secret not in issue.message
+        assert "messageExpression prints a value of the object" in issue.message

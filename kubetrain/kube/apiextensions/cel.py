@@ -258,53 +258,50 @@ def compile_rule(props: Mapping[str, Any], node: Node) -> Rule:
     )
 
 
-#: Strings of the object at least this long are looked for in a messageExpression's text.
-_QUOTED_MIN = 3
-
-
-def _strings(value: Any, found: set[str], budget: list[int]) -> None:
-    """The string values under ``value`` (not its keys: field names), at most ``budget[0]``."""
-    if budget[0] <= 0:
-        return
+def _masked(value: Any, char: str) -> Any:
+    """``value`` with every string replaced by one of the same length made of ``char``."""
     if isinstance(value, str):
-        if len(value) >= _QUOTED_MIN:
-            found.add(value)
-            budget[0] -= 1
-    elif isinstance(value, dict):
-        for item in value.values():
-            _strings(item, found, budget)
-    elif isinstance(value, list):
-        for item in value:
-            _strings(item, found, budget)
+        return char * len(value)
+    if isinstance(value, dict):
+        return {k: _masked(v, char) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_masked(v, char) for v in value]
+    return value
 
 
-def _quotes_the_object(text: str, raw_value: Any) -> bool:
-    """Whether a message holds a string of the object: a messageExpression can print any field
-    (a password), and kubetrain's reports never quote an object's values (docs/secrets.md)."""
-    found: set[str] = set()
-    _strings(raw_value, found, [10_000])
-    return any(value in text for value in found)
+def _eval_message(rule: Rule, self_value: Any) -> str | None:
+    """The messageExpression's text, or ``None`` when it gives none the server would use
+    (not a non-empty one-line string of at most 5 KiB: MaxEvaluatedMessageExpressionSizeBytes),
+    or cannot be evaluated."""
+    try:
+        result = rule.message_program.eval(data={"self": self_value})
+    except RuntimeError:  # out of budget: the server falls back to the message too
+        return None
+    if result.type().name() != "STRING":
+        return None
+    text = result.value()
+    if isinstance(text, str) and text.strip() and "\n" not in text and len(text) <= 5120:
+        return text
+    return None
 
 
-def _message(rule: Rule, self_value: Any, raw_value: Any) -> str:
+def _message(rule: Rule, self_value: Any) -> str:
+    """The failure's message: the messageExpression's text when it has one and it does not
+    depend on the strings of the object (it is evaluated again with every string masked: a
+    message that changes prints the object's values, maybe a password, which kubetrain's
+    reports never do), else the static message, else ``failed rule: <rule>``."""
     fallback = rule.message or f"failed rule: {rule.rule}"
-    if rule.message_program is not None:
-        try:
-            result = rule.message_program.eval(data={"self": self_value})
-        except RuntimeError:  # out of budget: the server falls back to the message too
-            return fallback
-        if result.type().name() == "STRING":
-            text = result.value()
-            # Upstream uses a non-empty one-line result of at most 5 KiB
-            # (MaxEvaluatedMessageExpressionSizeBytes), else the message.
-            if isinstance(text, str) and text.strip() and "\n" not in text and len(text) <= 5120:
-                if _quotes_the_object(text, raw_value):
-                    return (
-                        f"{fallback} (the rule's messageExpression quotes a value of the object; "
-                        "kubetrain does not show it)"
-                    )
-                return text
-    return fallback
+    if rule.message_program is None:
+        return fallback
+    text = _eval_message(rule, self_value)
+    if text is None:
+        return fallback
+    if any(_eval_message(rule, _masked(self_value, c)) != text for c in "xy"):
+        return (
+            f"{fallback} (the rule's messageExpression prints a value of the object; kubetrain "
+            "does not show it)"
+        )
+    return text
 
 
 def evaluate(
@@ -331,7 +328,7 @@ def evaluate(
         return None
     if kind == "BOOL":
         what = _REASONS.get(rule.reason, "Invalid value")
-        detail = _message(rule, self_value, raw_value)
+        detail = _message(rule, self_value)
         if what == "Invalid value":
             detail = f'Invalid value: "{json_type(raw_value)}": {detail}'
         else:
