@@ -9,7 +9,7 @@ schema, embedded Kubernetes types, semantic rules, name limits, the mode annotat
 import dataclasses
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +24,7 @@ from kubetrain.models.runtimes import key_of as runtime_key
 from kubetrain.models.trainjob import TrainJob
 
 from ._args import SettingsArgs
+from ._resources import Identity, identity, register
 
 __all__ = ["Expansion", "expand", "job_args", "report_warnings", "settings_args"]
 
@@ -151,6 +152,28 @@ def job_args(
             if runtime.spec_data is not None:
                 out["runtime"]["spec"] = dict(runtime.spec_data)
     return out
+
+
+def register_expansion(
+    component: pulumi.Resource,
+    expansion: Expansion,
+    *,
+    where: str,
+    opts: pulumi.ResourceOptions | None,
+    exclude: Collection[Identity] = (),
+    warn: bool = True,
+) -> None:
+    """What every job component does with its expansion: log its warnings (unless the stack
+    program logs them, ``warn=False``) and register its objects, but those registered
+    elsewhere (``exclude``), with the component's ``depends_on``."""
+    if warn:
+        report_warnings(component, expansion)
+    register(
+        component,
+        [m for m in expansion.manifests if identity(m) not in exclude],
+        where=where,
+        depends_on=opts.depends_on if opts is not None else None,
+    )
 
 
 def report_warnings(component: pulumi.Resource, expansion: Expansion) -> None:

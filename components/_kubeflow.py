@@ -21,8 +21,8 @@ from kubetrain.builders.kubeflow import ReplicaJob
 from kubetrain.builders.meta import to_selector
 from kubetrain.models.kubeflow import KubeflowJob
 
-from ._job import expand, report_warnings
-from ._resources import Identity, identity, register
+from ._job import expand, register_expansion
+from ._resources import Identity
 
 __all__ = ["KubeflowJobComponent", "ReplicaSpecArgs"]
 
@@ -69,13 +69,8 @@ class KubeflowJobComponent(pulumi.ComponentResource):
         kind = self._DOCUMENT.KIND
         expansion = expand(self._DOCUMENT, args, f"{kind} {name}")
         super().__init__(self._TYPE, name, None, opts)
-        if warn:
-            report_warnings(self, expansion)
-        register(
-            self,
-            [m for m in expansion.manifests if identity(m) not in exclude],
-            where=f"{kind} {name}",
-            depends_on=opts.depends_on if opts is not None else None,
+        register_expansion(
+            self, expansion, where=f"{kind} {name}", opts=opts, exclude=exclude, warn=warn
         )
         document = expansion.loaded.job
         assert isinstance(document, self._DOCUMENT)

@@ -24,8 +24,8 @@ from kubetrain.models.kinds import attach_component
 from kubetrain.models.learner import Learner as LearnerDocument
 
 from ._args import JobMetadataArgs, SettingsArgs
-from ._job import expand, report_warnings
-from ._resources import Identity, identity, register
+from ._job import expand, register_expansion
+from ._resources import Identity
 
 __all__ = [
     "DataStoreArgs",
@@ -208,16 +208,16 @@ class LearnerStatefulSet(pulumi.ComponentResource):
         once."""
         expansion = expand(LearnerDocument, args, f"LearnerStatefulSet {name}")
         super().__init__(TYPE, name, None, opts)
-        if warn:
-            report_warnings(self, expansion)
+        register_expansion(
+            self,
+            expansion,
+            where=f"LearnerStatefulSet {name}",
+            opts=opts,
+            exclude=exclude,
+            warn=warn,
+        )
         document = expansion.loaded.job
         assert isinstance(document, LearnerDocument)
-        register(
-            self,
-            [m for m in expansion.manifests if identity(m) not in exclude],
-            where=f"LearnerStatefulSet {name}",
-            depends_on=opts.depends_on if opts is not None else None,
-        )
         job, namespace = document.name, document.namespace
         domain = expansion.settings.cluster_domain
         suffix = f".{domain}" if domain else ""

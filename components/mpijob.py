@@ -20,9 +20,9 @@ from kubetrain.models.kinds import attach_component
 from kubetrain.models.mpijob import MPIJob as MPIJobDocument
 
 from ._args import JobMetadataArgs, SettingsArgs
-from ._job import expand, report_warnings
+from ._job import expand, register_expansion
 from ._kubeflow_args import RunPolicyArgs
-from ._resources import Identity, identity, register
+from ._resources import Identity
 
 __all__ = ["MPIJob", "MPIJobArgs", "MPIJobSpecArgs", "MPIReplicaSpecArgs"]
 
@@ -94,13 +94,8 @@ class MPIJob(pulumi.ComponentResource):
         """``exclude``: objects registered elsewhere (see the other job components)."""
         expansion = expand(MPIJobDocument, args, f"MPIJob {name}")
         super().__init__(TYPE, name, None, opts)
-        if warn:
-            report_warnings(self, expansion)
-        register(
-            self,
-            [m for m in expansion.manifests if identity(m) not in exclude],
-            where=f"MPIJob {name}",
-            depends_on=opts.depends_on if opts is not None else None,
+        register_expansion(
+            self, expansion, where=f"MPIJob {name}", opts=opts, exclude=exclude, warn=warn
         )
         document = expansion.loaded.job
         assert isinstance(document, MPIJobDocument)

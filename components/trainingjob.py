@@ -26,8 +26,8 @@ from kubetrain.models.trainingjob import MASTER_LABEL, PSERVER_LABEL, TRAINER_LA
 from kubetrain.models.trainingjob import TrainingJob as TrainingJobDocument
 
 from ._args import JobMetadataArgs, SettingsArgs
-from ._job import expand, report_warnings
-from ._resources import Identity, identity, register
+from ._job import expand, register_expansion
+from ._resources import Identity
 
 __all__ = [
     "MasterSpecArgs",
@@ -185,16 +185,11 @@ class TrainingJob(pulumi.ComponentResource):
         stack program passes the objects several jobs share (the CRD) and registers them once."""
         expansion = expand(TrainingJobDocument, args, f"TrainingJob {name}")
         super().__init__(TYPE, name, None, opts)
-        if warn:
-            report_warnings(self, expansion)
+        register_expansion(
+            self, expansion, where=f"TrainingJob {name}", opts=opts, exclude=exclude, warn=warn
+        )
         document = expansion.loaded.job
         assert isinstance(document, TrainingJobDocument)
-        register(
-            self,
-            [m for m in expansion.manifests if identity(m) not in exclude],
-            where=f"TrainingJob {name}",
-            depends_on=opts.depends_on if opts is not None else None,
-        )
         spec = document.spec
         roles = [r for r in ROLE_LABELS if r != "master" or spec.fault_tolerant]
         selectors = {r: to_selector({ROLE_LABELS[r]: document.name}) for r in roles}

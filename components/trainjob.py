@@ -19,8 +19,8 @@ from kubetrain.models.kinds import attach_component
 from kubetrain.models.trainjob import TrainJob as TrainJobDocument
 
 from ._args import JobMetadataArgs, SettingsArgs
-from ._job import expand, report_warnings
-from ._resources import Identity, identity, register
+from ._job import expand, register_expansion
+from ._resources import Identity
 
 __all__ = [
     "InitializerArgs",
@@ -168,13 +168,8 @@ class TrainJob(pulumi.ComponentResource):
         """``exclude``: objects registered elsewhere (see the other job components)."""
         expansion = expand(TrainJobDocument, args, f"TrainJob {name}")
         super().__init__(TYPE, name, None, opts)
-        if warn:
-            report_warnings(self, expansion)
-        register(
-            self,
-            [m for m in expansion.manifests if identity(m) not in exclude],
-            where=f"TrainJob {name}",
-            depends_on=opts.depends_on if opts is not None else None,
+        register_expansion(
+            self, expansion, where=f"TrainJob {name}", opts=opts, exclude=exclude, warn=warn
         )
         document = expansion.loaded.job
         assert isinstance(document, TrainJobDocument)

@@ -31,12 +31,12 @@ from .kube.schemas import builtin_kinds, split_api_version
 from .models import CheckFailed, InputError, Problem, Stack, discover_stacks, load_stack
 from .models.base import job_kinds
 from .models.editor import job_schema, stack_schema
-from .models.errors import printable
+from .models.errors import did_you_mean, printable
 from .models.fields import FieldNode, kind_node
 from .models.kubeflow import REPLICA_TYPES_KEY
 from .models.load import find_project_root, stack_name, stack_name_problem
 from .models.orphans import removal_causes
-from .models.source import display_path, file_kind, load_all, load_documents, watching_inputs
+from .models.source import display_path, file_kind, load_documents, watching_inputs
 from .models.stack import CONFIG_NAMESPACE, StackSettings
 from .parallel import ChunkMapper, alongside, forking
 from .plan import EnvironmentPlan, plan_environment, read_rendered
@@ -59,7 +59,7 @@ from .render.tree import (
     object_path,
     read_file,
 )
-from .render.yamlout import read_generated
+from .render.yamlout import is_plain, read_generated
 from .validate import (
     DEFAULT_VERSION,
     RULES,
@@ -1189,7 +1189,7 @@ def init_project(folder: Path, stack: str = "dev", namespace: str = "ml") -> lis
         folder / "stacks" / f"Pulumi.{stack}.yaml": _STACK.format(
             stack=stack,
             # A name YAML would read as something else (0, yes, null) is quoted.
-            namespace=namespace if _reads_back(namespace) else f'"{namespace}"',
+            namespace=namespace if is_plain(namespace) else f'"{namespace}"',
             version=f"{DEFAULT_VERSION[0]}.{DEFAULT_VERSION[1]}",
             kinds=", ".join(sorted({kind for _, kind in job_kinds()})),
         ),
@@ -1226,15 +1226,6 @@ def init_project(folder: Path, stack: str = "dev", namespace: str = "ml") -> lis
             display_path(exc.filename or folder), f"cannot be written: {exc.strerror}"
         ) from None
     return list(files)
-
-
-def _reads_back(text: str) -> bool:
-    """Whether ``text`` written as a plain YAML scalar is read as that string (``0``, ``no``
-    and ``null`` are not)."""
-    try:
-        return load_all(f"k: {text}\n", "init") == [{"k": text}]
-    except InputError:
-        return False
 
 
 def _refuse_links(folder: Path, files: Mapping[Path, str]) -> None:
@@ -1334,8 +1325,7 @@ def _walk(node: Any, path: Sequence[str], where: str, target: str) -> tuple[Any,
             keys, any_case = _map_keys(node)
             taken = {k.lower() for k in keys} if any_case else set(keys)
             if keys and (part.lower() if any_case else part) not in taken:
-                close = difflib.get_close_matches(part, keys, n=1)
-                hint = f"; did you mean {close[0]!r}?" if close else ""
+                hint = did_you_mean(part, keys)
                 raise InputError.single(
                     target,
                     f"{'.'.join([where, *walked])} has no key {part!r}{hint} (keys: "
@@ -1344,8 +1334,7 @@ def _walk(node: Any, path: Sequence[str], where: str, target: str) -> tuple[Any,
             child = node.child(part)  # a map key given by name (tfReplicaSpecs.Worker)
         if child is None:
             fields = [k for k, _, _ in (element or node).fields()]
-            close = difflib.get_close_matches(part, fields, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(part, fields)
             raise InputError.single(
                 target,
                 f"{'.'.join([where, *walked])} has no field {part!r}{hint} (fields: "
@@ -1373,8 +1362,7 @@ def _explain_stack_key(target: str, version: tuple[int, int]) -> str:
     schema = stack_schema(version)
     config = schema["properties"]["config"]["properties"]
     if key not in config:
-        close = difflib.get_close_matches(key, list(config), n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        hint = did_you_mean(key, config)
         raise InputError.single(
             target, f"unknown stack-file key {key!r}{hint} (keys: {', '.join(sorted(config))})"
         )

@@ -280,6 +280,11 @@ def test_strategic_patch_without_target_names_its_document(tmp_path: Path) -> No
         pytest.param({"kind": "TFJob", "name": "mnis"}, False, id="name-is-anchored"),
         pytest.param({"kind": "TFJob", "namespace": "dev"}, False, id="other-namespace"),
         pytest.param({"kind": "TrainingJob"}, False, id="other-kind"),
+        # Kustomize's group, version and kind are anchored regular expressions too.
+        pytest.param({"kind": "TF.*", "version": "v[0-9]+"}, True, id="kind-regex"),
+        pytest.param({"kind": "TF"}, False, id="kind-is-anchored"),
+        pytest.param({"group": "kubeflow\\..*"}, True, id="group-regex"),
+        pytest.param({"group": "", "kind": "TFJob"}, False, id="empty-group-is-core"),
     ],
 )
 def test_targets_select_as_kustomize(tmp_path: Path, target: dict[str, str], hits: bool) -> None:

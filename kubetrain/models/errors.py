@@ -9,6 +9,7 @@ traceback.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ __all__ = [
     "OwnershipError",
     "Problem",
     "Severity",
+    "did_you_mean",
     "format_path",
     "printable",
 ]
@@ -47,6 +49,12 @@ def printable(text: str) -> str:
     """``text`` with every character that could reach a terminal or a report as something else
     written as an escape (``\\x1b``, ``\\u202e``); other text is returned unchanged."""
     return _UNPRINTABLE.sub(_escape, text) if _UNPRINTABLE.search(text) else text
+
+
+def did_you_mean(word: str, choices: Iterable[str], *, cutoff: float = 0.6) -> str:
+    """``; did you mean 'x'?`` for the choice closest to ``word``, or ``""`` when none is."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=cutoff)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def format_path(path: Sequence[PathPart]) -> str:

@@ -25,6 +25,7 @@ no type names (its controller then normalises them).
 from __future__ import annotations
 
 import json
+import typing
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import ConfigDict, Field, field_validator
@@ -314,6 +315,16 @@ class KubeflowJob(JobDocument):
             if info.alias == cls.REPLICA_SPECS_KEY:
                 return name
         raise LookupError(f"{cls.__name__}: no field {cls.REPLICA_SPECS_KEY} in its spec")
+
+    @classmethod
+    def replica_spec_model(cls) -> type[ReplicaSpec]:
+        """The kind's ReplicaSpec model (its default container and port)."""
+        spec_model = cls.model_fields["spec"].annotation
+        assert isinstance(spec_model, type) and issubclass(spec_model, Strict)
+        found = typing.get_args(spec_model.model_fields[cls.replica_specs_field()].annotation)
+        assert len(found) == 2 and issubclass(found[1], ReplicaSpec), cls
+        model: type[ReplicaSpec] = found[1]
+        return model
 
     @property
     def replica_specs(self) -> dict[str, ReplicaSpec]:

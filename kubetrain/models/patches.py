@@ -208,25 +208,33 @@ def _target_of(source: PatchSource, problems: list[Problem]) -> PatchTarget | No
     )
     namespace = meta.get("namespace") if isinstance(meta, dict) else None
     return PatchTarget(
-        group=group,
-        version=version,
-        kind=kind,
+        group=re.escape(group) if group else group,
+        version=re.escape(version) if version is not None else None,
+        kind=re.escape(kind),
         name=re.escape(name),
         namespace=re.escape(namespace) if isinstance(namespace, str) else None,
     )
 
 
 def _matches(target: PatchTarget, identity: tuple[str, str, str, str, str]) -> bool:
-    """Kustomize's selector: every field given matches; names and namespaces as anchored
-    regular expressions (``kustomize/api/types.Selector``, ``resource.Resource.IsSelected``),
-    Go's, so matched by RE2 in time linear in the name."""
+    """Kustomize's selector (kustomize/api v0.21.1, as Flux's kustomize-controller v1.9.4 and
+    kubectl 1.36 vendor it: ``types.NewSelectorRegex`` and ``SelectorRegex.MatchGvk`` /
+    ``MatchName`` / ``MatchNamespace``): every field given is an anchored Go regular
+    expression the object's value must match, matched by RE2 in linear time. One deviation,
+    documented: a group of ``''`` selects the core group, where Kustomize reads an empty
+    field as "any"."""
     group, version, kind, name, namespace = identity
-    return (
-        (target.group is None or target.group == group)
-        and (target.version is None or target.version == version)
-        and (target.kind is None or target.kind == kind)
-        and (target.name is None or go_regex(target.name).fullmatch(name))
-        and (target.namespace is None or go_regex(target.namespace).fullmatch(namespace))
+    if target.group == "" and group != "":
+        return False
+    return all(
+        pattern is None or pattern == "" or go_regex(pattern).fullmatch(value)
+        for pattern, value in (
+            (target.group, group),
+            (target.version, version),
+            (target.kind, kind),
+            (target.name, name),
+            (target.namespace, namespace),
+        )
     )
 
 

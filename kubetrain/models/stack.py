@@ -352,14 +352,17 @@ class GitOps(Strict):
 
 class PatchTarget(Strict):
     """Which documents a patch changes, as Kustomize's ``patches[].target`` selects them: every
-    field given must match (``name`` and ``namespace`` are regular expressions matching the
-    whole value, as in Kustomize)."""
+    field given must match, each a regular expression matching the whole value, as in
+    Kustomize."""
 
     group: str | None = Field(
-        default=None, description="API group, e.g. kubeflow.org ('' for the core group)."
+        default=None,
+        description="API group, e.g. kubeflow.org (a regular expression; '' for the core group).",
     )
-    version: str | None = Field(default=None, description="API version, e.g. v1.")
-    kind: str | None = Field(default=None, description="Kind, e.g. TFJob.")
+    version: str | None = Field(
+        default=None, description="API version, e.g. v1 (a regular expression)."
+    )
+    kind: str | None = Field(default=None, description="Kind, e.g. TFJob (a regular expression).")
     name: str | None = Field(default=None, description="metadata.name (a regular expression).")
     namespace: str | None = Field(
         default=None,
@@ -367,7 +370,7 @@ class PatchTarget(Strict):
         "kubetrain:namespace.",
     )
 
-    @field_validator("name", "namespace")
+    @field_validator("group", "version", "kind", "name", "namespace")
     @classmethod
     def _regex(cls, value: str | None) -> str | None:
         if value is not None:

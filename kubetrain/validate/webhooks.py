@@ -21,10 +21,13 @@ kubetrain checks it where it knows the runtime (``render``), not here.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from functools import cache
 from typing import Any
 
 from ..kube.names import DNS1035_LABEL, DNS1123_SUBDOMAIN
 from ..kube.regex import go_regex
+from ..models.base import job_kinds
+from ..models.kubeflow import KubeflowJob
 
 __all__ = ["WEBHOOKS", "webhook_problems"]
 
@@ -289,27 +292,35 @@ def _coordinator(coordinator: Mapping[str, Any], jobs: list[dict[str, Any]]) -> 
 
 # --- the training operator v1.9.0 ----------------------------------------------------------------
 
-#: kind -> (replica specs key, valid types (None: any), default container, Master types).
-_KUBEFLOW: dict[str, tuple[str, tuple[str, ...] | None, str, tuple[str, ...]]] = {
-    "PyTorchJob": ("pytorchReplicaSpecs", ("Master", "Worker"), "pytorch", ("Master",)),
-    "TFJob": ("tfReplicaSpecs", None, "tensorflow", ()),
-    "XGBoostJob": ("xgbReplicaSpecs", ("Master", "Worker"), "xgboost", ("Master",)),
-    "PaddleJob": ("paddleReplicaSpecs", ("Master", "Worker"), "paddle", ()),
-    "JAXJob": ("jaxReplicaSpecs", ("Worker",), "jax", ()),
-}
 _JOB_CONTROLLERS = ("kubeflow.org/training-operator", "kueue.x-k8s.io/multikueue")
+
+
+@cache
+def _kubeflow_kinds() -> dict[str, type[KubeflowJob]]:
+    """The training operator's kinds, whose facts (replica-spec key and types, default
+    container, the types that must have one replica or be present) their models declare."""
+    return {
+        kind: cls
+        for (api_version, kind), cls in job_kinds().items()
+        if api_version == "kubeflow.org/v1" and issubclass(cls, KubeflowJob)
+    }
 
 
 def kubeflow_problems(obj: Mapping[str, Any]) -> list[Problem]:
     """``validate<Kind>`` of the kind's webhook (training operator v1.9.0) on create."""
     kind = str(obj.get("kind"))
-    key, types, container, masters = _KUBEFLOW[kind]
+    model = _kubeflow_kinds()[kind]
+    key, masters = model.REPLICA_SPECS_KEY, model.SINGLE_TYPES
+    container = model.replica_spec_model().DEFAULT_CONTAINER
+    # TFJob's webhook checks no type names (its controller normalises their case).
+    types = None if model.ANY_CASE_TYPES else model.REPLICA_TYPES
     out: list[Problem] = []
     name = str(_map(obj.get("metadata")).get("name") or "")
     if problem := DNS1035_LABEL.check(name):
         out.append((("metadata", "name"), f"should match: {problem}"))
     spec = _map(obj.get("spec"))
     manager = _map(spec.get("runPolicy")).get("managedBy")
+    # util.ValidateRunPolicy; validateJAXJob is the one that does not call it.
     if kind != "JAXJob" and manager is not None and manager not in _JOB_CONTROLLERS:
         supported = ", ".join(f'"{c}"' for c in _JOB_CONTROLLERS)
         message = f'Unsupported value: "{manager}": supported values: {supported}'
@@ -360,15 +371,19 @@ def kubeflow_problems(obj: Mapping[str, Any]) -> list[Problem]:
         chief_or_master += kind == "TFJob" and rtype in ("Chief", "Master")
     if chief_or_master > 1:
         out.append((("spec", key), "Forbidden: must not have more than 1 Chief or Master role"))
-    if kind == "XGBoostJob" and "Master" not in specs:
-        out.append((("spec", key, "Master"), "Required value: must be present"))
+    for rtype in model.REQUIRED_TYPES:  # XGBoostJob's Master
+        if rtype not in specs:
+            out.append((("spec", key, rtype), "Required value: must be present"))
     return out
 
 
 #: (apiVersion, kind) -> (origin, the webhook's refusals of a new object).
 WEBHOOKS: dict[tuple[str, str], tuple[str, Callable[[Mapping[str, Any]], list[Problem]]]] = {
     ("jobset.x-k8s.io/v1alpha2", "JobSet"): (JOBSET, jobset_problems),
-    **{("kubeflow.org/v1", kind): (TRAINING_OPERATOR, kubeflow_problems) for kind in _KUBEFLOW},
+    **{
+        ("kubeflow.org/v1", kind): (TRAINING_OPERATOR, kubeflow_problems)
+        for kind in _kubeflow_kinds()
+    },
 }
 
 

@@ -136,6 +136,14 @@ class Expr:
     result: Expr | None = None
 
 
+#: Fields of ``Expr.Comprehension`` holding expressions, by field number.
+_COMPREHENSION_PARTS = {
+    2: "iter_range",
+    4: "accu_init",
+    5: "loop_condition",
+    6: "loop_step",
+    7: "result",
+}
 _CONSTANTS = {1: "null", 2: "bool", 3: "int", 4: "uint", 5: "double", 6: "string", 7: "bytes"}
 
 
@@ -208,10 +216,8 @@ def _expr(data: bytes) -> Expr:
                     e.iter_var2 = v.decode()
                 elif n == 3:
                     e.accu_var = v.decode()
-                elif n in (2, 4, 5, 6, 7):
-                    name = {2: "iter_range", 4: "accu_init", 5: "loop_condition"}.get(n)
-                    name = name or {6: "loop_step", 7: "result"}[n]
-                    setattr(e, name, _expr(v))
+                elif n in _COMPREHENSION_PARTS:
+                    setattr(e, _COMPREHENSION_PARTS[n], _expr(v))
     return e
 
 
