@@ -413,7 +413,8 @@ def _role_binding(before: Obj, after: Obj) -> list[Refusal]:
 
 
 def _namespace(before: Obj, after: Obj) -> list[Refusal]:
-    """The PodSecurity admission plugin on update (``Admission.ValidateNamespace``): invalid
+    """The PodSecurity admission plugin on update (Kubernetes v1.36
+    ``pod-security-admission/admission/admission.go`` ``Admission.ValidateNamespace``): invalid
     Pod Security labels are refused unless the Namespace had exactly the same problems."""
     new = pod_security_label_problems(_get(after, "metadata.labels"))
     if not new or new == pod_security_label_problems(_get(before, "metadata.labels")):

@@ -2,7 +2,8 @@
 
 Kubernetes' CRD ``pattern`` (kube-openapi's validator and the CRD's own validation,
 ``regexp.Compile`` in ``apiextensions/validation``) and Kustomize's patch target selectors
-(``types.Selector``: ``regexp.Compile`` of the anchored name and namespace) are Go regular
+(kustomize/api v0.21.1 ``types.NewSelectorRegex``: ``regexp.Compile`` of each anchored field)
+are Go regular
 expressions. Python's ``re`` reads a larger language (lookarounds, backreferences) and
 backtracks: ``(a+)+b`` against a long name runs for ever. Here they are compiled by RE2, the
 engine Go's ``regexp`` implements, so what Go refuses is refused and no match takes more than

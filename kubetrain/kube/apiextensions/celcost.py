@@ -12,7 +12,8 @@ and has no cost model, so this module does what the API server does with the typ
   limit and the item's smallest serialized size;
 * selecting a property the declaration lacks is cel-go's ``undefined field`` error, and a
   ``matches`` pattern that Go cannot compile is ``ValidateRegexLiterals``' error;
-* the cost is ``checker.Cost`` (cel-go ``checker/cost.go``) with Kubernetes' estimator
+* the cost is ``checker.Cost`` (cel-go v0.26.0 ``checker/cost.go``, as Kubernetes v1.36
+  vendors it) with Kubernetes' estimator
   (``apiserver/pkg/cel/library/cost.go`` and the size estimator of
   ``apiextensions-apiserver/.../schema/cel/compilation.go``), presence tests free
   (``PresenceTestHasCost(false)``, the base environment's option).

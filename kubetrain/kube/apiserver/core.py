@@ -386,7 +386,8 @@ _PSA_VERSION = re.compile(r"v1\.(?:[0-9]|[1-9][0-9]*)")
 
 def pod_security_label_problems(labels: Any) -> list[tuple[str, str, str]]:
     """(label, value, message) for each Pod Security label of a Namespace the PodSecurity
-    admission plugin refuses (``api.PolicyToEvaluate``: ``ParseLevel`` and ``ParseVersion``): a
+    admission plugin refuses (Kubernetes v1.36 ``pod-security-admission/api/helpers.go``
+    ``PolicyToEvaluate``: ``ParseLevel`` and ``ParseVersion``): a
     level other than privileged, baseline or restricted, a version other than ``latest`` or
     ``v1.<minor>``."""
     found = []
