@@ -2,6 +2,7 @@
 #   make render   set up .venv with what rendering needs, render every stacks/Pulumi.<env>.yaml
 #                 into rendered/<env>/ and validate it
 #   make test     set up .venv with the test tools too and run the whole test suite
+#   make e2e      build the real programs (cached) and run the e2e tier against them
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -10,7 +11,7 @@ BIN    := $(VENV)/bin
 STAMP      := $(VENV)/.kubetrain-installed
 TEST_STAMP := $(VENV)/.kubetrain-test-installed
 
-.PHONY: render test validate diff bench lint clean
+.PHONY: render test e2e e2e-build validate diff bench lint clean
 
 render: $(STAMP)
 	$(BIN)/kubetrain render
@@ -18,6 +19,15 @@ render: $(STAMP)
 
 test: $(TEST_STAMP)
 	$(BIN)/python -m pytest -n auto -q
+
+# The real-engine tier: builds (or reuses, cached outside the clone by version) the programs of
+# e2e/tools.toml from their Go modules, then runs e2e/ against them on 127.0.0.1.
+e2e: $(TEST_STAMP)
+	$(PYTHON) e2e/build.py
+	$(BIN)/python -m pytest e2e -q -p no:cacheprovider
+
+e2e-build:
+	$(PYTHON) e2e/build.py
 
 validate: $(STAMP)
 	$(BIN)/kubetrain validate rendered

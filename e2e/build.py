@@ -54,7 +54,7 @@ class Tool:
     binaries: dict[str, str]  # binary name -> Go package
     env: dict[str, str]
     ldflags: str
-    copy: dict[str, str]  # file name next to the binaries -> "module@version/path" or "module/path"
+    copy: dict[str, str]  # file or folder beside the binaries -> "module//path in the module"
 
     @property
     def module_dir(self) -> Path:
@@ -169,7 +169,14 @@ def build(tool: Tool, log=sys.stderr) -> tuple[Path, float]:
                 )
         for name, source in sorted(tool.copy.items()):
             module, _, rel = source.partition("//")
-            shutil.copyfile(module_dir_of(tool, module) / rel, tmp / name)
+            origin = module_dir_of(tool, module) / rel
+            if origin.is_dir():
+                shutil.copytree(origin, tmp / name)
+            else:
+                (tmp / name).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(origin, tmp / name)
+            for path in [tmp / name, *(tmp / name).rglob("*")]:
+                path.chmod(0o755 if path.is_dir() else 0o644)
         (tmp / "BUILD.json").write_text(
             json.dumps(
                 {

@@ -1,0 +1,64 @@
+"""The e2e tier (`make e2e`): the real programs, built from their Go modules, on 127.0.0.1.
+
+Session fixtures start what the tests share and stop it by PID at the end. Each fixture builds
+what it needs first (e2e/build.py: a cached build is reused). Fresh state per session: every
+control plane keeps its etcd, certificates and logs in a temporary folder, removed at the end
+unless KUBETRAIN_E2E_KEEP is set (then its path is printed).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+E2E = Path(__file__).resolve().parent
+sys.path.insert(0, str(E2E))
+
+from harness import crds  # noqa: E402
+from harness.cluster import ControlPlane  # noqa: E402
+from harness.kubelet import Kubelet  # noqa: E402
+
+
+def _keep() -> bool:
+    return bool(os.environ.get("KUBETRAIN_E2E_KEEP"))
+
+
+def start_cluster(name: str, tmp: Path) -> ControlPlane:
+    cluster = ControlPlane(tmp / name, name=name)
+    cluster.start()
+    crds.install(cluster, crds.shared_crds() + crds.kubetrain_crds())
+    return cluster
+
+
+@pytest.fixture(scope="session")
+def e2e_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    folder = tmp_path_factory.mktemp("e2e")
+    yield folder
+    if _keep():
+        print(f"\ne2e state kept in {folder}")
+    else:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def cluster(e2e_tmp: Path) -> Iterator[ControlPlane]:
+    """One control plane for the tests that only read or dry-run, with every CRD installed."""
+    cp = start_cluster("shared", e2e_tmp)
+    try:
+        yield cp
+    finally:
+        cp.stop()
+
+
+@pytest.fixture(scope="session")
+def kubelet(cluster: ControlPlane) -> Iterator[Kubelet]:
+    k = Kubelet(cluster).start()
+    try:
+        yield k
+    finally:
+        k.stop()
