@@ -265,6 +265,20 @@ class ControlPlane:
             120,
             kcm,
         )
+        # The default StorageClass of kind, EKS, GKE and AKS alike binds a claim when its first
+        # pod is scheduled (WaitForFirstConsumer); there is no provisioner here.
+        status, body = self.request("POST", "/apis/storage.k8s.io/v1/storageclasses", {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "StorageClass",
+            "metadata": {
+                "name": "standard",
+                "annotations": {"storageclass.kubernetes.io/is-default-class": "true"},
+            },
+            "provisioner": "kubetrain.io/e2e-none",
+            "volumeBindingMode": "WaitForFirstConsumer",
+        })  # fmt: skip
+        if status != 201:
+            raise RuntimeError(f"creating the default StorageClass: {status} {body}")
         return self
 
     def stop(self) -> None:

@@ -261,7 +261,7 @@ class PulumiEngine:
     pulumi: Any = field(init=False)
 
     def __post_init__(self) -> None:
-        from .pulumi import Pulumi  # noqa: PLC0415
+        from .pulumistack import Pulumi  # noqa: PLC0415
 
         self.pulumi = Pulumi(self.project.folder, self.cluster.kubeconfig, self.folder)
 

@@ -1,4 +1,4 @@
-"""One Pulumi operation on a kubetrain project, in a process of its own (see harness.pulumi).
+"""One Pulumi operation on a kubetrain project, in a process of its own (see harness.pulumistack).
 
     python pulumi_run.py up --project DIR --stack ENV [--refresh] [--expect-no-changes]
 
@@ -32,11 +32,12 @@ def main() -> int:
 
         kubetrain_program(project / "stacks")
 
+    # For an inline program the work_dir keyword is ignored: the folder goes in the options.
     stack = auto.create_or_select_stack(
         stack_name=args.stack,
         project_name="kubetrain",
         program=program,
-        work_dir=str(project),
+        opts=auto.LocalWorkspaceOptions(work_dir=str(project)),
     )
     out = sys.stdout.write
     summary: dict = {}
@@ -78,9 +79,9 @@ def main() -> int:
         elif args.op == "export":
             summary = {"deployment": stack.export_stack().deployment}
     except auto.CommandError as exc:
-        print(f"KUBETRAIN-E2E-RESULT {json.dumps({'error': str(exc)[-4000:]})}")
+        print(f"\nKUBETRAIN-E2E-RESULT {json.dumps({'error': str(exc)[-4000:]})}")
         return 1
-    print(f"KUBETRAIN-E2E-RESULT {json.dumps(summary, default=str)}")
+    print(f"\nKUBETRAIN-E2E-RESULT {json.dumps(summary, default=str)}")
     return 0
 
 
