@@ -28,10 +28,12 @@ def _keep() -> bool:
     return bool(os.environ.get("KUBETRAIN_E2E_KEEP"))
 
 
-def start_cluster(name: str, tmp: Path) -> ControlPlane:
+def start_cluster(name: str, tmp: Path, own_crds: bool = True) -> ControlPlane:
+    """A fresh control plane with every CRD of ../shared/crds and, unless own_crds is False
+    (a cluster kubetrain delivers its own CRDs to), kubetrain's."""
     cluster = ControlPlane(tmp / name, name=name)
     cluster.start()
-    crds.install(cluster, crds.shared_crds() + crds.kubetrain_crds())
+    crds.install(cluster, crds.shared_crds() + (crds.kubetrain_crds() if own_crds else []))
     return cluster
 
 

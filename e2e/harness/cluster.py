@@ -276,6 +276,7 @@ class ControlPlane:
             },
             "provisioner": "kubetrain.io/e2e-none",
             "volumeBindingMode": "WaitForFirstConsumer",
+            "allowVolumeExpansion": True,
         })  # fmt: skip
         if status != 201:
             raise RuntimeError(f"creating the default StorageClass: {status} {body}")

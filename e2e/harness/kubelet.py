@@ -10,7 +10,9 @@ Pulumi's awaiters then see what they would see on a real cluster.
 
 `Kubelet.start()` runs a loop that does this for every new pod a scheduler would place: pods
 of the default scheduler (a gang scheduler's pods wait for their PodGroup; a test runs them
-with `run()` when it means to); `auto=False` leaves every pod Pending until a test says.
+with `run()` when it means to); `auto=False` leaves every pod Pending until a test says. The
+loop also provisions a volume for every claim of the default StorageClass, as its CSI driver
+would.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from typing import Any
 from .cluster import ControlPlane
 
 NODE = "kubetrain-e2e-node"
+#: The default StorageClass's provisioner (harness.cluster creates the class).
+PROVISIONER = "kubetrain.io/e2e-none"
 MERGE = "application/merge-patch+json"
 
 
@@ -277,8 +281,50 @@ class Kubelet:
                 self.errors.append(repr(exc))
             self._stop.wait(0.3)
 
+    def provision(self) -> None:
+        """What a CSI provisioner does for a claim of the default StorageClass: a volume of its
+        size, pre-bound to it (the persistent volume controller then binds them)."""
+        claims = self.cluster.get("/api/v1/persistentvolumeclaims")["items"]
+        for claim in claims:
+            meta, spec = claim["metadata"], claim["spec"]
+            if spec.get("volumeName") or meta.get("deletionTimestamp"):
+                continue
+            if spec.get("storageClassName") != "standard":
+                continue
+            uid = meta["uid"]
+            if uid in self._seen:
+                continue
+            self._seen.add(uid)
+            volume = {
+                "apiVersion": "v1",
+                "kind": "PersistentVolume",
+                "metadata": {
+                    "name": f"pvc-{uid}",
+                    "annotations": {"pv.kubernetes.io/provisioned-by": PROVISIONER},
+                },
+                "spec": {
+                    "capacity": {"storage": spec["resources"]["requests"]["storage"]},
+                    "accessModes": spec.get("accessModes") or ["ReadWriteOnce"],
+                    "persistentVolumeReclaimPolicy": "Delete",
+                    "storageClassName": "standard",
+                    "volumeMode": spec.get("volumeMode", "Filesystem"),
+                    "hostPath": {"path": f"/var/lib/kubetrain-e2e/{uid}"},
+                    "claimRef": {
+                        "apiVersion": "v1",
+                        "kind": "PersistentVolumeClaim",
+                        "namespace": meta["namespace"],
+                        "name": meta["name"],
+                        "uid": uid,
+                    },
+                },
+            }
+            status, body = self.cluster.request("POST", "/api/v1/persistentvolumes", volume)
+            if status not in (201, 409):
+                raise RuntimeError(f"provisioning {meta['namespace']}/{meta['name']}: {body}")
+
     def tick(self) -> None:
-        """Place and start every new pod of a default-scheduler."""
+        """Place and start every new pod of a default-scheduler; provision new claims."""
+        self.provision()
         for pod in self.pods():
             uid = pod["metadata"]["uid"]
             if pod["metadata"].get("deletionTimestamp"):
