@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import start_cluster
 from harness import edits
 from harness.cluster import ControlPlane
 from harness.engines import ArgoCD, Flux, Kubectl, PulumiEngine
@@ -19,8 +20,6 @@ from harness.kubelet import Kubelet
 from harness.lifecycle import Lifecycle
 from harness.observe import key_of, show, snapshot
 from harness.project import Project
-
-from conftest import start_cluster
 
 ENVS = ["dev", "staging", "prod"]
 #: What no engine deletes (docs/lifecycle.md): left when an environment is retired.

@@ -15,6 +15,7 @@ process only; nothing listens beyond 127.0.0.1.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import secrets
@@ -123,17 +124,13 @@ class Process:
 
     def stop(self, timeout: float = 15) -> None:
         if self.alive():
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
             try:
                 self.proc.wait(timeout)
             except subprocess.TimeoutExpired:
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.killpg(self.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
                 self.proc.wait(timeout)
         self._log.close()
 
@@ -149,7 +146,7 @@ def wait_for(what: str, check, timeout: float, proc: Process | None = None, ever
             value = check()
             if value:
                 return value
-        except Exception as exc:  # noqa: BLE001 - reported when the wait ends
+        except Exception as exc:
             last = exc
         time.sleep(every)
     tail = f"\n{proc.name}'s log:\n{proc.tail()}" if proc else ""

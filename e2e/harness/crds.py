@@ -31,8 +31,8 @@ def shared_crds() -> list[dict]:
 
 def kubetrain_crds(version: tuple[int, int] = (1, 36)) -> list[dict]:
     """The CRDs kubetrain itself renders (operator mode of its own kinds) for `version`."""
-    import kubetrain.builders  # noqa: F401, PLC0415 - registers every kind's CRD
-    from kubetrain.builders.crd import custom_resource_definition, owned_crds  # noqa: PLC0415
+    import kubetrain.builders  # noqa: F401 - registers every kind's CRD
+    from kubetrain.builders.crd import custom_resource_definition, owned_crds
 
     return [custom_resource_definition(info.model, version) for info in owned_crds()]
 

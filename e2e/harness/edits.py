@@ -124,7 +124,7 @@ def grow_claim(project: Project, env: str, name: str) -> None:
     for file in sorted((project.folder / "stacks" / env).glob("*.yaml")):
         text = file.read_text()
         if f"name: {name}" in text:
-            import yaml  # noqa: PLC0415
+            import yaml
 
             docs = list(yaml.safe_load_all(text))
             for doc in docs:

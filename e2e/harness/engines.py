@@ -86,8 +86,11 @@ class Flux:
         kustomize = tools.path("flux-kustomize-controller")
         install(self.cluster, documents(source / "crds") + documents(kustomize / "crds"))
         self.cluster.kubectl("create", "namespace", self.namespace, check=False)
-        env = {**os.environ, "KUBECONFIG": str(self.cluster.kubeconfig),
-               "RUNTIME_NAMESPACE": self.namespace}
+        env = {
+            **os.environ,
+            "KUBECONFIG": str(self.cluster.kubeconfig),
+            "RUNTIME_NAMESPACE": self.namespace,
+        }
         storage = free_port()
         (self.folder / "storage").mkdir(parents=True, exist_ok=True)
         self.processes.append(Process(
@@ -156,8 +159,11 @@ class Flux:
                 ready = _condition(status, "Ready")
                 if not status.get("lastAttemptedRevision", "").endswith(revision):
                     if ready and ready.get("reason") == "DependencyNotReady":
-                        states[name] = {"ready": False, "reason": "DependencyNotReady",
-                                        "message": ready.get("message", "")}
+                        states[name] = {
+                            "ready": False,
+                            "reason": "DependencyNotReady",
+                            "message": ready.get("message", ""),
+                        }
                         continue
                     return None
                 if ready is None or ready["status"] == "Unknown":
@@ -181,8 +187,9 @@ class Flux:
             for proc in self.processes:
                 if not proc.alive():
                     raise RuntimeError(f"{proc.name} exited:\n{proc.tail()}")
-            states = wait_for(f"Flux reconciling {revision[:8]}", attempted, timeout,
-                              self.processes[1], every=0.5)
+            states = wait_for(
+                f"Flux reconciling {revision[:8]}", attempted, timeout, self.processes[1], every=0.5
+            )
         except TimeoutError as exc:
             return Outcome(False, str(exc))
         ok = all(s["ready"] for s in states.values())
@@ -261,7 +268,7 @@ class PulumiEngine:
     pulumi: Any = field(init=False)
 
     def __post_init__(self) -> None:
-        from .pulumistack import Pulumi  # noqa: PLC0415
+        from .pulumistack import Pulumi
 
         self.pulumi = Pulumi(self.project.folder, self.cluster.kubeconfig, self.folder)
 

@@ -277,7 +277,7 @@ class Kubelet:
         while not self._stop.is_set():
             try:
                 self.tick()
-            except Exception as exc:  # noqa: BLE001 - kept for the test to report
+            except Exception as exc:
                 self.errors.append(repr(exc))
             self._stop.wait(0.3)
 

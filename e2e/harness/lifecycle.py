@@ -91,7 +91,7 @@ class Lifecycle:
         self.results: list[StepResult] = []
 
     def step(self, name: str, edit: Callable[[Project], None] | None = None) -> StepResult:
-        project, engine = self.project, self.engine.name
+        project = self.project
         before_objects = {env: project.rendered(env) for env in self.envs}
         if edit:
             edit(project)
@@ -100,8 +100,7 @@ class Lifecycle:
         revision = commit(project, name)
         after_objects = {env: project.rendered(env) for env in self.envs}
         keys: dict[str, set[Key]] = {
-            env: {key_of(o) for o in before_objects[env] + after_objects[env]}
-            for env in self.envs
+            env: {key_of(o) for o in before_objects[env] + after_objects[env]} for env in self.envs
         }
         namespaces = set()
         for env in self.envs:

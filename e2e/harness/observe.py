@@ -164,8 +164,9 @@ def settle(cluster: ControlPlane, namespaces: Iterable[str], timeout: float = 12
         for ns in namespaces:
             pods = (cluster.get(f"/api/v1/namespaces/{ns}/pods") or {}).get("items", [])
             jobs = (cluster.get(f"/apis/batch/v1/namespaces/{ns}/jobs") or {}).get("items", [])
-            job_uids = {j["metadata"]["uid"] for j in jobs if not j["metadata"].get(
-                "deletionTimestamp")}
+            job_uids = {
+                j["metadata"]["uid"] for j in jobs if not j["metadata"].get("deletionTimestamp")
+            }
             for pod in pods:
                 meta = pod["metadata"]
                 state.append((meta["uid"], meta["resourceVersion"]))
@@ -181,8 +182,10 @@ def settle(cluster: ControlPlane, namespaces: Iterable[str], timeout: float = 12
                     busy = True
                     continue
                 spec, status = job["spec"], job.get("status") or {}
-                done = any(c["type"] in ("Complete", "Failed") and c["status"] == "True"
-                           for c in status.get("conditions", []))
+                done = any(
+                    c["type"] in ("Complete", "Failed") and c["status"] == "True"
+                    for c in status.get("conditions", [])
+                )
                 if spec.get("suspend") or done:
                     continue
                 want = spec.get("parallelism", 1)

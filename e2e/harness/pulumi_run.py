@@ -28,7 +28,7 @@ def main() -> int:
     project: Path = args.project.resolve()
 
     def program() -> None:
-        from components.program import main as kubetrain_program  # noqa: PLC0415
+        from components.program import main as kubetrain_program
 
         kubetrain_program(project / "stacks")
 

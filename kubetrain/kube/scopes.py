@@ -40,6 +40,7 @@ KNOWN: Mapping[tuple[str, str], bool] = {
     ("kueue.x-k8s.io", "WorkloadPriorityClass"): False,
     ("kustomize.toolkit.fluxcd.io", "Kustomization"): True,
     ("source.toolkit.fluxcd.io", "GitRepository"): True,
+    ("source.toolkit.fluxcd.io", "OCIRepository"): True,
     ("scheduling.volcano.sh", "PodGroup"): True,
     ("scheduling.volcano.sh", "Queue"): False,
     ("scheduling.x-k8s.io", "PodGroup"): True,
