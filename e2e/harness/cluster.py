@@ -59,7 +59,7 @@ class CA:
         self.cert = self.folder / "ca.crt"
         self.key = self.folder / "ca.key"
         openssl(
-            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "3650",
             "-subj", "/CN=kubetrain-e2e-ca", "-keyout", str(self.key), "-out", str(self.cert),
             cwd=self.folder,
         )  # fmt: skip
@@ -68,7 +68,7 @@ class CA:
     def pem(self) -> bytes:
         return self.cert.read_bytes()
 
-    def serving(self, name: str, dns: list[str]) -> tuple[Path, Path]:
+    def serving(self, name: str, dns: list[str], days: int = 2) -> tuple[Path, Path]:
         """A certificate for 127.0.0.1 and `dns`, signed by this CA: (cert, key)."""
         key = self.folder / f"{name}.key"
         csr = self.folder / f"{name}.csr"
@@ -86,7 +86,7 @@ class CA:
         )  # fmt: skip
         openssl(
             "x509", "-req", "-in", str(csr), "-CA", str(self.cert), "-CAkey", str(self.key),
-            "-CAcreateserial", "-days", "2", "-extfile", str(ext), "-out", str(crt),
+            "-CAcreateserial", "-days", str(days), "-extfile", str(ext), "-out", str(crt),
             cwd=self.folder,
         )  # fmt: skip
         return crt, key

@@ -17,6 +17,8 @@ from .engines import Outcome, commit
 from .observe import Key, key_of, observed, restarted, settle, show, snapshot, stopped
 from .project import Project
 
+#: API groups of the custom resources a training operator runs (operator mode).
+OPERATOR_GROUPS = {"trainer.kubeflow.org", "kubeflow.org", "paddlepaddle.org", "kubetrain.io"}
 #: What an engine's plan action looks like on the cluster.
 _SEEN = {"change": "change", "replace": "replace", "refused": "unchanged"}
 
@@ -51,7 +53,7 @@ def planned_action(change: dict[str, Any], engine: str) -> str:
         return "add"
     if action == "delete":
         reason = change.get("reason") or ""
-        return "unchanged" if reason.startswith("left in the cluster") else "delete"
+        return "kept" if reason.startswith("left in the cluster") else "delete"
     outcome = change["engines"].get(engine)
     if outcome is None:
         return action
@@ -134,6 +136,9 @@ class Lifecycle:
             did = observed(before, after, key)
             if did == "absent" and planned in ("delete", "unchanged"):
                 did = planned
+            if planned == "kept" and did in ("change", "unchanged"):
+                did = "kept"  # left in the cluster: the same object (its UID), whatever its
+                # engine's labels or field managers now say
             result.rows.append(Row(result.step, env, show(key), planned, did))
         outcome = result.outcomes[env]
         expected_ok = not refused
@@ -154,6 +159,15 @@ class Lifecycle:
         env_namespaces = {k[2] for k in keys}
         seen_restarts = {j for j in restarted(before, after) if j[0] in env_namespaces}
         seen_stops = {j for j in stopped(before, after) if j[0] in env_namespaces}
+        # A custom resource's run (operator mode) is its object: re-created, it runs again.
+        for key in keys:
+            job = (key[2], key[3])
+            if key[0] in OPERATOR_GROUPS and job not in before.pods:
+                did = observed(before, after, key)
+                if did == "replace":
+                    seen_restarts.add(job)
+                elif did == "delete":
+                    seen_stops.add(job)
         for job in sorted(planned_restarts | seen_restarts):
             result.rows.append(Row(
                 result.step, env, f"run of {job[0]}/{job[1]}",

@@ -1,0 +1,298 @@
+"""The training operators, for real: built from their Go modules (e2e/build.py), run against a
+control plane with their webhooks served on loopback.
+
+Each operator's admission webhooks are its own release's configurations (read from its module
+beside the binaries: `kubectl kustomize` of its webhook folder), with every clientConfig turned
+into a URL on 127.0.0.1 and a CA bundle of the test CA. The operators serve those webhooks with
+a certificate of that CA (127.0.0.1 and their in-cluster service name), from a temporary folder
+of their own (controller-runtime's default certificate folder is under $TMPDIR). Their own
+certificate rotation is off (JobSet, Trainer, Kueue: a configuration field). Everything they
+serve listens on 127.0.0.1: the training operator's and the MPI operator's releases bind every
+interface, so their mains are kubetrain's over the releases' packages
+(e2e/tools/*/cmd/: the same controllers, webhooks and defaults).
+
+    JobSet v0.12.0            the JobSet controller (native mode `jobset`, Trainer v2)
+    training-operator v1.9.3  TFJob, PyTorchJob, XGBoostJob, PaddleJob, JAXJob
+    mpi-operator v0.8.2       MPIJob v2beta1 (no webhooks)
+    trainer v2.3.0            TrainJob, TrainingRuntime, ClusterTrainingRuntime
+    kueue v0.19.2             queues and admission
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from . import tools
+from .cluster import ControlPlane, Process, free_port, wait_for
+from .crds import documents, install
+
+#: Every operator's health endpoint answers once its webhooks and controllers are set up.
+READY_TIMEOUT = 180
+
+
+def _kustomize(folder: Path) -> list[dict[str, Any]]:
+    out = subprocess.run(
+        [tools.kubectl(), "kustomize", str(folder)], capture_output=True, text=True, check=True
+    ).stdout
+    return [d for d in yaml.safe_load_all(out) if d]
+
+
+class Operator:
+    """One operator process and its webhook configurations."""
+
+    name = ""
+    tool = ""
+    #: The in-cluster Service its webhook certificate names (and the training operator's
+    #: rotator checks): <service>.<namespace>.svc.
+    service = ""
+    namespace = "kubeflow"
+    webhook_folder: str | None = None
+
+    def __init__(self, cluster: ControlPlane, folder: Path):
+        assert cluster.ca is not None
+        self.cluster = cluster
+        self.folder = folder
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.dir = tools.path(self.tool)
+        self.port = free_port()
+        self.health = free_port()
+        self.process: Process | None = None
+        self.tmp = folder / "tmp"
+        certs = self.tmp / "k8s-webhook-server" / "serving-certs"
+        certs.mkdir(parents=True, exist_ok=True)
+        dns = [f"{self.service}.{self.namespace}.svc", f"{self.service}.{self.namespace}.svc."
+               "cluster.local"] if self.service else []  # fmt: skip
+        self.crt, self.key = cluster.ca.serving(f"webhook-{self.name}", dns, days=3650)
+        (certs / "tls.crt").write_bytes(self.crt.read_bytes())
+        (certs / "tls.key").write_bytes(self.key.read_bytes())
+        self.certs = certs
+
+    # -- to override ------------------------------------------------------------------------
+    def crds(self) -> list[dict[str, Any]]:
+        return []
+
+    def argv(self) -> list[str]:
+        raise NotImplementedError
+
+    def prepare(self) -> None:
+        """What must exist before the process starts."""
+
+    # -- common -----------------------------------------------------------------------------
+    def env(self) -> dict[str, str]:
+        return {**os.environ, "KUBECONFIG": str(self.cluster.kubeconfig), "TMPDIR": str(self.tmp)}
+
+    def webhook_configurations(self) -> list[dict[str, Any]]:
+        if not self.webhook_folder:
+            return []
+        ca = base64.b64encode(self.cluster.ca.pem).decode()
+        out = []
+        for doc in _kustomize(self.dir / self.webhook_folder):
+            if not doc["kind"].endswith("WebhookConfiguration"):
+                continue
+            name = doc["metadata"]["name"]
+            if (
+                not name.startswith(("validator.", "defaulter."))
+                or self.name != "training-operator"
+            ):
+                name = f"{self.name}-{name}"
+            doc["metadata"] = {"name": name}
+            for hook in doc.get("webhooks", []):
+                path = hook["clientConfig"].get("service", {}).get("path", "/")
+                hook["clientConfig"] = {
+                    "url": f"https://127.0.0.1:{self.port}{path}",
+                    "caBundle": ca,
+                }
+            out.append(doc)
+        return out
+
+    def start(self) -> Operator:
+        install(self.cluster, self.crds())
+        self.cluster.kubectl("create", "namespace", self.namespace, check=False)
+        self.prepare()
+        self.process = Process(self.name, self.argv(), self.folder / f"{self.name}.log", self.env())
+        wait_for(f"{self.name} ready", self._ready, READY_TIMEOUT, self.process, every=0.5)
+        for config in self.webhook_configurations():
+            self.cluster.kubectl("apply", "--server-side", "--force-conflicts", "-f", "-",
+                                 input=json.dumps(config))  # fmt: skip
+        return self
+
+    def _ready(self) -> bool:
+        import urllib.request
+
+        try:
+            with urllib.request.urlopen(
+                f"http://127.0.0.1:{self.health}/readyz", timeout=2
+            ) as resp:
+                return resp.status == 200
+        except OSError:
+            return False
+
+    def stop(self) -> None:
+        if self.process:
+            self.process.stop()
+        for config in self.webhook_configurations():
+            kind = config["kind"].lower()
+            self.cluster.kubectl("delete", kind, config["metadata"]["name"],
+                                 "--ignore-not-found", check=False)  # fmt: skip
+
+
+class JobSet(Operator):
+    name = "jobset"
+    tool = "trainer"  # built from the trainer's module graph: the JobSet the trainer pins
+    service = "jobset-webhook-service"
+    namespace = "jobset-system"
+    webhook_folder = "jobset-webhook"
+
+    def crds(self) -> list[dict[str, Any]]:
+        return documents(self.dir / "jobset-crds")
+
+    def argv(self) -> list[str]:
+        config = {
+            "apiVersion": "config.jobset.x-k8s.io/v1alpha1",
+            "kind": "Configuration",
+            "internalCertManagement": {"enable": False},
+            "leaderElection": {"leaderElect": False},
+            "webhook": {"port": self.port, "host": "127.0.0.1", "certDir": str(self.certs)},
+            "metrics": {"bindAddress": "0"},
+            "health": {"healthProbeBindAddress": f"127.0.0.1:{self.health}"},
+        }
+        path = self.folder / "config.yaml"
+        path.write_text(yaml.safe_dump(config))
+        return [str(self.dir / "jobset-controller"), f"--config={path}"]
+
+
+class Trainer(Operator):
+    name = "trainer"
+    tool = "trainer"
+    service = "kubeflow-trainer-controller-manager"
+    namespace = "kubeflow-system"
+    webhook_folder = "webhook"
+
+    def crds(self) -> list[dict[str, Any]]:
+        return documents(self.dir / "crds")
+
+    def argv(self) -> list[str]:
+        config = {
+            "apiVersion": "config.trainer.kubeflow.org/v1alpha1",
+            "kind": "Configuration",
+            "certManagement": {"enable": False},
+            "leaderElection": {"leaderElect": False},
+            "webhook": {"port": self.port, "host": "127.0.0.1"},
+            "metrics": {"bindAddress": "0"},
+            "health": {"healthProbeBindAddress": f"127.0.0.1:{self.health}"},
+        }
+        path = self.folder / "config.yaml"
+        path.write_text(yaml.safe_dump(config))
+        return [str(self.dir / "trainer-controller-manager"), f"--config={path}"]
+
+
+class TrainingOperator(Operator):
+    name = "training-operator"
+    tool = "training-operator"
+    service = "training-operator"
+    namespace = "kubeflow"
+    webhook_folder = "webhook"
+
+    def __init__(self, cluster: ControlPlane, folder: Path, gang_scheduler: str = ""):
+        super().__init__(cluster, folder)
+        self.gang_scheduler = gang_scheduler
+
+    def crds(self) -> list[dict[str, Any]]:
+        # Its MPIJob v1 CRD is the MPI Operator's kind (v2beta1) here.
+        return [c for c in documents(self.dir / "crds") if c["spec"]["names"]["kind"] != "MPIJob"]
+
+    def argv(self) -> list[str]:
+        argv = [
+            str(self.dir / "training-operator"),
+            f"--health-probe-bind-address=127.0.0.1:{self.health}",
+            f"--webhook-server-port={self.port}",
+            "--webhook-host=127.0.0.1",
+            f"--cert-dir={self.certs}",
+        ]
+        if self.gang_scheduler:
+            argv.append(f"--gang-scheduler-name={self.gang_scheduler}")
+        return argv
+
+
+class MPIOperator(Operator):
+    name = "mpi-operator"
+    tool = "mpi-operator"
+    namespace = "mpi-operator"
+
+    def crds(self) -> list[dict[str, Any]]:
+        return documents(self.dir / "mpi-operator.yaml")
+
+    def __init__(self, cluster: ControlPlane, folder: Path, gang_scheduler: str = ""):
+        super().__init__(cluster, folder)
+        self.gang_scheduler = gang_scheduler
+
+    def argv(self) -> list[str]:
+        argv = [str(self.dir / "mpi-operator")]
+        if self.gang_scheduler:
+            argv.append(f"--gang-scheduling={self.gang_scheduler}")
+        return argv
+
+    def _ready(self) -> bool:
+        """No health server: ready once it logs that its workers started."""
+        return "Started workers" in (self.process.tail(400) if self.process else "")
+
+
+#: Kueue v0.19.2 without its own certificate management reads its metrics server's
+#: certificate from this fixed folder (cmd/kueue/main.go), even with metrics off.
+KUEUE_METRICS_CERTS = Path("/etc/kueue/metrics/certs")
+
+
+class Kueue(Operator):
+    name = "kueue"
+    tool = "kueue"
+    service = "kueue-webhook-service"
+    namespace = "kueue-system"
+    webhook_folder = "webhook"
+
+    def crds(self) -> list[dict[str, Any]]:
+        return documents(self.dir / "crds")
+
+    def argv(self) -> list[str]:
+        config = {
+            "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+            "kind": "Configuration",
+            "namespace": self.namespace,
+            "internalCertManagement": {"enable": False},
+            "leaderElection": {"leaderElect": False},
+            "webhook": {"port": self.port, "host": "127.0.0.1", "certDir": str(self.certs)},
+            "metrics": {"bindAddress": "0"},
+            "health": {"healthProbeBindAddress": f"127.0.0.1:{self.health}"},
+            # The on-demand visibility API server listens on every interface.
+            "featureGates": {"VisibilityOnDemand": False},
+            "integrations": {
+                "frameworks": [
+                    "batch/job",
+                    "jobset.x-k8s.io/jobset",
+                    "kubeflow.org/mpijob",
+                    "kubeflow.org/pytorchjob",
+                    "kubeflow.org/tfjob",
+                    "kubeflow.org/xgboostjob",
+                    "kubeflow.org/paddlejob",
+                    "kubeflow.org/jaxjob",
+                    "trainer.kubeflow.org/trainjob",
+                    "pod",
+                    "statefulset",
+                ]
+            },
+        }
+        path = self.folder / "config.yaml"
+        path.write_text(yaml.safe_dump(config))
+        return [str(self.dir / "kueue"), f"--config={path}"]
+
+    def prepare(self) -> None:
+        if not (KUEUE_METRICS_CERTS / "tls.crt").exists():
+            KUEUE_METRICS_CERTS.mkdir(parents=True, exist_ok=True)
+            (KUEUE_METRICS_CERTS / "tls.crt").write_bytes(self.crt.read_bytes())
+            (KUEUE_METRICS_CERTS / "tls.key").write_bytes(self.key.read_bytes())
