@@ -435,9 +435,9 @@ func syncNamespace(app application) func(managed, live *unstructured.Unstructure
 }
 
 type retry struct {
-	limit                  int64
-	duration, maxDuration  time.Duration
-	factor                 int64
+	limit                 int64
+	duration, maxDuration time.Duration
+	factor                int64
 }
 
 // retryStrategy is the automated operation's (appcontroller.go autoSync: 5 retries unless
