@@ -13,6 +13,7 @@ import pytest
 
 from conftest import start_cluster
 from harness import edits
+from harness import operators
 from harness.cluster import ControlPlane
 from harness.engines import ArgoCD, Flux, Kubectl, PulumiEngine
 from harness.gitserver import GitServer
@@ -42,6 +43,8 @@ def world(request, tmp_path_factory):
     tmp = tmp_path_factory.mktemp(f"lifecycle-{name}")
     cluster = start_cluster(name, tmp, own_crds=False)
     kubelet = Kubelet(cluster).start()
+    # What runs a job's pods in each mode: the JobSet controller, the operators, Kueue.
+    ops = operators.start_all(cluster, tmp / "operators")
     repos = tmp / "repos"
     project = Project(repos / "project")
     git = GitServer(repos).start()
@@ -57,6 +60,7 @@ def world(request, tmp_path_factory):
         if hasattr(engine, "stop"):
             engine.stop()
         git.stop()
+        operators.stop_all(ops)
         kubelet.stop()
         cluster.stop()
 

@@ -95,6 +95,11 @@ def _lost_data(kind: str, namespace: str, name: str) -> str:
     )
 
 
+def _runs_pods(obj: Mapping[str, Any]) -> bool:
+    """Whether ``obj`` runs pods: its own templates, or (a TrainJob) its runtime's."""
+    return bool(pod_templates(obj)) or bool(runs_of(obj))
+
+
 def _key(obj: Mapping[str, Any]) -> Key:
     meta = obj.get("metadata") or {}
     return (
@@ -268,7 +273,7 @@ def plan_environment(
             continue
         if key not in new:
             obj, job = old[key]
-            runs = bool(pod_templates(obj))
+            runs = _runs_pods(obj)
             reason = ""
             if group_kind(obj) in DATA_KINDS:
                 reason = (_kept_data if is_retained(obj) else _lost_data)(kind, namespace, obj_name)
@@ -282,7 +287,7 @@ def plan_environment(
         if before_obj == after_obj:
             unchanged += 1
             continue
-        runs = bool(pod_templates(after_obj)) or bool(pod_templates(before_obj))
+        runs = _runs_pods(after_obj) or _runs_pods(before_obj)
         fields = tuple(differences(before_obj, after_obj))
         engines = outcomes(before_obj, after_obj, fields, runs_pods=runs)
         replaced = [o for o in engines.values() if o.action == "replace"]

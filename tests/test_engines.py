@@ -318,3 +318,33 @@ def test_samples_are_what_their_names_say() -> None:
     kinds = [rendered(path)["kind"] for path in SAMPLES]
     assert kinds == ["Pod", "Job", "JobSet", "StatefulSet"]
     assert rendered(JOB)["spec"]["podFailurePolicy"]["rules"]
+
+
+TRAINJOB = "dev/ml-dev/trainjob-multi-node-example.yaml"
+
+
+def test_a_trainjob_edit_of_an_immutable_field_is_a_new_run_under_every_engine() -> None:
+    # The Trainer CRD refuses spec.trainer edits (e2e: the real server, and Flux then stopped
+    # applying the whole environment while the TrainJob was said to change in place).
+    before, after = edited(TRAINJOB, lambda o: o["spec"]["trainer"].update(numNodes=5))
+    found = outcomes(before, after, ["spec.trainer.numNodes"], runs_pods=True)
+    assert {e: (o.action, o.restarts) for e, o in found.items()} == {
+        "flux": ("replace", True),
+        "argocd": ("replace", True),
+        "pulumi": ("replace", True),
+    }
+
+
+def test_a_running_jobs_new_queue_is_a_replacement_under_every_engine() -> None:
+    def queue(obj: Obj) -> None:
+        obj["metadata"].setdefault("labels", {})["kueue.x-k8s.io/queue-name"] = "q"
+
+    before, after = edited(JOB, queue)
+    found = outcomes(before, after, ["metadata.labels"], runs_pods=True)
+    assert {e: o.action for e, o in found.items()} == {
+        "flux": "replace",
+        "argocd": "replace",
+        "pulumi": "replace",
+    }
+    assert 'metadata.labels["kueue.x-k8s.io/queue-name"]' in replace_on_changes(after)
+    assert pulumi_replacement(before, after) == "metadata.labels.kueue.x-k8s.io/queue-name"

@@ -402,3 +402,102 @@ def test_secret_rules(before: dict, after: dict, refused: str | None) -> None:
 
     refusal = next(iter(update_refusals(secret(before), secret(after))), None)
     assert (refusal.path if refusal else None) == refused
+
+
+def _trainjob(**spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": "t", "namespace": "ns"},
+        "spec": {"runtimeRef": {"name": "torch-distributed"}, **spec},
+    }
+
+
+def _pytorchjob(queue: str | None) -> dict[str, Any]:
+    run_policy: dict[str, Any] = {}
+    if queue is not None:
+        run_policy = {"schedulingPolicy": {"queue": queue}}
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "PyTorchJob",
+        "metadata": {"name": "p", "namespace": "ns"},
+        "spec": {"runPolicy": run_policy, "pytorchReplicaSpecs": {}},
+    }
+
+
+# The CRDs' self == oldSelf rules are transition rules: the API server evaluates one only where
+# the field is set in both objects (the corpus holds a PyTorchJob whose queue was set on an
+# update, accepted; e2e/test_lifecycle.py edits a TrainJob's numNodes on a real server, refused).
+@pytest.mark.parametrize(
+    ("before", "after", "refused"),
+    [
+        (_trainjob(trainer={"numNodes": 2}), _trainjob(trainer={"numNodes": 3}), "spec.trainer"),
+        (_trainjob(), _trainjob(trainer={"numNodes": 3}), None),
+        (_trainjob(trainer={"numNodes": 2}), _trainjob(), None),
+        (_trainjob(suspend=False), _trainjob(suspend=True), None),
+        (
+            _trainjob(activeDeadlineSeconds=60),
+            _trainjob(activeDeadlineSeconds=120),
+            "spec.activeDeadlineSeconds",
+        ),
+        (_pytorchjob(None), _pytorchjob("a"), None),
+        (_pytorchjob("a"), _pytorchjob("b"), "spec.runPolicy.schedulingPolicy.queue"),
+        (_pytorchjob("a"), _pytorchjob(None), None),
+    ],
+)
+def test_crd_transition_rules(before: dict, after: dict, refused: str | None) -> None:
+    found = replacement_field(before, after)
+    assert (found.path if found else None) == refused
+
+
+def test_a_runtime_patch_keeps_its_containers_once_applied() -> None:
+    def patched(image: str) -> dict[str, Any]:
+        pod = {"containers": [{"name": "node", "image": image}]}
+        job = {"name": "node", "template": {"spec": {"template": {"spec": pod}}}}
+        patch = {"manager": "me", "trainingRuntimeSpec": {"template": {"spec": {
+            "replicatedJobs": [job]}}}}  # fmt: skip
+        return _trainjob(runtimePatches=[patch])
+
+    refusals = update_refusals(patched("a:1"), patched("a:2"))
+    assert [r.path for r in refusals] == [
+        "spec.runtimePatches[0].trainingRuntimeSpec.template.spec.replicatedJobs[0]"
+        ".template.spec.template.spec.containers"
+    ]
+    assert update_refusals(patched("a:1"), patched("a:1")) == []
+
+
+def _queued_job(queue: str | None, suspend: bool | None = None) -> dict[str, Any]:
+    labels = {"kueue.x-k8s.io/queue-name": queue} if queue else {}
+    spec: dict[str, Any] = {"template": {"spec": {"containers": [{"name": "c", "image": "i"}]}}}
+    if suspend is not None:
+        spec["suspend"] = suspend
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "j", "namespace": "ns", "labels": labels},
+        "spec": spec,
+    }
+
+
+# Kueue v0.19.2's validateUpdateForQueueName, seen on the real webhook by e2e/test_lifecycle.py:
+# a running Job given a queue is refused, and Flux's force then re-creates it.
+@pytest.mark.parametrize(
+    ("before", "after", "refused"),
+    [
+        (_queued_job(None), _queued_job("q"), True),
+        (_queued_job("a"), _queued_job("b"), True),
+        (_queued_job(None, suspend=True), _queued_job("q", suspend=True), False),
+        (_queued_job("q"), _queued_job("q"), False),
+        (_queued_job("q"), _queued_job(None), False),  # no queue: no Kueue assumed
+    ],
+)
+def test_kueue_refuses_a_new_queue_for_a_running_job(
+    before: dict, after: dict, refused: bool
+) -> None:
+    from kubetrain.kube.immutable import KUEUE_WEBHOOK  # noqa: PLC0415
+
+    found = [r for r in update_refusals(before, after) if r.origin == KUEUE_WEBHOOK]
+    assert bool(found) == refused
+    if refused:
+        assert found[0].path == "metadata.labels[kueue.x-k8s.io/queue-name]"
+        assert found[0].replaceable

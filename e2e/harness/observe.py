@@ -158,9 +158,11 @@ def settle(cluster: ControlPlane, namespaces: Iterable[str], timeout: float = 12
     deadline = time.monotonic() + timeout
     last: Any = None
     stable_since = time.monotonic()
+    reasons: list[str] = []
     while time.monotonic() < deadline:
         state = []
         busy = False
+        reasons = []
         for ns in namespaces:
             pods = (cluster.get(f"/api/v1/namespaces/{ns}/pods") or {}).get("items", [])
             jobs = (cluster.get(f"/apis/batch/v1/namespaces/{ns}/jobs") or {}).get("items", [])
@@ -172,14 +174,17 @@ def settle(cluster: ControlPlane, namespaces: Iterable[str], timeout: float = 12
                 state.append((meta["uid"], meta["resourceVersion"]))
                 if meta.get("deletionTimestamp"):
                     busy = True
+                    reasons.append(f"pod {ns}/{meta['name']} terminating")
                 for ref in meta.get("ownerReferences") or []:
                     if ref["kind"] == "Job" and ref["uid"] not in job_uids:
                         busy = True
+                        reasons.append(f"pod {ns}/{meta['name']} of a deleted Job")
             for job in jobs:
                 meta = job["metadata"]
                 state.append((meta["uid"], meta["resourceVersion"]))
                 if meta.get("deletionTimestamp"):
                     busy = True
+                    reasons.append(f"job {ns}/{meta['name']} deleting")
                     continue
                 spec, status = job["spec"], job.get("status") or {}
                 done = any(
@@ -191,9 +196,13 @@ def settle(cluster: ControlPlane, namespaces: Iterable[str], timeout: float = 12
                 want = spec.get("parallelism", 1)
                 if want and not status.get("active"):
                     busy = True
+                    reasons.append(f"job {ns}/{meta['name']} has no active pod")
         if state != last:
             last, stable_since = state, time.monotonic()
         elif not busy and time.monotonic() - stable_since >= 1.0:
             return
         time.sleep(0.3)
-    raise TimeoutError(f"the cluster did not settle in {timeout:.0f} s (namespaces {namespaces})")
+    raise TimeoutError(
+        f"the cluster did not settle in {timeout:.0f} s (namespaces {namespaces}): "
+        + "; ".join(reasons[:20])
+    )

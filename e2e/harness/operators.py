@@ -197,7 +197,9 @@ class TrainingOperator(Operator):
     name = "training-operator"
     tool = "training-operator"
     service = "training-operator"
-    namespace = "kubeflow"
+    # Not "kubeflow", its release's: Kubeflow's published examples run in "kubeflow", and the
+    # stacks deliver that Namespace.
+    namespace = "training-operator-system"
     webhook_folder = "webhook"
 
     def __init__(self, cluster: ControlPlane, folder: Path, gang_scheduler: str = ""):
@@ -296,3 +298,36 @@ class Kueue(Operator):
             KUEUE_METRICS_CERTS.mkdir(parents=True, exist_ok=True)
             (KUEUE_METRICS_CERTS / "tls.crt").write_bytes(self.crt.read_bytes())
             (KUEUE_METRICS_CERTS / "tls.key").write_bytes(self.key.read_bytes())
+
+
+ALL = {
+    "jobset": JobSet,
+    "trainer": Trainer,
+    "training-operator": TrainingOperator,
+    "mpi-operator": MPIOperator,
+    "kueue": Kueue,
+}
+
+
+def start_all(cluster: ControlPlane, folder: Path, names=tuple(ALL)) -> list[Operator]:
+    """Start the operators `names` side by side; with the trainer, Kubeflow's v2.3.0
+    ClusterTrainingRuntimes (the release's manifests/base/runtimes) are installed too, as its
+    installation does."""
+    import concurrent.futures  # noqa: PLC0415
+
+    ops = [ALL[name](cluster, folder / name) for name in names]
+    # CRDs first, one client at a time: several operators share kinds (PodGroups...).
+    for op in ops:
+        install(cluster, op.crds())
+    with concurrent.futures.ThreadPoolExecutor(len(ops)) as pool:
+        for future in [pool.submit(op.start) for op in ops]:
+            future.result()
+    if "trainer" in names:
+        runtimes = _kustomize(tools.path("trainer") / "runtimes")
+        cluster.kubectl("apply", "--server-side", "-f", "-", input=yaml.safe_dump_all(runtimes))
+    return ops
+
+
+def stop_all(ops: list[Operator]) -> None:
+    for op in reversed(ops):
+        op.stop()

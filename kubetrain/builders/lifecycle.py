@@ -96,12 +96,27 @@ NAMESPACE = ("", "Namespace")
 RETAINED_KINDS = frozenset({CRD, NAMESPACE})
 #: Objects that hold data: no engine deletes them unless ``kubetrain:pruneData`` is true.
 DATA_KINDS = frozenset({("", "PersistentVolumeClaim"), ("", "PersistentVolume")})
-#: Objects an engine deletes and re-creates when an edit cannot be made in place.
+#: Objects an engine deletes and re-creates when an edit cannot be made in place: what runs a
+#: training natively, and the operator-mode custom resources whose CRDs make fields immutable
+#: (a TrainJob's trainer or runtimeRef, a PyTorchJob's queue): an edit of those starts a new run
+#: under every engine instead of failing the whole delivery (Flux dry-runs every object of a
+#: step first, and one refusal stops the step).
 REPLACED_KINDS = frozenset(
-    {("", "Pod"), ("batch", "Job"), ("apps", "StatefulSet"), ("jobset.x-k8s.io", "JobSet")}
+    {
+        ("", "Pod"),
+        ("batch", "Job"),
+        ("apps", "StatefulSet"),
+        ("jobset.x-k8s.io", "JobSet"),
+        ("trainer.kubeflow.org", "TrainJob"),
+        ("kubeflow.org", "PyTorchJob"),
+    }
 )
 #: What admission checks or uses when it admits a pod (the ServiceAccount, Priority,
-#: RuntimeClass, LimitRanger and ResourceQuota plugins), and the Namespaces they live in.
+#: RuntimeClass, LimitRanger and ResourceQuota plugins), and the Namespaces they live in; and
+#: what a webhook looks up when it admits a job: the Trainer's and Kueue's TrainJob webhooks
+#: refuse a TrainJob whose runtime does not exist yet (trainer v2.3.0
+#: ``pkg/webhooks/trainjob_webhook.go`` ValidateCreate, Kueue v0.19.2's TrainJob webhook): seen
+#: under Flux, whose dry-run of the whole step then failed on every reconcile.
 PREREQUISITE_KINDS = frozenset(
     {
         NAMESPACE,
@@ -110,6 +125,8 @@ PREREQUISITE_KINDS = frozenset(
         ("", "ResourceQuota"),
         ("scheduling.k8s.io", "PriorityClass"),
         ("node.k8s.io", "RuntimeClass"),
+        ("trainer.kubeflow.org", "ClusterTrainingRuntime"),
+        ("trainer.kubeflow.org", "TrainingRuntime"),
     }
 )
 #: Kinds the provider awaits on create whose deletion ``skipAwait`` also skips

@@ -27,11 +27,12 @@ side, as their sources read at the versions kubetrain supports:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .immutable import update_refusals
+from .immutable import KUEUE_QUEUE_LABEL, KUEUE_SUSPEND, update_refusals
 
 __all__ = [
     "ENGINES",
@@ -192,6 +193,16 @@ PULUMI_REPLACE_ON_CHANGES: dict[tuple[str, str], tuple[str, ...]] = {
         "spec.network",
         "spec.startupPolicy",
     ),
+    # The CRDs' self == oldSelf rules (Trainer v2.3.0, training-operator v1.9.0): see .immutable.
+    ("trainer.kubeflow.org", "TrainJob"): (
+        "spec.runtimeRef",
+        "spec.trainer",
+        "spec.initializer",
+        "spec.managedBy",
+        "spec.activeDeadlineSeconds",
+        "spec.runtimePatches",
+    ),
+    ("kubeflow.org", "PyTorchJob"): ("spec.runPolicy.schedulingPolicy.queue",),
 }
 
 
@@ -221,12 +232,21 @@ def is_patch_resource(obj: Obj) -> bool:
     return _annotations(obj).get(FLUX_PRUNE) == "disabled"
 
 
+#: Kueue refuses a running job's new queue (``.immutable.kueue_refusals``): a job of a kind Kueue
+#: manages is replaced when its queue label changes (suspended or not: a suspended job has not
+#: started, so its replacement loses nothing).
+KUEUE_QUEUE_PATH = f'metadata.labels["{KUEUE_QUEUE_LABEL}"]'
+
+
 def replace_on_changes(obj: Obj) -> list[str]:
     """The ``replace_on_changes`` resource option of ``obj`` (none for a Patch resource: one
     whose replacement would delete nothing, see :func:`is_patch_resource`)."""
     if is_patch_resource(obj):
         return []
-    return list(PULUMI_REPLACE_ON_CHANGES.get(group_kind(obj), ()))
+    out = list(PULUMI_REPLACE_ON_CHANGES.get(group_kind(obj), ()))
+    if group_kind(obj) in KUEUE_SUSPEND:
+        out.append(KUEUE_QUEUE_PATH)
+    return out
 
 
 # --- the provider's diff ------------------------------------------------------------------------
@@ -269,8 +289,16 @@ def pulumi_changes(old: Any, new: Any, path: Path = ()) -> Iterator[tuple[Path, 
 
 
 def _pattern(text: str) -> list[str]:
-    """``spec.containers[*].image`` -> ``["spec", "containers", "*", "image"]``."""
-    return [part for part in text.replace("[", ".").replace("]", "").split(".") if part]
+    """``spec.containers[*].image`` -> ``["spec", "containers", "*", "image"]``; a quoted key
+    (``metadata.labels["kueue.x-k8s.io/queue-name"]``, the engine's ``PropertyPath`` syntax for
+    keys with dots) is one part."""
+    parts: list[str] = []
+    for piece in re.split(r'(\["[^"]*"\])', text):
+        if piece.startswith('["') and piece.endswith('"]'):
+            parts.append(piece[2:-2])
+        else:
+            parts.extend(p for p in piece.replace("[", ".").replace("]", "").split(".") if p)
+    return parts
 
 
 def _found(value: Any, rest: Sequence[str]) -> bool:

@@ -39,6 +39,19 @@ Kinds and the upstream functions they follow (``k8s.io/kubernetes/pkg/apis/<grou
   the pod templates' scheduling fields while suspended), managedBy, successPolicy,
   failurePolicy, network and startupPolicy.
 
+- TrainJob (Kubeflow Trainer v2.3.0, the CRD's ``self == oldSelf`` rules,
+  ``manifests/base/crds/trainer.kubeflow.org_trainjobs.yaml``): runtimeRef, trainer,
+  initializer, managedBy and activeDeadlineSeconds; in a runtime patch (matched by its
+  manager) the manager and the pod templates' containers, init containers, volumes, image pull
+  secrets, security context, service account and termination grace period.
+- PyTorchJob (training-operator v1.9.0 CRD): runPolicy.schedulingPolicy.queue.
+- LocalQueue (Kueue v0.19.2 CRD): clusterQueue.
+- Kueue's webhooks (v0.19.2, ``pkg/controller/jobframework/validation.go``
+  ``validateUpdateForQueueName``), for every kind Kueue manages (Job, JobSet, StatefulSet, the
+  Kubeflow jobs, MPIJob, TrainJob): the ``kueue.x-k8s.io/queue-name`` label may change only
+  while the job is suspended. Only a cluster running Kueue refuses it; kubetrain assumes one
+  where the new object names a queue.
+
 Every other kind (ServiceAccount, Role, other custom resources...) changes in place.
 ``metadata.name`` and ``namespace`` name the object, so a change of them is another object (a
 delete and an add), not an update.
@@ -76,6 +89,9 @@ Obj = Mapping[str, Any]
 #: Origins of a refusal.
 API_SERVER = "API server"
 JOBSET_WEBHOOK = "JobSet webhook"
+KUEUE_WEBHOOK = "Kueue webhook"
+#: The label a job names its Kueue LocalQueue with.
+KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
 
 @dataclass(frozen=True)
@@ -480,6 +496,121 @@ def _jobset(before: Obj, after: Obj) -> list[Refusal]:
     )
 
 
+# --- Trainer v2, Kubeflow v1 and Kueue custom resources: their CRDs' transition rules ----------
+
+#: The fields of a TrainJob runtime patch's pod template the CRD makes immutable.
+_PATCH_POD_FIELDS = (
+    "containers",
+    "initContainers",
+    "imagePullSecrets",
+    "securityContext",
+    "serviceAccountName",
+    "terminationGracePeriodSeconds",
+    "volumes",
+)
+
+
+def _trainjob(before: Obj, after: Obj) -> list[Refusal]:
+    """The TrainJob CRD's ``self == oldSelf`` rules (trainer v2.3.0). A runtime patch's rules
+    apply between the patches of one manager (``runtimePatches`` is a map keyed by it)."""
+    out = _transition(
+        before,
+        after,
+        "spec.runtimeRef",
+        "spec.trainer",
+        "spec.initializer",
+        "spec.managedBy",
+        "spec.activeDeadlineSeconds",
+    )
+    old_patches = {p.get("manager"): p for p in _dicts(_get(before, "spec.runtimePatches"))}
+    for i, patch in enumerate(_dicts(_get(after, "spec.runtimePatches"))):
+        old = old_patches.get(patch.get("manager"))
+        if old is None:
+            continue
+        jobs_path = "trainingRuntimeSpec.template.spec.replicatedJobs"
+        old_jobs = {j.get("name"): j for j in _dicts(_get(old, jobs_path))}
+        for k, job in enumerate(_dicts(_get(patch, jobs_path))):
+            old_job = old_jobs.get(job.get("name"))
+            if old_job is None:
+                continue
+            where = (
+                f"spec.runtimePatches[{i}].trainingRuntimeSpec.template.spec.replicatedJobs[{k}]"
+                ".template.spec.template.spec"
+            )
+            pod = _get(job, "template.spec.template.spec")
+            old_pod = _get(old_job, "template.spec.template.spec")
+            pod = pod if isinstance(pod, Mapping) else {}
+            old_pod = old_pod if isinstance(old_pod, Mapping) else {}
+            for name in _PATCH_POD_FIELDS:
+                old_value, value = old_pod.get(name), pod.get(name)
+                if old_value is not None and value is not None:
+                    if first_difference(old_value, value) is not None:
+                        out.append(Refusal(f"{where}.{name}", IMMUTABLE))
+    return out
+
+
+def _transition(before: Obj, after: Obj, *paths: str) -> list[Refusal]:
+    """A CRD's ``self == oldSelf`` rule on each of ``paths``: the API server evaluates a
+    transition rule only where the field is set in both the old and the new object
+    (apiextensions-apiserver's CEL validator), so setting it or removing it is accepted."""
+    out = []
+    for path in paths:
+        old, new = _get(before, path), _get(after, path)
+        if old is not None and new is not None and not semantic_equal(old, new):
+            out.append(Refusal(path, IMMUTABLE))
+    return out
+
+
+def _dicts(value: Any) -> list[Mapping[str, Any]]:
+    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
+
+
+def _pytorchjob(before: Obj, after: Obj) -> list[Refusal]:
+    """The PyTorchJob CRD's rule (training-operator v1.9.0): the scheduling queue."""
+    return _transition(before, after, "spec.runPolicy.schedulingPolicy.queue")
+
+
+def _localqueue(before: Obj, after: Obj) -> list[Refusal]:
+    """The LocalQueue CRD's rule (Kueue v0.19.2): its ClusterQueue."""
+    return _transition(before, after, "spec.clusterQueue")
+
+
+#: Where each kind Kueue manages says it is suspended (jobframework's GenericJob.IsSuspended).
+KUEUE_SUSPEND: dict[tuple[str, str], str] = {
+    ("batch", "Job"): "spec.suspend",
+    ("jobset.x-k8s.io", "JobSet"): "spec.suspend",
+    ("trainer.kubeflow.org", "TrainJob"): "spec.suspend",
+    ("kubeflow.org", "TFJob"): "spec.runPolicy.suspend",
+    ("kubeflow.org", "PyTorchJob"): "spec.runPolicy.suspend",
+    ("kubeflow.org", "XGBoostJob"): "spec.runPolicy.suspend",
+    ("kubeflow.org", "PaddleJob"): "spec.runPolicy.suspend",
+    ("kubeflow.org", "JAXJob"): "spec.runPolicy.suspend",
+    ("kubeflow.org", "MPIJob"): "spec.runPolicy.suspend",
+    # A StatefulSet's pods are gated, never suspended: the label is always immutable.
+    ("apps", "StatefulSet"): "",
+}
+
+
+def _queue_name(obj: Obj) -> str:
+    labels = _get(obj, "metadata.labels")
+    value = labels.get(KUEUE_QUEUE_LABEL) if isinstance(labels, Mapping) else None
+    return value if isinstance(value, str) else ""
+
+
+def kueue_refusals(before: Obj, after: Obj) -> list[Refusal]:
+    """Kueue's ``validateUpdateForQueueName`` (v0.19.2): a job's queue may change only while
+    the new object is suspended. Assumed where the new object names a queue (then the cluster
+    runs Kueue)."""
+    group = str(after.get("apiVersion", "")).rpartition("/")[0]
+    suspend = KUEUE_SUSPEND.get((group, str(after.get("kind"))))
+    if suspend is None or not _queue_name(after) or _queue_name(before) == _queue_name(after):
+        return []
+    if suspend and _get(after, suspend) is True:
+        return []
+    path = f"metadata.labels[{KUEUE_QUEUE_LABEL}]"
+    return [Refusal(path, IMMUTABLE + " unless the job is suspended", origin=KUEUE_WEBHOOK)]
+
+
 #: (group, kind) -> the update rules of that kind.
 IMMUTABLE_KINDS: dict[tuple[str, str], Callable[[Obj, Obj], list[Refusal]]] = {
     ("", "Pod"): _pod,
@@ -496,6 +627,9 @@ IMMUTABLE_KINDS: dict[tuple[str, str], Callable[[Obj, Obj], list[Refusal]]] = {
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"): _role_binding,
     ("apiextensions.k8s.io", "CustomResourceDefinition"): _crd,
     ("jobset.x-k8s.io", "JobSet"): _jobset,
+    ("trainer.kubeflow.org", "TrainJob"): _trainjob,
+    ("kubeflow.org", "PyTorchJob"): _pytorchjob,
+    ("kueue.x-k8s.io", "LocalQueue"): _localqueue,
 }
 
 
@@ -508,9 +642,10 @@ def update_refusals(before: Obj, after: Obj) -> list[Refusal]:
     update is accepted, as far as these rules go). Both are one object (same kind and name)."""
     group = str(after.get("apiVersion", "")).rpartition("/")[0]
     rules = IMMUTABLE_KINDS.get((group, str(after.get("kind"))))
+    out = kueue_refusals(before, after)
     if rules is None:
-        return []
-    return rules(_normalised(before), _normalised(after))
+        return out
+    return rules(_normalised(before), _normalised(after)) + out
 
 
 def replacement_field(before: Obj, after: Obj) -> Refusal | None:
@@ -524,4 +659,5 @@ def replacement_field(before: Obj, after: Obj) -> Refusal | None:
 
 def may_need_replacement(kind: str, api_version: str) -> bool:
     """Whether objects of this kind have immutable fields at all."""
-    return (api_version.rpartition("/")[0], kind) in IMMUTABLE_KINDS
+    key = (api_version.rpartition("/")[0], kind)
+    return key in IMMUTABLE_KINDS or key in KUEUE_SUSPEND
