@@ -66,6 +66,7 @@ PyYAML's C and pure-Python dumpers.
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
@@ -74,7 +75,7 @@ import yaml_rs
 
 from ..models.source import GENERATED_MARK
 
-__all__ = ["clear_caches", "dump", "dump_all", "is_plain", "read_generated"]
+__all__ = ["clear_caches", "dump", "dump_all", "dump_commented", "is_plain", "read_generated"]
 
 # --------------------------------------------------------------------------------------------
 # Which strings are safe unquoted
@@ -425,6 +426,82 @@ def dump(obj: Mapping[str, Any]) -> str:
 def dump_all(objs: Iterable[Mapping[str, Any]]) -> str:
     """Several documents, separated by ``---`` lines."""
     return "---\n".join([dump(obj) for obj in objs])
+
+
+#: A field path in a document: mapping keys and list indexes.
+CommentPath = tuple[str | int, ...]
+
+
+def dump_commented(obj: Mapping[str, Any], comments: Mapping[CommentPath, str]) -> str:
+    """:func:`dump`, with a comment above the entries ``comments`` names (a field path: keys and
+    list indexes; ``()`` heads the document). A comment of several lines keeps them; each is
+    written as ``# ...`` at the entry's indentation (a list item's at its ``-``), wrapped at
+    :data:`COMMENT_WIDTH` columns, so the value read back is the one :func:`dump` writes. For
+    files people keep (``kubetrain convert``)."""
+    out: list[str] = []
+    _comment(comments.get(()), "", out)
+    if not isinstance(obj, dict) or not obj:
+        return "".join(out) + dump(obj)
+    prefixes = {path[:n] for path in comments for n in range(len(path) + 1)}
+    _cmap(obj, "", out, "", (), comments, prefixes)
+    return "".join(out)
+
+
+#: Columns a comment line is wrapped at (its indentation included).
+COMMENT_WIDTH = 100
+
+
+def _comment(text: str | None, ind: str, out: list[str]) -> None:
+    if not text:
+        return
+    width = max(40, COMMENT_WIDTH - len(ind) - 2)
+    for paragraph in text.splitlines():
+        for line in textwrap.wrap(paragraph, width, break_on_hyphens=False) or [""]:
+            out.append(f"{ind}# {line}".rstrip() + "\n")
+
+
+def _cmap(
+    d: dict[Any, Any],
+    ind: str,
+    out: list[str],
+    pre: str,
+    path: CommentPath,
+    comments: Mapping[CommentPath, str],
+    prefixes: set[CommentPath],
+) -> None:
+    sub = ind + "  "
+    for k, v in d.items():
+        here = (*path, k)
+        # The first key of a list item starts the "- " line: its comment goes above the dash.
+        _comment(comments.get(here), " " * (len(pre) - 2) if pre != ind else ind, out)
+        if here not in prefixes or not v or type(v) not in (dict, list):
+            _map({k: v}, ind, out, pre)
+        elif type(v) is dict:
+            out.append(f"{pre}{_key_text(k, ind)}\n")
+            _cmap(v, sub, out, sub, here, comments, prefixes)
+        else:
+            out.append(f"{pre}{_key_text(k, ind)}\n")
+            _cseq(v, ind, out, ind, here, comments, prefixes)
+        pre = ind
+
+
+def _cseq(
+    items: list[Any],
+    ind: str,
+    out: list[str],
+    pre: str,
+    path: CommentPath,
+    comments: Mapping[CommentPath, str],
+    prefixes: set[CommentPath],
+) -> None:
+    for i, v in enumerate(items):
+        here = (*path, i)
+        _comment(comments.get(here), " " * (len(pre) - len(pre.lstrip(" "))), out)
+        if here in prefixes and type(v) is dict and v:
+            _cmap(v, ind + "  ", out, pre + "- ", here, comments, prefixes)
+        else:
+            _seq([v], ind, out, pre)
+        pre = ind
 
 
 # --------------------------------------------------------------------------------------------
