@@ -92,8 +92,10 @@ __all__ = [
     "document_keys",
     "find_project_root",
     "load_job",
+    "load_job_document",
     "load_stack",
     "load_stack_config",
+    "load_stack_data",
     "runtime_from_args",
     "stack_name",
     "stack_name_problem",
@@ -270,10 +272,13 @@ def load_stack(
     project_root: Path | None = None,
     jobs: bool = True,
     chunks: ChunkMapper = serial,
+    patched: bool = True,
 ) -> Stack:
     """Load and validate the stack file at ``path`` and every job document it names (with
     ``jobs=False``, the settings only: the job list of the result is empty). The job documents
-    are validated independently of each other, by ``chunks`` (:mod:`kubetrain.parallel`)."""
+    are validated independently of each other, by ``chunks`` (:mod:`kubetrain.parallel`). With
+    ``patched=False``, the documents as their files hold them, ``kubetrain:patches`` not
+    applied (what ``kubetrain convert`` converts)."""
     path = Path(path)
     name = stack_name(path)
     root = project_root or find_project_root(path.parent)
@@ -282,7 +287,9 @@ def load_stack(
         raise InputError.single(
             display_path(path), f"a stack file holds exactly one YAML document, found {len(docs)}"
         )
-    return _load_stack_document(docs[0], name, path, root, jobs=jobs, chunks=chunks)
+    return _load_stack_document(
+        docs[0], name, path, root, jobs=jobs, chunks=chunks, patched=patched
+    )
 
 
 def load_stack_config(
@@ -379,6 +386,38 @@ def load_job(
     if loaded is None or problems:
         raise InputError(problems)
     return loaded, stack_settings
+
+
+def load_job_document(doc: Document, settings: StackSettings) -> LoadedJob:
+    """Validate one job document of a stack (a file's, or one patched: ``kubetrain convert``
+    loads each state of a job its patches give) with the stack's ``settings``: every rule of
+    :func:`load_stack` for a job. Raises :class:`InputError`."""
+    problems: list[Problem] = []
+    loaded = _load_job(doc, settings, problems)
+    if loaded is None or problems:
+        raise InputError(problems)
+    return loaded
+
+
+def load_stack_data(
+    data: Mapping[str, Any],
+    *,
+    name: str,
+    file: Path,
+    project_root: Path,
+    label: str,
+    jobs: Sequence[Document] = (),
+    manifests: Sequence[Document] = (),
+) -> Stack:
+    """Load a stack from the data of a stack file made in memory, with more job documents and
+    manifests than it names (``kubetrain convert``'s converted stack: the stack's settings and
+    manifests, the converted jobs and runtimes as read from the files written), every rule of
+    :func:`load_stack` applied; problems in ``data`` name ``label``."""
+    problems = [Problem(label, None, p, m) for p, m in value_problems(dict(data))]
+    if problems:
+        raise InputError(problems)
+    doc = Document(label, 0, dict(data))
+    return _load_stack_document(doc, name, file, project_root, extra=(jobs, manifests))
 
 
 def document_keys(model: type[BaseModel], data: Any) -> Any:
@@ -494,8 +533,11 @@ def _load_stack_document(
     *,
     jobs: bool = True,
     chunks: ChunkMapper = serial,
+    patched: bool = True,
+    extra: tuple[Sequence[Document], Sequence[Document]] = ((), ()),
 ) -> Stack:
-    """Validate a stack document (a stack file, or the same shape built from Pulumi config)."""
+    """Validate a stack document (a stack file, or the same shape built from Pulumi config),
+    with the ``extra`` job documents and manifests besides those it names."""
     problems: list[Problem] = []
     file_model = _validate(StackFile, doc, problems)
     if file_model is None:
@@ -530,8 +572,10 @@ def _load_stack_document(
             chunks,
         )
     )
-    if settings.patches:
-        patched = apply_patches(
+    job_docs += extra[0]
+    manifest_docs += extra[1]
+    if settings.patches and patched:
+        patched_docs = apply_patches(
             job_docs + manifest_docs,
             patch_sources(doc, settings.patches, root, problems),
             default_namespace=settings.namespace,
@@ -541,7 +585,7 @@ def _load_stack_document(
             # only follow from that error.
             complete=len(problems) == read_before,
         )
-        job_docs, manifest_docs = patched[: len(job_docs)], patched[len(job_docs) :]
+        job_docs, manifest_docs = patched_docs[: len(job_docs)], patched_docs[len(job_docs) :]
     loaded_jobs: list[LoadedJob] = []
     outcomes = chunks(
         lambda docs: [_job_outcome(d, settings) for d in docs],

@@ -46,7 +46,7 @@ from .limits import MAX_OBJECT_BYTES, MAX_PATCH_OPERATIONS
 from .source import Document, load_documents, parse_documents, project_file
 from .stack import CONFIG_NAMESPACE, Patch, PatchTarget
 
-__all__ = ["PatchSource", "PatchedDocument", "apply_patches", "patch_sources"]
+__all__ = ["PatchSource", "PatchedDocument", "apply_patches", "patch_sources", "targets"]
 
 Path_ = tuple[PathPart, ...]
 _DELETE = object()  # a strategic merge directive removed the value
@@ -236,6 +236,14 @@ def _matches(target: PatchTarget, identity: tuple[str, str, str, str, str]) -> b
             (target.namespace, namespace),
         )
     )
+
+
+def targets(source: PatchSource, doc: Document, default_namespace: str) -> bool:
+    """Whether the patch ``source`` applies to ``doc`` (its target, or the document a strategic
+    merge patch names)."""
+    target = _target_of(source, [])
+    identity = _identity(doc, default_namespace)
+    return target is not None and identity is not None and _matches(target, identity)
 
 
 def _title(identity: tuple[str, str, str, str, str]) -> str:

@@ -39,11 +39,13 @@ from .trainjob import (
 __all__ = [
     "ANCESTOR_LABEL",
     "UPSTREAM",
+    "UPSTREAM_NODE_IMAGES",
     "Runtime",
     "RuntimeKey",
     "RuntimeShape",
     "runtime_problems",
     "trainjob_problems",
+    "upstream_spec",
 ]
 
 Problems = list[tuple[tuple[str | int, ...], str]]
@@ -161,6 +163,46 @@ UPSTREAM: dict[str, RuntimeShape] = {
     "torchtune-llama3.2-3b": _initialized("torch"),
     "torchtune-qwen2.5-1.5b": _initialized("torch"),
 }
+
+
+#: The node image of each of Kubeflow's single-job v2.3.0 runtimes (torch, JAX, XGBoost:
+#: one ``node`` job, the trainer step, one ``node`` container), the one fact of their spec
+#: besides their shape (``manifests/base/runtimes/*.yaml`` at v2.3.0).
+UPSTREAM_NODE_IMAGES = {
+    "torch-distributed": "pytorch/pytorch:2.13.0-cuda13.0-cudnn9-runtime",
+    "jax-distributed": "nvcr.io/nvidia/jax:25.10-py3",
+    "xgboost-distributed": "ghcr.io/kubeflow/trainer/xgboost-runtime",
+}
+
+
+def upstream_spec(name: str) -> dict[str, Any] | None:
+    """The spec of one of Kubeflow's single-job v2.3.0 ClusterTrainingRuntimes
+    (:data:`UPSTREAM_NODE_IMAGES`), for building natively what a TrainJob on it runs
+    (``kubetrain convert --compare``); ``None`` for the others (give their spec)."""
+    image = UPSTREAM_NODE_IMAGES.get(name)
+    shape = UPSTREAM.get(name)
+    if image is None or shape is None or shape.policy is None:
+        return None
+    return {
+        "mlPolicy": {"numNodes": 1, shape.policy: {}},
+        "template": {
+            "spec": {
+                "replicatedJobs": [
+                    {
+                        "name": NODE,
+                        "template": {
+                            "metadata": {"labels": {ANCESTOR_LABEL: TRAINER}},
+                            "spec": {
+                                "template": {
+                                    "spec": {"containers": [{"name": NODE, "image": image}]}
+                                }
+                            },
+                        },
+                    }
+                ]
+            }
+        },
+    }
 
 
 def _labels(meta: Any) -> Mapping[str, Any]:
