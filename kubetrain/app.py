@@ -26,6 +26,8 @@ from .builders.delivery import delivery_name, delivery_objects, engine_of
 from .builders.lifecycle import is_prerequisite
 from .builders.namespaces import pod_security_labels
 from .builders.registry import document_path
+from .convert.run import ConvertResult, plan_conversion
+from .convert.run import Mode as ConvertMode
 from .kube.names import DNS1123_LABEL, DNS1123_SUBDOMAIN
 from .kube.schemas import builtin_kinds, split_api_version
 from .models import CheckFailed, InputError, Problem, Stack, discover_stacks, load_stack
@@ -84,6 +86,7 @@ __all__ = [
     "Planned",
     "Progress",
     "Project",
+    "convert",
     "diff",
     "explain",
     "init_project",
@@ -868,6 +871,65 @@ def validate_paths(
         report.make_strict()
     add_lines(report, texts)
     return report
+
+
+# --- kubetrain convert -----------------------------------------------------------------------
+
+
+def convert(
+    project: Project,
+    files: Sequence[Path] = (),
+    stack: str | None = None,
+    jobs: Sequence[str] = (),
+    *,
+    mode: ConvertMode = "write",
+    skip_refused: bool = False,
+) -> ConvertResult:
+    """``kubetrain convert``: the v1 jobs of a stack (``stack``; those of ``files`` and ``jobs``
+    among them) or of job ``files`` as TrainJobs (:mod:`kubetrain.convert`). A job refused is an
+    input error, and nothing is written, unless ``skip_refused`` (the others go on). Mode
+    ``write`` writes the files beside their sources, ``in-place`` replaces the job files, and
+    neither ever writes over a file that exists; ``stdout`` and ``compare`` write nothing."""
+    stack_file = project.stack_files([stack])[0] if stack is not None else None
+    result = plan_conversion(
+        project.root, stack_file, files, jobs, mode=mode, skip_refused=skip_refused
+    )
+    if result.problems and not skip_refused:
+        raise InputError(result.problems)
+    if mode in ("write", "in-place") and result.files:
+        _write_converted(project, result)
+    return result
+
+
+def _write_converted(project: Project, result: ConvertResult) -> None:
+    """Write the converted files, all or none; never over a file that exists (but the job file
+    ``in-place`` replaces)."""
+    existing = [f.path for f in result.files if not f.replaces and os.path.lexists(f.path)]
+    if existing:
+        raise InputError(
+            Problem(
+                display_path(p),
+                None,
+                (),
+                "exists; kubetrain convert never overwrites a file: remove it, or print the "
+                "conversion with --stdout",
+            )
+            for p in existing
+        )
+    _refuse_links(project.root, {f.path: f.text for f in result.files})
+    written: list[tuple[Path, bytes | None]] = []
+    try:
+        for f in result.files:
+            before = read_file(f.path) if f.replaces else None
+            _replace_file(f.path, f.text.encode("utf-8"))
+            written.append((f.path, before))
+    except OSError:
+        for path, before in reversed(written):  # all or nothing: put back what was there
+            if before is None:
+                path.unlink(missing_ok=True)
+            else:
+                _replace_file(path, before)
+        raise
 
 
 # --- kubetrain schema ------------------------------------------------------------------------

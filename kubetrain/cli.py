@@ -1,4 +1,4 @@
-"""``kubetrain``: render, validate, diff, plan, schema, init and explain, over
+"""``kubetrain``: render, validate, diff, plan, convert, schema, init and explain, over
 :mod:`kubetrain.app`.
 
 Exit codes: 0 success, 1 validation failure or drift, 2 bad input or usage. Errors are printed
@@ -9,6 +9,7 @@ as ``FILE:LINE: path.to.field: message``, never as a traceback; warnings as
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import json
 import os
@@ -22,6 +23,9 @@ from typing import IO, Any, NoReturn, TypeVar, cast
 import click
 
 from . import __version__, app
+from .convert.compare import format_comparison
+from .convert.run import Mode as ConvertMode
+from .convert.run import convert_json
 from .kube.schemas import parse_version
 from .models import CheckFailed, InputError, declarations
 from .models.errors import printable
@@ -189,6 +193,7 @@ def _main_help() -> str:
         "  kubetrain render               render every stack into rendered/<env>/\n"
         "  kubetrain diff                 exit 1 when rendered/ is not what the stacks render\n"
         "  kubetrain plan                 what applying the stacks would change, with totals\n"
+        "  kubetrain convert --stack dev  v1 training-operator jobs as Trainer v2 TrainJobs\n"
         "  kubetrain validate             check rendered/ (schemas and semantic checks)\n"
         "  kubetrain explain tfjob.spec   field documentation, as kubectl explain"
     )
@@ -477,6 +482,99 @@ def plan(stacks: tuple[str, ...], output: str) -> None:
         _echo(json.dumps(to_json(plans), indent=2, sort_keys=True))
     else:
         _echo(format_text(plans), nl=False)
+
+
+@main.command(
+    short_help="Convert v1 training-operator jobs into Kubeflow Trainer v2 TrainJobs.",
+    epilog=EXIT_CODES,
+)
+@click.argument("files", nargs=-1, type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--stack",
+    metavar="ENV",
+    help="Convert the jobs of stacks/Pulumi.ENV.yaml (those of FILES among them), with its "
+    "settings and its patches.",
+)
+@click.option("--job", "jobs", multiple=True, metavar="NAME", help="Only this job (repeatable).")
+@click.option("--stdout", "to_stdout", is_flag=True, help="Print the files instead of writing.")
+@click.option(
+    "--in-place",
+    is_flag=True,
+    help="Replace each job file by its TrainJobs (every document of it must convert).",
+)
+@click.option(
+    "--compare",
+    is_flag=True,
+    help="Show what the pods get before and after, per replica; nothing is written.",
+)
+@click.option(
+    "--skip-refused",
+    is_flag=True,
+    help="Convert the other jobs when some are refused (each refusal becomes a warning).",
+)
+@click.option(
+    "--output",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Report format.",
+)
+@_errors_to_exit_codes
+def convert(
+    files: tuple[Path, ...],
+    stack: str | None,
+    jobs: tuple[str, ...],
+    to_stdout: bool,
+    in_place: bool,
+    compare: bool,
+    skip_refused: bool,
+    output: str,
+) -> None:
+    """Convert PyTorchJobs, XGBoostJobs, JAXJobs, TFJobs of one replica (training operator
+    v1.9) and MPIJobs (MPI Operator v2beta1, OpenMPI) into TrainJobs of Kubeflow Trainer
+    v2.3.0, on Kubeflow's runtime when it matches, else on a TrainingRuntime written beside
+    them; the stack's patches that target them are converted too. Files are written beside
+    their sources, never over a file (FILE.trainjob.yaml, runtimes/JOB.yaml); the stack file is
+    not edited: what to change in it is printed. A job that cannot be converted is refused
+    with the reason (exit 2, nothing written).
+
+    \b
+    Examples:
+      kubetrain convert --stack dev --job pytorch-simple --compare
+      kubetrain convert --stack dev --job pytorch-simple
+      kubetrain convert stacks/jobs/bert.yaml --in-place
+      kubetrain convert --stack dev --compare --output json --skip-refused
+    """
+    chosen = [
+        name
+        for name, on in (("--stdout", to_stdout), ("--in-place", in_place), ("--compare", compare))
+        if on
+    ]
+    if len(chosen) > 1:
+        raise InputError.single(chosen[1], "give one of --stdout, --in-place, --compare")
+    mode: ConvertMode = (
+        "stdout" if to_stdout else "in-place" if in_place else "compare" if compare else "write"
+    )
+    project = app.Project.find()
+    result = app.convert(project, files, stack, jobs, mode=mode, skip_refused=skip_refused)
+    refusals = [dataclasses.replace(p, severity="warning") for p in result.problems]
+    if output == "json":
+        _echo(json.dumps(convert_json(result, mode), indent=2, sort_keys=True))
+        return
+    _echo_warnings([str(w) for w in [*refusals, *result.warnings]])
+    if mode == "compare":
+        _echo(format_comparison(result.comparisons), nl=False)
+        return
+    if mode == "stdout":
+        _echo("".join(f"---\n# {display_path(f.path)}\n{f.text}" for f in result.files), nl=False)
+    else:
+        for f in result.files:
+            what = "replaced" if f.replaces else "written"
+            _echo(printable(f"{display_path(f.path)}: {what}"))
+    if result.edits:
+        _echo("To deliver it, change the stack file:")
+        for edit in result.edits:
+            _echo(printable(f"  {edit}"))
 
 
 @main.command(
