@@ -76,7 +76,9 @@ __all__ = ["RUNS_ANNOTATION", "build_trainjob", "jobset_of"]
 
 Manifest = dict[str, Any]
 #: What a TrainJob runs, on its custom resource in operator mode, for ``kubetrain plan``:
-#: ``[{"job": replicated job, "pods": count, "requests": {resource: quantity}}]`` per pod.
+#: ``[{"job": replicated job, "pods": count, "requests": {resource: quantity}}]`` per pod, a
+#: limit standing in for a missing request (as the API server defaults the pods' requests, so
+#: GPUs given as limits only count).
 RUNS_ANNOTATION = "kubetrain.io/runs"
 TRAINER_PORT = 29500
 COMPLETION_INDEX = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
@@ -273,6 +275,9 @@ class PodSet:
     #: ``resourcehelpers.PodRequests`` of one pod.
     requests: dict[str, Quantity]
     endpoints: list[str] = field(default_factory=list)
+    #: What one pod requests once the API server has defaulted its containers' requests from
+    #: their limits (what the scheduler and quota count: ``kubetrain.io/runs``).
+    defaulted: dict[str, Quantity] = field(default_factory=dict)
 
     def container(self, name: str) -> Container | None:
         return next((c for c in self.containers if c.name == name), None)
@@ -329,6 +334,26 @@ def pod_requests(spec: Mapping[str, Any]) -> dict[str, Quantity]:
         except ValueError:
             continue
     return total
+
+
+def defaulted_requests(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """A pod spec with each container's requests defaulted from its limits, as the API server
+    defaults a pod (``SetDefaults_ResourceRequirements`` via ``SetDefaults_Pod``: a limit
+    without a request is the request too)."""
+    out = dict(spec)
+    for key in ("initContainers", "containers"):
+        containers = []
+        for c in spec.get(key) or []:
+            resources = (c.get("resources") or {}) if isinstance(c, Mapping) else {}
+            limits = resources.get("limits") or {}
+            requests = dict(resources.get("requests") or {})
+            missing = {k: v for k, v in limits.items() if k not in requests}
+            if missing:
+                c = {**c, "resources": {**resources, "requests": {**missing, **requests}}}
+            containers.append(c)
+        if key in spec:
+            out[key] = containers
+    return out
 
 
 def _pod_spec(rjob: dict[str, Any]) -> dict[str, Any]:
@@ -434,6 +459,7 @@ def _info(job: TrainJob, runtime: Runtime, version: tuple[int, int]) -> _Info:
                 [_container(c) for c in pod.get("initContainers") or []],
                 [dict(v) for v in pod.get("volumes") or []],
                 pod_requests(pod),
+                defaulted=pod_requests(defaulted_requests(pod)),
             )
         )
     return _Info(
@@ -915,7 +941,7 @@ def jobset_of(job: TrainJob, runtime: Runtime, ctx: BuildContext) -> Built:
         {
             "job": ps.name,
             "pods": ps.count * int(rjob.get("replicas", 1)),
-            "requests": {k: format_quantity(q) for k, q in sorted(ps.requests.items())},
+            "requests": {k: format_quantity(q) for k, q in sorted(ps.defaulted.items())},
         }
         for ps, rjob in zip(info.podsets, jobset["spec"].get("replicatedJobs") or [], strict=False)
     ]
@@ -929,10 +955,12 @@ def _shape_runs(job: TrainJob, runtime: Runtime) -> list[dict[str, Any]]:
     trainer = job.spec.trainer
     nodes = (trainer.num_nodes if trainer else None) or shape.num_nodes or 1
     per_node = trainer.resources_per_node if trainer else None
-    requests = {
-        str(k): format_quantity(parse_quantity(v))
-        for k, v in sorted(((per_node or {}).get("requests") or {}).items())
+    # A limit without a request is the request too, as the API server defaults the pods.
+    given = {
+        **((per_node or {}).get("limits") or {}),
+        **((per_node or {}).get("requests") or {}),
     }
+    requests = {str(k): format_quantity(parse_quantity(v)) for k, v in sorted(given.items())}
     out = []
     for rjob in shape.jobs:
         pods = 1
