@@ -50,6 +50,7 @@ from .validate.semantic import pod_templates
 __all__ = [
     "Change",
     "EnvironmentPlan",
+    "Migration",
     "Totals",
     "Usage",
     "format_text",
@@ -209,6 +210,141 @@ class Totals:
         }
 
 
+#: Kinds of the training operator v1 and the MPI Operator, whose jobs move to TrainJobs.
+V1_KINDS = frozenset({"TFJob", "PyTorchJob", "XGBoostJob", "JAXJob", "PaddleJob", "MPIJob"})
+TRAINJOB = "TrainJob"
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+
+
+@dataclass
+class Migration:
+    """A v1 job that becomes a TrainJob of the same namespace and name (``kubetrain convert``):
+    its run stops and a new one starts; for a while both run, as every engine creates the new
+    objects before it deletes the old ones."""
+
+    #: ``namespace/name``
+    name: str
+    #: The job titles before and after (``PyTorchJob ml/bert``, ``TrainJob ml/bert``).
+    before_job: str
+    after_job: str
+    before: Usage
+    after: Usage
+    #: Kueue queue of each (``None``: none).
+    queues: tuple[str | None, str | None] = (None, None)
+    #: What each engine does, for people.
+    engines: dict[Engine, str] = field(default_factory=dict)
+    #: What the engines' order makes unsafe for this job.
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def peak(self) -> Usage:
+        """What runs at once while the engine switches: both runs."""
+        total = Usage(self.before.pods + self.after.pods, dict(self.before.resources))
+        for name, q in self.after.resources.items():
+            total.resources[name] = total.resources[name] + q if name in total.resources else q
+        return total
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "from": self.before_job,
+            "to": self.after_job,
+            "before": self.before.as_json(),
+            "after": self.after.as_json(),
+            "peak": self.peak.as_json(),
+            "queues": {"before": self.queues[0], "after": self.queues[1]},
+            "engines": dict(self.engines),
+            "notes": self.notes,
+        }
+
+
+def _title_kind(title: str) -> tuple[str, str]:
+    """``PyTorchJob ml/bert`` -> (``PyTorchJob``, ``ml/bert``)."""
+    kind, _, name = title.partition(" ")
+    return kind, name
+
+
+#: How each engine makes the switch (kubetrain.kube.engines; docs/lifecycle.md).
+_SWITCH: dict[Engine, str] = {
+    "flux": (
+        "applies the TrainJob, then prunes the {v1} objects (garbage collection after the "
+        "apply, in the same reconcile)"
+    ),
+    "argocd": (
+        "syncs the TrainJob, then prunes the {v1} objects (prune comes after the sync's applies)"
+    ),
+    "pulumi": "creates the TrainJob, then deletes the {v1} objects (deletes come last)",
+}
+
+
+def _migrations(
+    changes: Sequence[Change],
+    old: Mapping[Key, Sourced],
+    new: Mapping[Key, Sourced],
+    before: Totals,
+    after: Totals,
+) -> list[Migration]:
+    """The v1 jobs that leave while a TrainJob of the same namespace and name arrives."""
+    old_jobs = {job for _, job in old.values()}
+    new_jobs = {job for _, job in new.values()}
+    arriving = {_title_kind(j)[1]: j for j in new_jobs - old_jobs if _title_kind(j)[0] == TRAINJOB}
+    out = []
+    for job in sorted(old_jobs - new_jobs):
+        kind, name = _title_kind(job)
+        if kind not in V1_KINDS or name not in arriving:
+            continue
+        target = arriving[name]
+        migration = Migration(
+            name,
+            job,
+            target,
+            before.jobs.get(job, Usage()),
+            after.jobs.get(target, Usage()),
+            (_queue(old, job), _queue(new, target)),
+        )
+        v1 = (
+            "operator"
+            if any(o.get("kind") == kind for o, j in old.values() if j == job)
+            else "native"
+        )
+        what = f"{kind}" if v1 == "operator" else f"{kind}'s"
+        for engine, text in _SWITCH.items():
+            migration.engines[engine] = text.format(v1=what)
+        if v1 == "operator":
+            migration.notes.append(
+                f"the training operator deletes the {kind}'s pods once the {kind} is deleted"
+            )
+        namespace, _, short = name.partition("/")
+        clash = any(
+            key[1] == "JobSet" and key[2] == namespace and key[3] == short and j == job
+            for key, (_, j) in old.items()
+        ) and not any(key[1] == "JobSet" and key[2] == namespace and key[3] == short for key in new)
+        if clash:
+            migration.notes.append(
+                f"the trainer names the TrainJob's JobSet {short}, as the {kind}'s JobSet is "
+                "named: it cannot create it until the engine has deleted the old one, so the "
+                "new run starts after the old one is gone"
+            )
+        queue_before, queue_after = migration.queues
+        if queue_after is not None and queue_before == queue_after:
+            migration.notes.append(
+                f"both runs ask Kueue's queue {queue_after}: the new one is admitted once the "
+                "quota the old one holds is free, or beside it if the quota allows both"
+            )
+        out.append(migration)
+    return out
+
+
+def _queue(objects: Mapping[Key, Sourced], job: str) -> str | None:
+    for obj, j in objects.values():
+        if j != job:
+            continue
+        labels = (obj.get("metadata") or {}).get("labels") or {}
+        if QUEUE_LABEL in labels:
+            return str(labels[QUEUE_LABEL])
+    return None
+
+
 @dataclass
 class EnvironmentPlan:
     """The plan of one environment."""
@@ -226,20 +362,27 @@ class EnvironmentPlan:
     notes: list[str] = field(default_factory=list)
     #: Kueue quota: requests per ClusterQueue and flavor, and jobs it cannot admit whole.
     queues: QueuePlan = field(default_factory=QueuePlan)
+    #: v1 jobs becoming TrainJobs of the same name.
+    migrations: list[Migration] = field(default_factory=list)
+
+    def migrated(self) -> set[str]:
+        """The job titles (before and after) of every migration."""
+        return {j for m in self.migrations for j in (m.before_job, m.after_job)}
 
     def count(self, action: Action) -> int:
         return sum(1 for c in self.changes if c.action == action)
 
     @property
     def stopped_jobs(self) -> list[str]:
-        """Jobs that ran pods and run none after the change (they leave the stack)."""
-        return sorted(set(self.before.jobs) - set(self.after.jobs))
+        """Jobs that ran pods and run none after the change (they leave the stack; a v1 job
+        that becomes a TrainJob is a migration instead)."""
+        return sorted(set(self.before.jobs) - set(self.after.jobs) - self.migrated())
 
     def restarted_by(self, engine: Engine) -> list[str]:
         """Jobs whose running training restarts under ``engine``: an object of theirs that runs
         pods is replaced or deleted (the job staying), a Pod gets a new image, or a workload
         that rolls its pods a new pod template."""
-        stopped = set(self.stopped_jobs)
+        stopped = set(self.stopped_jobs) | self.migrated()
         out = set()
         for c in self.changes:
             if c.job in stopped:
@@ -315,7 +458,8 @@ def plan_environment(
             Change("change", kind, namespace, obj_name, job, fields, reason, restarts, engines)
         )
     plan = EnvironmentPlan(name, folders, changes, unchanged, Totals.of(before), Totals.of(after))
-    plan.notes = _notes(changes, old, new)
+    plan.migrations = _migrations(changes, old, new, plan.before, plan.after)
+    plan.notes = _notes(changes, old, new, plan.migrated())
     plan.queues = plan_queues(
         after, {job: usage.resources for job, usage in plan.after.jobs.items()}
     )
@@ -323,13 +467,19 @@ def plan_environment(
 
 
 def _notes(
-    changes: Sequence[Change], old: Mapping[Key, Sourced], new: Mapping[Key, Sourced]
+    changes: Sequence[Change],
+    old: Mapping[Key, Sourced],
+    new: Mapping[Key, Sourced],
+    migrated: set[str] = frozenset(),  # type: ignore[assignment]
 ) -> list[str]:
-    """What the engines' order makes unsafe: mode switches and claims changing namespace."""
+    """What the engines' order makes unsafe: mode switches and claims changing namespace
+    (a migration says its own)."""
     notes = []
     gone: dict[str, set[str]] = {}
     coming: dict[str, set[str]] = {}
     for c in changes:
+        if c.job in migrated:
+            continue
         if c.action == "delete" and pod_templates(old[_key_of(c, old)][0]):
             gone.setdefault(c.job, set()).add(c.kind)
         elif c.action == "add" and pod_templates(new[_key_of(c, new)][0]):
@@ -464,16 +614,41 @@ def _restarted_line(plan: EnvironmentPlan) -> str | None:
     return f"  runs restarted: {', '.join(parts)}" if parts else None
 
 
+def _migration_lines(plan: EnvironmentPlan) -> list[str]:
+    out = []
+    for m in plan.migrations:
+        out.append(
+            f"  >> migration {m.before_job} -> {m.after_job}: the run stops, a new one starts"
+        )
+        for c in plan.changes:
+            if c.job in (m.before_job, m.after_job):
+                out.append(f"  {_change_line(c)}")
+        out.append(f"      before: {_usage_line(m.before, m.before)}")
+        out.append(f"      after:  {_usage_line(m.after, m.after)}")
+        out.append(f"      both at once, while the engine switches: {_usage_line(m.peak, m.peak)}")
+        queues = m.queues
+        if queues != (None, None):
+            out.append(f"      Kueue queue: {_arrow(queues[0] or 'none', queues[1] or 'none')}")
+        for engine in ENGINES:
+            out.append(f"      {ENGINE_TITLES[engine]}: {m.engines[engine]}")
+        out += [f"      ! {note}" for note in m.notes]
+    return out
+
+
 def format_text(plans: Sequence[EnvironmentPlan]) -> str:
     """The plans for people: one block per environment."""
     out: list[str] = []
     for plan in plans:
         counts = ", ".join(f"{plan.count(action)} to {verb}" for action, verb in _VERBS)
         out.append(f"{plan.name} ({', '.join(plan.folders)}): {counts}, {plan.unchanged} unchanged")
+        migrated = plan.migrated()
         for c in plan.changes:
+            if c.job in migrated:
+                continue
             out.append(_change_line(c))
             if (engines := _engines_line(c)) is not None:
                 out.append(engines)
+        out += _migration_lines(plan)
         for title, cause in sorted(plan.causes.items()):
             out.append(f"  ! {title} leaves the stack: {cause}")
         out += [f"  ! {note}" for note in plan.notes]
@@ -481,6 +656,11 @@ def format_text(plans: Sequence[EnvironmentPlan]) -> str:
             out.append(restarted)
         if plan.stopped_jobs:
             out.append(f"  runs stopped: {', '.join(plan.stopped_jobs)}")
+        if plan.migrations:
+            out.append(
+                "  runs migrated (stopped, and started as TrainJobs): "
+                + ", ".join(m.before_job for m in plan.migrations)
+            )
         if plan.queues.flavors:
             out.append("  Kueue quota (the stack's jobs' requests of nominal quota):")
             out += plan.queues.lines()
@@ -533,6 +713,7 @@ def to_json(plans: Sequence[EnvironmentPlan]) -> dict[str, Any]:
                 "restartedJobs": plan.restarted_jobs,
                 "restartedJobsByEngine": {e: plan.restarted_by(e) for e in ENGINES},
                 "stoppedJobs": plan.stopped_jobs,
+                "migrations": [m.as_json() for m in plan.migrations],
                 "notes": plan.notes,
                 "queues": plan.queues.as_json(),
                 "removalCauses": dict(sorted(plan.causes.items())),
