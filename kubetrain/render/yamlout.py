@@ -499,6 +499,8 @@ def _cseq(
         _comment(comments.get(here), " " * (len(pre) - len(pre.lstrip(" "))), out)
         if here in prefixes and type(v) is dict and v:
             _cmap(v, ind + "  ", out, pre + "- ", here, comments, prefixes)
+        elif here in prefixes and type(v) is list and v:
+            _cseq(v, ind + "  ", out, pre + "- ", here, comments, prefixes)
         else:
             _seq([v], ind, out, pre)
         pre = ind
