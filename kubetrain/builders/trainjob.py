@@ -911,8 +911,12 @@ class Built:
     runs: list[dict[str, Any]]
 
 
-def jobset_of(job: TrainJob, runtime: Runtime, ctx: BuildContext) -> Built:
-    """The objects the trainer's controller builds for ``job`` on ``runtime`` (its spec known)."""
+def jobset_of(
+    job: TrainJob, runtime: Runtime, ctx: BuildContext, *, companions: bool = True
+) -> Built:
+    """The objects the trainer's controller builds for ``job`` on ``runtime`` (its spec known);
+    without ``companions``, the JobSet and what it runs only (operator mode's ``runs``, which
+    needs no MPI Secret from the stack's secret store)."""
     info = _info(job, runtime, ctx.settings.version)
     policy = info.ml
     command = None
@@ -933,10 +937,11 @@ def jobset_of(job: TrainJob, runtime: Runtime, ctx: BuildContext) -> Built:
         info.pod_annotations[VOLCANO_GROUP] = job.name
     _endpoints(info, job)
     jobset = _jobset_build(info, job, command)
-    companions = []
-    if "mpi" in policy:
-        companions += _mpi_objects(info, job, slots, ctx)
-    companions += _pod_groups(info, job)
+    others: list[Manifest] = []
+    if companions and "mpi" in policy:
+        others += _mpi_objects(info, job, slots, ctx)
+    if companions:
+        others += _pod_groups(info, job)
     runs = [
         {
             "job": ps.name,
@@ -945,7 +950,7 @@ def jobset_of(job: TrainJob, runtime: Runtime, ctx: BuildContext) -> Built:
         }
         for ps, rjob in zip(info.podsets, jobset["spec"].get("replicatedJobs") or [], strict=False)
     ]
-    return Built(jobset, companions, runs)
+    return Built(jobset, others, runs)
 
 
 def _shape_runs(job: TrainJob, runtime: Runtime) -> list[dict[str, Any]]:
@@ -985,7 +990,7 @@ def _operator(job: TrainJob, runtime: Runtime, ctx: BuildContext) -> Manifest:
     spec.setdefault("managedBy", TRAINJOB_CONTROLLER)
     spec.setdefault("suspend", False)
     runs = (
-        jobset_of(job, runtime, ctx).runs
+        jobset_of(job, runtime, ctx, companions=False).runs
         if runtime.spec_data is not None
         else _shape_runs(job, runtime)
     )
