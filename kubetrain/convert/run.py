@@ -4,13 +4,16 @@ edits it proposes, the converted stack checked, and the comparisons (nothing is 
 
 Files are written beside what they come from and never over a file that exists:
 
-* the TrainJobs of a job file ``<dir>/<name>.yaml`` in ``<dir>/<name>.trainjob.yaml`` (with
+* the TrainJobs of a job file ``<dir>/<name>.yaml`` in ``<dir>/trainjobs/<name>.yaml`` (with
   ``in_place``, in the job file itself, which then holds the TrainJobs only, after the file's
   own leading comments); of the jobs written inline in a stack file ``Pulumi.<env>.yaml``, in
-  ``<env>.trainjob.yaml`` beside it;
-* each TrainingRuntime in ``<dir>/runtimes/<job>.yaml`` (a folder of its own, which a job file
-  pattern such as ``<dir>/*.yaml`` does not read: it is a manifest, for
+  ``trainjobs/<env>.yaml`` beside it;
+* each TrainingRuntime in ``<dir>/trainjobs/runtimes/<job>.yaml`` (a manifest, for
   ``kubetrain:manifestFiles``).
+
+A job file pattern such as ``<dir>/*.yaml`` reads neither folder: the stack loads as before
+(its v1 jobs) until its file is changed to deliver the TrainJobs, so more jobs can be converted
+and compared first.
 
 The stack file is never edited: what to change in it (job files, manifest files, Kubeflow's
 runtimes declared, the converted patches) is said (:attr:`ConvertResult.edits`).
@@ -39,6 +42,11 @@ from .trainjob import CONVERTIBLE_KINDS, Conversion
 __all__ = ["ConvertResult", "OutputFile", "convert_json", "plan_conversion"]
 
 Mode = Literal["write", "stdout", "in-place", "compare"]
+#: The folder beside the v1 files that the TrainJobs are written to, and the one in it for
+#: their TrainingRuntimes: a job file pattern such as ``<dir>/*.yaml`` reads neither, so the
+#: stack loads as before until its file says to deliver them.
+TRAINJOBS = "trainjobs"
+RUNTIMES = "runtimes"
 
 
 @dataclass(frozen=True)
@@ -250,13 +258,13 @@ def _files(result: StackConversion, stack_file: Path | None, in_place: bool) -> 
     for source, conversions in by_source.items():
         path = Path(os.path.abspath(source))
         inline = source == stack_shown
+        folder = (stack_file.parent if inline and stack_file else path.parent) / TRAINJOBS
         if inline:
-            assert stack_file is not None
-            target = stack_file.with_name(f"{result.stack.name}.trainjob.yaml")
+            target = folder / f"{result.stack.name}.yaml"
         elif in_place:
             target = path
         else:
-            target = path.with_name(f"{path.stem}.trainjob.yaml")
+            target = folder / path.name
         text = _trainjob_text(conversions)
         whole = inline or _whole(path, conversions)
         if in_place and not inline:
@@ -271,10 +279,9 @@ def _files(result: StackConversion, stack_file: Path | None, in_place: bool) -> 
         out.append(OutputFile(target, text, "trainjobs", path, in_place and not inline, whole))
         for c in conversions:
             if c.runtime is not None:
-                folder = (stack_file.parent if inline and stack_file else path.parent) / "runtimes"
                 out.append(
                     OutputFile(
-                        folder / f"{c.name}.yaml",
+                        folder / RUNTIMES / f"{c.name}.yaml",
                         dump_commented(c.runtime, c.runtime_comments),
                         "runtime",
                     )
@@ -325,16 +332,21 @@ def _edits(
             out.append(f"kubetrain:jobFiles: add {rel}")
             continue
         reads_new = any(_matches(p, rel) for p in settings.job_files)
-        reads_old = [p for p in settings.job_files if _matches(p, src)]
+        listed = [p for p in settings.job_files if p == src]
+        if (
+            not reads_new
+            and listed
+            and f.whole
+            and len([p for p in settings.job_files if _matches(p, src)]) == 1
+        ):
+            out.append(f"kubetrain:jobFiles: replace {src} with {rel}")
+            continue
         if not reads_new:
-            if reads_old == [src] and f.whole:
-                out.append(f"kubetrain:jobFiles: replace {src} with {rel}")
-                continue
             out.append(f"kubetrain:jobFiles: add {rel}")
         if f.whole:
             out.append(
-                f"{src} holds the v1 jobs: remove it in the same change, or they run beside "
-                "their TrainJobs (convert with --in-place to replace it)"
+                f"{src} holds only the converted v1 jobs: delete it in the same change, or they "
+                "run beside their TrainJobs (or convert it with --in-place)"
             )
         else:
             out.append(
@@ -351,7 +363,7 @@ def _edits(
                 line = doc.line_of(("config", f"{CONFIG_NAMESPACE}:jobs", i)) if doc else None
                 out.append(
                     f"kubetrain:jobs[{i}] (line {line}): remove {c.job.title} (its TrainJob is in "
-                    f"{_rel(stack_file.with_name(f'{result.stack.name}.trainjob.yaml'), root)})"
+                    f"{_rel(stack_file.parent / TRAINJOBS / f'{result.stack.name}.yaml', root)})"
                 )
     declared = {d.name for d in settings.external.training_runtimes}
     for name in sorted({c.kubeflow_runtime for c in result.converted if c.kubeflow_runtime}):
