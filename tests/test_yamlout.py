@@ -764,3 +764,61 @@ def test_a_folded_json_value_reads_back_byte_for_byte(items: list[str], depth: i
 def test_a_short_or_non_json_value_stays_on_one_line() -> None:
     assert dump({"v": '{"a":1}'}).count("\n") == 1
     assert dump({"v": "x," * 80}).count("\n") == 1  # no JSON: not folded
+
+
+# --- comments (dump_commented, for the files kubetrain convert writes) ------------------------
+
+
+def _paths(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    out = [path]
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out += _paths(v, (*path, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out += _paths(v, (*path, i))
+    return out
+
+
+@pytest.mark.parametrize("loader", LOADERS)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(doc=documents, data=st.data())
+def test_comments_change_no_value(loader: Any, doc: dict[str, Any], data: st.DataObject) -> None:
+    """Comments above any fields (wrapped, several lines) leave the value dump writes."""
+    paths = _paths(doc)
+    chosen = data.draw(st.lists(st.sampled_from(paths), max_size=6, unique=True))
+    texts = st.text(st.characters(codec="ascii", exclude_categories=("Cc",)), max_size=250)
+    comments = {p: data.draw(texts) + "\nsecond line" for p in chosen}
+    text = yamlout.dump_commented(doc, comments)
+    assert same(load(text, loader), doc)
+    assert text.replace("\n", "").count("# second line") == len(chosen)
+    for line in text.splitlines():
+        content = line.lstrip(" ")
+        if content.startswith("#"):
+            indent = len(line) - len(content)
+            assert len(content) - 2 <= max(40, yamlout.COMMENT_WIDTH - indent - 2), line
+    if not chosen:
+        assert text == dump(doc)
+
+
+def test_comments_sit_above_their_field() -> None:
+    doc = {"spec": {"trainer": {"numNodes": 2, "env": [{"name": "A", "value": "1"}]}}}
+    text = yamlout.dump_commented(
+        doc,
+        {
+            (): "head",
+            ("spec", "trainer", "numNodes"): "Master + Worker",
+            ("spec", "trainer", "env", 0): "the operator's",
+        },
+    )
+    assert text == (
+        "# head\n"
+        "spec:\n"
+        "  trainer:\n"
+        "    # Master + Worker\n"
+        "    numNodes: 2\n"
+        "    env:\n"
+        "    # the operator's\n"
+        "    - name: A\n"
+        '      value: "1"\n'
+    )
