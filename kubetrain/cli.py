@@ -561,7 +561,8 @@ def convert(
     if output == "json":
         _echo(json.dumps(convert_json(result, mode), indent=2, sort_keys=True))
         return
-    _echo_warnings([str(w) for w in [*refusals, *result.warnings]])
+    # The comparison shows the notes itself; refusals skipped are warnings.
+    _echo_warnings([str(w) for w in [*refusals, *([] if compare else result.warnings)]])
     if mode == "compare":
         _echo(format_comparison(result.comparisons), nl=False)
         return
@@ -574,7 +575,8 @@ def convert(
     if result.edits:
         _echo("To deliver it, change the stack file:")
         for edit in result.edits:
-            _echo(printable(f"  {edit}"))
+            for line in edit.splitlines():
+                _echo(printable(f"  {line}"))
 
 
 @main.command(

@@ -811,3 +811,55 @@ def test_any_pytorchjob_converts_to_a_trainjob_that_loads_or_is_refused(
     [jobset] = [b.obj for b in build_stack(stack) if b.obj["kind"] == "JobSet"]
     [node] = [r for r in jobset["spec"]["replicatedJobs"] if r["name"] == "node"]
     assert node["template"]["spec"]["parallelism"] == loaded.job.total_replicas()
+
+
+BOUND = """\
+config:
+  kubetrain:namespace: ml
+  kubetrain:jobFiles: [jobs/cpu.yaml]
+  kubetrain:patches:
+    - target: {kind: PyTorchJob, name: torchrun-cpu}
+      path: jobs/labels.yaml
+"""
+
+
+@given(st.integers(1, 30))
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_a_converted_patch_is_bounded_as_a_json_patch(tmp_path_factory, count: int) -> None:
+    """A strategic merge patch has no bound on its changes, the JSON patch it becomes has:
+    past MAX_PATCH_OPERATIONS (here lowered to 10) the patch is not converted, and says why."""
+    import kubetrain.convert.stack as convert_stack_module
+
+    project = tmp_path_factory.mktemp("p")
+    (project / "Pulumi.yaml").write_text("name: p\nruntime: python\nstackConfigDir: stacks\n")
+    (project / "stacks").mkdir()
+    (project / "jobs").mkdir()
+    job = yaml.safe_load(_file("kubeflow-examples/pytorch-cpu-demo.yaml").read_text())
+    for spec in job["spec"]["pytorchReplicaSpecs"].values():
+        spec["template"]["metadata"] = {"labels": {f"l{i}": "a" for i in range(count)}}
+    (project / "jobs" / "cpu.yaml").write_text(yaml.safe_dump(job))
+    labels = {f"l{i}": "x" for i in range(count)}
+    patch = {
+        "spec": {
+            "pytorchReplicaSpecs": {
+                t: {"template": {"metadata": {"labels": labels}}} for t in ("Master", "Worker")
+            }
+        }
+    }
+    (project / "jobs" / "labels.yaml").write_text(yaml.safe_dump(patch))
+    (project / "stacks" / "Pulumi.dev.yaml").write_text(BOUND)
+    bound = convert_stack_module.MAX_PATCH_OPERATIONS
+    convert_stack_module.MAX_PATCH_OPERATIONS = 10
+    try:
+        result = plan_conversion(
+            project, project / "stacks" / "Pulumi.dev.yaml", mode="stdout", skip_refused=True
+        )
+    finally:
+        convert_stack_module.MAX_PATCH_OPERATIONS = bound
+    [converted] = result.patches
+    if count <= 10:
+        [entry] = converted.entries
+        assert len(entry["patch"]) == count and not converted.problems
+    else:
+        assert converted.entries == []
+        assert f"a JSON patch of {count} operations, more than the 10" in converted.problems[0]

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..models.errors import InputError, Problem
+from ..models.limits import MAX_PATCH_OPERATIONS
 from ..models.load import LoadedJob, Stack, load_job_document, load_stack_data
 from ..models.patches import PatchSource, apply_patches, targets
 from ..models.runtimes import UPSTREAM, upstream_spec
@@ -200,7 +201,16 @@ def convert_stack(
                 entry.problems.append(f"it cannot be applied to {loaded.title}: {result}")
                 continue
             assert isinstance(result, Conversion)
-            entry.entries += _entries(previous, result, sources, index)
+            entries = _entries(previous, result, sources, index)
+            longest = max((len(e["patch"]) for e in entries), default=0)
+            if longest > MAX_PATCH_OPERATIONS:
+                entry.problems.append(
+                    f"its conversion for {loaded.title} would be a JSON patch of {longest} "
+                    f"operations, more than the {MAX_PATCH_OPERATIONS} a patch may have: split "
+                    "it, or convert the patched job document itself"
+                )
+                continue
+            entry.entries += entries
             previous = result
     for i, source in sources:
         if i in by_entry and _targets_other(source, raw, converted_docs):
