@@ -271,7 +271,7 @@ def test_every_command_has_examples_and_exit_codes(run, name: str) -> None:
     assert result.exit_code == 0
     assert "Examples:" in result.stdout and "Exit codes:" in result.stdout
     assert "2  bad input or usage" in result.stdout
-    assert "..." not in result.stdout.replace("[PATHS]...", "")
+    assert "..." not in result.stdout.replace("[PATHS]...", "").replace("[FILES]...", "")
 
 
 # --- progress ----------------------------------------------------------------------------------

@@ -824,7 +824,9 @@ config:
 
 
 @given(st.integers(1, 30))
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 def test_a_converted_patch_is_bounded_as_a_json_patch(tmp_path_factory, count: int) -> None:
     """A strategic merge patch has no bound on its changes, the JSON patch it becomes has:
     past MAX_PATCH_OPERATIONS (here lowered to 10) the patch is not converted, and says why."""

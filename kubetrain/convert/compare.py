@@ -33,6 +33,7 @@ from ..builders.pytorchjob import PyTorchTrainingJob
 from ..builders.tfjob import TFTrainingJob
 from ..builders.xgboostjob import XGBoostTrainingJob
 from ..kube.quantity import format_quantity, parse_quantity
+from ..kube.stored import stored_form
 from ..models.base import MODE_ANNOTATION, NATIVE_WORKLOAD_ANNOTATION
 from ..models.jaxjob import JAXJob
 from ..models.kubeflow import KubeflowJob
@@ -271,6 +272,8 @@ def v2_pods(objs: Sequence[Manifest]) -> dict[str, PodView]:
                                     },
                                 }
                             )
+                # As the API server stores the pod (canonical quantities, fieldRef apiVersion).
+                pod = stored_form({"apiVersion": "v1", "kind": "Pod", "spec": pod})["spec"]
                 key = f"{rjob.get('name')}-{j}-{p}"
                 out[key] = PodView(
                     key,
@@ -386,6 +389,10 @@ class Comparison:
     #: aspect -> (v1, v2): rendezvous, services, restarts, failure, success, gang, queue
     job: dict[str, tuple[str, str]]
     warnings: list[Note]
+    #: What to create in a cluster to run each side, as the stacks give them (patches applied):
+    #: the v1 job's custom resource, the TrainJob and its TrainingRuntime (``None`` when it
+    #: runs on Kubeflow's).
+    documents: dict[str, Manifest | None] = field(default_factory=dict)
 
     def as_json(self) -> dict[str, Any]:
         c = self.conversion
@@ -393,11 +400,14 @@ class Comparison:
             "v1": {
                 "title": self.v1_title,
                 "source": str(c.job.source),
+                "document": self.documents.get("v1"),
                 "pods": [p.as_json() for p in self.v1.values()],
             },
             "v2": {
                 "title": self.v2_title,
                 "runtime": self.runtime,
+                "document": self.documents.get("trainJob"),
+                "runtimeDocument": self.documents.get("trainingRuntime"),
                 "pods": [p.as_json() for p in self.v2.values()],
             },
             "pairs": [
@@ -695,7 +705,46 @@ def compare(
         pairs,
         job,
         warnings,
+        _documents(conversion, v1, v2, v2_stack),
     )
+
+
+def _document(job: Any) -> Manifest:
+    """A job document as its stack gives it (patches applied), without kubetrain's own
+    annotations: what to apply to a cluster that runs its operator."""
+    doc: Manifest = job.model_dump(mode="json", by_alias=True, exclude_none=True)
+    meta = doc.get("metadata") or {}
+    annotations = {
+        k: v
+        for k, v in (meta.get("annotations") or {}).items()
+        if not k.startswith("kubetrain.io/")
+    }
+    if annotations:
+        meta["annotations"] = annotations
+    else:
+        meta.pop("annotations", None)
+    return doc
+
+
+def _documents(
+    conversion: Conversion, v1: LoadedJob, v2: LoadedJob, stack: Stack
+) -> dict[str, Manifest | None]:
+    kind, name = conversion.runtime_ref
+    runtime = next(
+        (
+            copy.deepcopy(m.obj)
+            for m in stack.manifests
+            if m.obj.get("kind") == kind
+            and m.obj["metadata"]["name"] == name
+            and m.obj["metadata"].get("namespace", v2.document.namespace) == v2.document.namespace
+        ),
+        None,
+    )
+    return {
+        "v1": _document(v1.document),
+        "trainJob": _document(v2.document),
+        "trainingRuntime": runtime,
+    }
 
 
 def _warnings(conversion: Conversion, pairs: Sequence[PairDiff], main: str | None) -> list[Note]:
