@@ -865,3 +865,17 @@ def test_a_converted_patch_is_bounded_as_a_json_patch(tmp_path_factory, count: i
     else:
         assert converted.entries == []
         assert f"a JSON patch of {count} operations, more than the 10" in converted.problems[0]
+
+
+def test_in_a_jobset_stack_the_trainjob_is_the_trainers() -> None:
+    """A stack of kubetrain:nativeWorkload jobset would render a TrainJob natively; the
+    converted one says kubetrain.io/mode: operator (the trainer runs it), so Kubeflow's
+    runtime by name does."""
+    doc = _pytorch("1", None, command=["torchrun", "t.py"])
+    loaded, settings = _job(doc, nativeWorkload="jobset")
+    c = convert_job(loaded, settings)
+    assert c.trainjob["metadata"]["annotations"] == {"kubetrain.io/mode": "operator"}
+    assert c.kubeflow_runtime == "torch-distributed"
+    assert ("metadata", "annotations", "kubetrain.io/mode") in c.trainjob_comments
+    loaded, settings = _job(doc)
+    assert "annotations" not in convert_job(loaded, settings).trainjob["metadata"]

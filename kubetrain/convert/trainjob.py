@@ -232,7 +232,13 @@ def _dotted(path: Path) -> str:
     return out
 
 
-def _metadata(written: Mapping[str, Any], job: JobDocument, notes: list[Note]) -> Doc:
+def _metadata(
+    written: Mapping[str, Any],
+    job: JobDocument,
+    notes: list[Note],
+    settings: StackSettings,
+    comments: dict[Path, str],
+) -> Doc:
     """The TrainJob's metadata: the v1 job's name, its namespace as written (left to the stack
     when it was), its labels (Kueue's queue among them) and annotations; kubetrain's own mode
     annotations stay behind (a TrainJob runs under the trainer)."""
@@ -255,6 +261,14 @@ def _metadata(written: Mapping[str, Any], job: JobDocument, notes: list[Note]) -
             )
             continue
         annotations[key] = value
+    if settings.native_workload == "jobset":
+        # A TrainJob of a stack whose native workload is a JobSet would be rendered natively
+        # (the JobSet the trainer builds, TrainJob.mode): the migration's point is the trainer.
+        annotations[MODE_ANNOTATION] = "operator"
+        comments[("metadata", "annotations", MODE_ANNOTATION)] = (
+            "Kubeflow Trainer runs it: without this, the stack's kubetrain:nativeWorkload jobset "
+            "would render the JobSet the trainer builds instead"
+        )
     if annotations:
         out["annotations"] = annotations
     return out
@@ -667,7 +681,7 @@ class _Replicas:
             or gang is not None
         )
         spec_out: Doc = {}
-        meta = _metadata(self.written, job, self.notes)
+        meta = _metadata(self.written, job, self.notes, self.settings, self.tj_comments)
         if needs_runtime:
             runtime_ref = (TRAINING_RUNTIME, job.name)
             spec_out["runtimeRef"] = {"kind": TRAINING_RUNTIME, "name": job.name}
@@ -898,7 +912,7 @@ class _MPI:
         launcher = job.launcher
         workers = job.worker_replicas()
         nodes = workers + (1 if job.launcher_as_worker else 0)
-        meta = _metadata(self.written, job, self.notes)
+        meta = _metadata(self.written, job, self.notes, self.settings, self.tj_comments)
         launcher_tpl = copy.deepcopy(launcher.template)
         worker_tpl = copy.deepcopy(worker.template)
         l_pod = dict(launcher_tpl.get("spec") or {})
