@@ -93,7 +93,8 @@ def _sources(stack: Stack) -> list[tuple[int, PatchSource]]:
 
 
 def _file_stack(root: Path, files: Sequence[Path]) -> Stack:
-    """The job files given without a stack, as a stack of kubetrain's default settings."""
+    """The job files given without a stack, as a stack of kubetrain's default settings (in
+    operator mode)."""
     patterns = []
     for file in files:
         try:
@@ -104,7 +105,14 @@ def _file_stack(root: Path, files: Sequence[Path]) -> Stack:
                 f"is outside the project {display_path(root)}: convert the files of a project",
             ) from None
         patterns.append(glob_escape(rel.as_posix()))
-    data = {"config": {f"{CONFIG_NAMESPACE}:jobFiles": patterns}}
+    # Operator mode: the jobs are judged as their operator's webhook judges them, not by what
+    # kubetrain's native mode cannot do (an elastic job's metrics).
+    data = {
+        "config": {
+            f"{CONFIG_NAMESPACE}:jobFiles": patterns,
+            f"{CONFIG_NAMESPACE}:mode": "operator",
+        }
+    }
     return load_stack_data(
         data,
         name="convert",
