@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import start_cluster
-from harness import edits
-from harness import operators
+from harness import edits, operators
 from harness.cluster import ControlPlane
 from harness.engines import ArgoCD, Flux, Kubectl, PulumiEngine
 from harness.gitserver import GitServer

@@ -298,8 +298,16 @@ def kubectl_kustomize_text(folder: Path, patches: list[dict]) -> list[dict]:
         return kubectl_kustomize(Path(tmp))
 
 
-#: Kinds the API server checks when it admits a pod, and their namespaces.
-ADMISSION_PREREQUISITES = {"Namespace", "ServiceAccount", "PriorityClass", "LimitRange"}
+#: Kinds the API server checks when it admits a pod, and their namespaces; the runtimes the
+#: Trainer's and Kueue's webhooks look up when they admit a TrainJob (e2e/test_lifecycle.py).
+ADMISSION_PREREQUISITES = {
+    "Namespace",
+    "ServiceAccount",
+    "PriorityClass",
+    "LimitRange",
+    "ClusterTrainingRuntime",
+    "TrainingRuntime",
+}
 
 
 @pytest.mark.parametrize("env", ["dev", "prod"])

@@ -494,7 +494,7 @@ def _queued_job(queue: str | None, suspend: bool | None = None) -> dict[str, Any
 def test_kueue_refuses_a_new_queue_for_a_running_job(
     before: dict, after: dict, refused: bool
 ) -> None:
-    from kubetrain.kube.immutable import KUEUE_WEBHOOK  # noqa: PLC0415
+    from kubetrain.kube.immutable import KUEUE_WEBHOOK
 
     found = [r for r in update_refusals(before, after) if r.origin == KUEUE_WEBHOOK]
     assert bool(found) == refused

@@ -313,7 +313,7 @@ def start_all(cluster: ControlPlane, folder: Path, names=tuple(ALL)) -> list[Ope
     """Start the operators `names` side by side; with the trainer, Kubeflow's v2.3.0
     ClusterTrainingRuntimes (the release's manifests/base/runtimes) are installed too, as its
     installation does."""
-    import concurrent.futures  # noqa: PLC0415
+    import concurrent.futures
 
     ops = [ALL[name](cluster, folder / name) for name in names]
     # CRDs first, one client at a time: several operators share kinds (PodGroups...).

@@ -543,9 +543,9 @@ def _trainjob(before: Obj, after: Obj) -> list[Refusal]:
             old_pod = old_pod if isinstance(old_pod, Mapping) else {}
             for name in _PATCH_POD_FIELDS:
                 old_value, value = old_pod.get(name), pod.get(name)
-                if old_value is not None and value is not None:
-                    if first_difference(old_value, value) is not None:
-                        out.append(Refusal(f"{where}.{name}", IMMUTABLE))
+                changed = old_value is not None and value is not None
+                if changed and first_difference(old_value, value) is not None:
+                    out.append(Refusal(f"{where}.{name}", IMMUTABLE))
     return out
 
 
