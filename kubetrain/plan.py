@@ -96,9 +96,18 @@ def _lost_data(kind: str, namespace: str, name: str) -> str:
     )
 
 
-def _runs_pods(obj: Mapping[str, Any]) -> bool:
-    """Whether ``obj`` runs pods: its own templates, or (a TrainJob) its runtime's."""
-    return bool(pod_templates(obj)) or bool(runs_of(obj))
+def _runs_pods(obj: Mapping[str, Any], job: str = "") -> bool:
+    """Whether ``obj`` runs pods: its own templates, (a TrainJob) its runtime's, or it is the
+    custom resource of the job it belongs to (operator mode: its operator runs it)."""
+    return bool(pod_templates(obj)) or bool(runs_of(obj)) or _is_job_document(obj, job)
+
+
+def _is_job_document(obj: Mapping[str, Any], job: str) -> bool:
+    """Whether ``obj`` is the document of ``job`` (``Kind namespace/name``) itself."""
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
+    assert isinstance(meta, Mapping)
+    title = f"{obj.get('kind')} {meta.get('namespace') or ''}/{meta.get('name')}"
+    return bool(job) and title == job
 
 
 def _key(obj: Mapping[str, Any]) -> Key:
@@ -364,6 +373,8 @@ class EnvironmentPlan:
     queues: QueuePlan = field(default_factory=QueuePlan)
     #: v1 jobs becoming TrainJobs of the same name.
     migrations: list[Migration] = field(default_factory=list)
+    #: Jobs Kueue could never admit before the change (they ran no pods).
+    queued_before: list[str] = field(default_factory=list)
 
     def migrated(self) -> set[str]:
         """The job titles (before and after) of every migration."""
@@ -374,18 +385,35 @@ class EnvironmentPlan:
 
     @property
     def stopped_jobs(self) -> list[str]:
-        """Jobs that ran pods and run none after the change (they leave the stack; a v1 job
-        that becomes a TrainJob is a migration instead)."""
-        return sorted(set(self.before.jobs) - set(self.after.jobs) - self.migrated())
+        """Jobs that ran pods and run none after the change: they leave the stack (a v1 job
+        that becomes a TrainJob is a migration instead), or they stay but Kueue can never
+        admit them now (a queue whose ClusterQueue lacks a resource they request: Kueue
+        suspends the job for ever, seen in e2e/test_lifecycle.py)."""
+        ran = (set(self.before.jobs) | self._documents("delete")) - set(self.queued_before)
+        gone = ran - set(self.after.jobs) - self._documents("add") - self.migrated()
+        return sorted(gone | (ran & set(self.queues.never)))
+
+    def _documents(self, action: str) -> set[str]:
+        """Jobs whose own custom resource (operator mode) is added or deleted."""
+        return {
+            c.job
+            for c in self.changes
+            if c.action == action and c.job == f"{c.kind} {c.namespace}/{c.name}"
+        }
 
     def restarted_by(self, engine: Engine) -> list[str]:
         """Jobs whose running training restarts under ``engine``: an object of theirs that runs
         pods is replaced or deleted (the job staying), a Pod gets a new image, or a workload
         that rolls its pods a new pod template."""
-        stopped = set(self.stopped_jobs) | self.migrated()
+        stopped = set(self.stopped_jobs) | self.migrated() | set(self.queued_before)
+        staying = (
+            set(self.after.jobs)
+            | self._documents("add")
+            | {c.job for c in self.changes if c.action != "delete"}
+        )
         out = set()
         for c in self.changes:
-            if c.job in stopped:
+            if c.job in stopped or c.job not in staying:
                 continue
             if (c.action == "delete" and c.restarts) or (
                 engine in c.engines and c.engines[engine].restarts
@@ -416,7 +444,7 @@ def plan_environment(
             continue
         if key not in new:
             obj, job = old[key]
-            runs = _runs_pods(obj)
+            runs = _runs_pods(obj, job)
             reason = ""
             if group_kind(obj) in DATA_KINDS:
                 reason = (_kept_data if is_retained(obj) else _lost_data)(kind, namespace, obj_name)
@@ -430,7 +458,7 @@ def plan_environment(
         if before_obj == after_obj:
             unchanged += 1
             continue
-        runs = _runs_pods(after_obj) or _runs_pods(before_obj)
+        runs = _runs_pods(after_obj, job) or _runs_pods(before_obj, job)
         fields = tuple(differences(before_obj, after_obj))
         engines = outcomes(before_obj, after_obj, fields, runs_pods=runs)
         replaced = [o for o in engines.values() if o.action == "replace"]
@@ -463,6 +491,9 @@ def plan_environment(
     plan.queues = plan_queues(
         after, {job: usage.resources for job, usage in plan.after.jobs.items()}
     )
+    plan.queued_before = plan_queues(
+        before, {job: usage.resources for job, usage in plan.before.jobs.items()}
+    ).never
     return plan
 
 

@@ -69,6 +69,8 @@ class FlavorUse:
 class QueuePlan:
     flavors: list[FlavorUse] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    #: Jobs their ClusterQueue can never admit (their pods are never created).
+    never: list[str] = field(default_factory=list)
 
     def lines(self) -> list[str]:
         out = []
@@ -231,6 +233,7 @@ def plan_queues(
                 f"{job} can never be admitted by ClusterQueue {cq_name}: it requests "
                 f"{', '.join(missing)}, which the queue covers in none of its resource groups"
             )
+            plan.never.append(job)
             continue
         never = []
         for resources, flavors in queue.groups:
@@ -257,6 +260,7 @@ def plan_queues(
                 f"{job} can never be admitted by ClusterQueue {cq_name}: it requests "
                 f"{'; '.join(never)}; it would wait for ever"
             )
+            plan.never.append(job)
             continue
         for resources, flavors in queue.groups:
             group_asked = {r: asked[r] for r in resources if r in asked}

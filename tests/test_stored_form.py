@@ -217,3 +217,36 @@ def test_custom_resources_and_crds_are_left_as_sent() -> None:
     }
     assert stored_form(copy.deepcopy(tfjob)) == tfjob
     assert stored_form(copy.deepcopy(crd)) == crd
+
+
+def test_a_cluster_queues_quotas_are_stored_as_kueues_webhook_stores_them() -> None:
+    # Kueue v0.19.2's defaulting webhook re-encodes the ClusterQueue: a quota sent as 16 is
+    # stored as "16" (seen in e2e/test_lifecycle.py, where Flux re-applied it at every reconcile).
+    from kubetrain.kube.stored import stored_form
+
+    queue = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ClusterQueue",
+        "metadata": {"name": "q"},
+        "spec": {
+            "resourceGroups": [
+                {
+                    "coveredResources": ["cpu", "memory"],
+                    "flavors": [
+                        {
+                            "name": "f",
+                            "resources": [
+                                {"name": "cpu", "nominalQuota": 16, "borrowingLimit": 0.5},
+                                {"name": "memory", "nominalQuota": "1024Mi"},
+                            ],
+                        }
+                    ],
+                }
+            ]
+        },
+    }
+    resources = stored_form(queue)["spec"]["resourceGroups"][0]["flavors"][0]["resources"]
+    assert resources == [
+        {"name": "cpu", "nominalQuota": "16", "borrowingLimit": "500m"},
+        {"name": "memory", "nominalQuota": "1Gi"},
+    ]

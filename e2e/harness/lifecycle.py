@@ -14,7 +14,17 @@ from typing import Any
 
 from .cluster import ControlPlane
 from .engines import Outcome, commit
-from .observe import Key, key_of, observed, restarted, settle, show, snapshot, stopped
+from .observe import (
+    ENGINE_MANAGERS,
+    Key,
+    key_of,
+    observed,
+    restarted,
+    settle,
+    show,
+    snapshot,
+    stopped,
+)
 from .project import Project
 
 #: API groups of the custom resources a training operator runs (operator mode).
@@ -108,12 +118,13 @@ class Lifecycle:
         for env in self.envs:
             namespaces |= namespaces_of(before_objects[env] + after_objects[env])
         all_keys = set().union(*keys.values())
-        before = snapshot(self.cluster, all_keys, namespaces)
+        managers = ENGINE_MANAGERS.get(self.engine.name)
+        before = snapshot(self.cluster, all_keys, namespaces, managers)
         result = StepResult(name)
         for env in self.envs:
             result.outcomes[env] = self.engine.deliver(env, revision)
         settle(self.cluster, namespaces)
-        after = snapshot(self.cluster, all_keys, namespaces)
+        after = snapshot(self.cluster, all_keys, namespaces, managers)
         for env in self.envs:
             self._compare(result, env, plans.get(env), keys[env], before, after)
         self.results.append(result)

@@ -5,6 +5,7 @@ place, re-created (a new UID), deleted or left behind, and which jobs' pods were
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -90,22 +91,63 @@ class Snapshot:
     taken: float = field(default_factory=time.time)
 
 
-def snapshot(cluster: ControlPlane, keys: Iterable[Key], namespaces: Iterable[str]) -> Snapshot:
+#: The field managers each engine writes with: an object "changes" under an engine when the
+#: engine's own managedFields entries change (its apply or update wrote something); what the
+#: controllers write (status, their labels) is theirs.
+ENGINE_MANAGERS: dict[str, tuple[str, ...]] = {
+    "kubectl": ("kubetrain",),
+    "flux": ("kustomize-controller",),
+    "argocd": ("argocd-controller", "kubectl"),
+    "pulumi": ("pulumi-kubernetes",),
+}
+
+
+def _written_by(meta: dict[str, Any], managers: tuple[str, ...] | None) -> Any:
+    if managers is None:
+        return meta["resourceVersion"]
+    return sorted(
+        (m.get("manager", ""), m.get("operation", ""), m.get("time", ""), json.dumps(
+            m.get("fieldsV1"), sort_keys=True))
+        for m in meta.get("managedFields") or []
+        if m.get("subresource") != "status" and m.get("manager", "").startswith(managers)
+    )  # fmt: skip
+
+
+def snapshot(
+    cluster: ControlPlane,
+    keys: Iterable[Key],
+    namespaces: Iterable[str],
+    managers: tuple[str, ...] | None = None,
+) -> Snapshot:
+    """UIDs and what `managers` wrote of `keys` (one list request per kind and namespace; every
+    write when no managers are given), and the pods of every job in `namespaces`."""
     disc = discovery(cluster)
+    wanted = set(keys)
+    by_list: dict[str, set[Key]] = {}
+    for key in wanted:
+        group, kind, ns, _ = key
+        res = disc.resource(group, kind)
+        if res is None:
+            continue
+        url = (
+            f"{res.path}/namespaces/{ns}/{res.plural}"
+            if res.namespaced
+            else (f"{res.path}/{res.plural}")
+        )
+        by_list.setdefault(url, set()).add(key)
     objects: dict[Key, dict[str, Any]] = {}
-    for key in sorted(set(keys)):
-        url = disc.url(key)
-        if url is None:
-            continue
-        obj = cluster.get(url)
-        if obj is None:
-            continue
-        meta = obj["metadata"]
-        objects[key] = {
-            "uid": meta["uid"],
-            "resourceVersion": meta["resourceVersion"],
-            "deleting": bool(meta.get("deletionTimestamp")),
-        }
+    for url, members in sorted(by_list.items()):
+        listing = cluster.get(url) or {}
+        sample = next(iter(members))
+        for obj in listing.get("items", []):
+            meta = obj["metadata"]
+            key = (sample[0], sample[1], meta.get("namespace", ""), meta["name"])
+            if key in members:
+                objects[key] = {
+                    "uid": meta["uid"],
+                    "written": _written_by(meta, managers),
+                    "deleting": bool(meta.get("deletionTimestamp")),
+                }
     pods: dict[tuple[str, str], set[str]] = {}
     for ns in sorted(set(namespaces)):
         listing = cluster.get(f"/api/v1/namespaces/{ns}/pods")
@@ -120,8 +162,8 @@ def snapshot(cluster: ControlPlane, keys: Iterable[Key], namespaces: Iterable[st
 
 
 def observed(before: Snapshot, after: Snapshot, key: Key) -> str:
-    """add, delete, change (same UID, new resourceVersion), replace (new UID), unchanged, or
-    absent (neither before nor after)."""
+    """add, delete, change (same UID, written anew by the engine), replace (new UID),
+    unchanged, or absent (neither before nor after)."""
     b, a = before.objects.get(key), after.objects.get(key)
     if a is not None and a["deleting"]:
         a = None
@@ -133,7 +175,7 @@ def observed(before: Snapshot, after: Snapshot, key: Key) -> str:
         return "delete"
     if b["uid"] != a["uid"]:
         return "replace"
-    return "unchanged" if b["resourceVersion"] == a["resourceVersion"] else "change"
+    return "unchanged" if b["written"] == a["written"] else "change"
 
 
 def restarted(before: Snapshot, after: Snapshot) -> set[tuple[str, str]]:
@@ -202,7 +244,16 @@ def settle(cluster: ControlPlane, namespaces: Iterable[str], timeout: float = 12
         elif not busy and time.monotonic() - stable_since >= 1.0:
             return
         time.sleep(0.3)
+    events = []
+    for ns in namespaces:
+        listing = cluster.get(f"/api/v1/namespaces/{ns}/events") or {}
+        for e in listing.get("items", []):
+            if e.get("type") == "Warning":
+                obj = e.get("involvedObject", {})
+                events.append(f"{obj.get('kind')} {ns}/{obj.get('name')}: {e.get('message')}")
     raise TimeoutError(
         f"the cluster did not settle in {timeout:.0f} s (namespaces {namespaces}): "
         + "; ".join(reasons[:20])
+        + "\nwarning events:\n"
+        + "\n".join(events[-30:])
     )

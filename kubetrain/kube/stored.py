@@ -28,9 +28,13 @@ differs from what was sent in two ways, recorded for every rendered object in
    kubetrain does not send is a field it does not own, so it never conflicts, and writing a
    default would pin today's default into every object.
 
-Only Kubernetes' own kinds are normalised: a custom resource is stored as it was sent (apart from
-its CRD's schema defaults, which are case 2), and a CRD's ``openAPIV3Schema`` describes fields
-rather than holding them.
+Kubernetes' own kinds are normalised, and the custom resources whose operator's defaulting
+webhook decodes and re-encodes them into Go types (:data:`WEBHOOK_QUANTITIES`): Kueue's
+ClusterQueue quotas are stored as quantity strings, so a quota written ``16`` differed from the
+live ``"16"`` on every comparison and Flux re-applied the ClusterQueue at every reconcile (found
+by e2e/test_lifecycle.py with Kueue v0.19.2's webhook). Any other custom resource is stored as
+it was sent (apart from its CRD's schema defaults, which are case 2), and a CRD's
+``openAPIV3Schema`` describes fields rather than holding them.
 """
 
 from __future__ import annotations
@@ -213,12 +217,49 @@ def _walk(node: Any, parent: str) -> None:
         _walk(value, key)
 
 
+#: Custom resources whose operator's mutating webhook re-encodes them, and the quantities in
+#: them (a path of keys, ``[]`` for every item of a list): Kueue v0.19.2's ClusterQueue webhook
+#: (``pkg/webhooks/clusterqueue_webhook.go`` Default) marshals ``resource.Quantity``.
+WEBHOOK_QUANTITIES: dict[tuple[str, str], tuple[tuple[str, ...], ...]] = {
+    ("kueue.x-k8s.io", "ClusterQueue"): tuple(
+        ("spec", "resourceGroups", "[]", "flavors", "[]", "resources", "[]", field)
+        for field in ("nominalQuota", "borrowingLimit", "lendingLimit")
+    ),
+}
+
+
+def _quantities_at(node: Any, path: tuple[str, ...]) -> None:
+    if not path or not isinstance(node, dict | list):
+        return
+    head, rest = path[0], path[1:]
+    if head == "[]":
+        if isinstance(node, list):
+            for item in node:
+                _quantities_at(item, rest)
+        return
+    if not isinstance(node, dict) or head not in node:
+        return
+    if not rest:
+        value = node[head]
+        if isinstance(value, str | int | float) and not isinstance(value, bool):
+            with contextlib.suppress(ValueError):
+                node[head] = canonical_quantity(value)
+        return
+    _quantities_at(node[head], rest)
+
+
 def stored_form(obj: dict[str, Any]) -> dict[str, Any]:
     """Rewrite ``obj`` in place into the form the API server stores (see the module docstring)
-    and return it. Custom resources and CRDs are returned unchanged."""
+    and return it. Custom resources (but those of :data:`WEBHOOK_QUANTITIES`) and CRDs are
+    returned unchanged."""
     if not isinstance(obj, Mapping):
         return obj
     api_version = str(obj.get("apiVersion", ""))
+    paths = WEBHOOK_QUANTITIES.get((api_version.rpartition("/")[0], str(obj.get("kind"))))
+    if paths:
+        for path in paths:
+            _quantities_at(obj, path)
+        return obj
     if not is_builtin_api(api_version) or obj.get("kind") == "CustomResourceDefinition":
         return obj
     for key, value in obj.items():
