@@ -14,7 +14,7 @@ import re
 import stat
 import tempfile
 import textwrap
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -22,7 +22,7 @@ from typing import Any, Literal, Protocol
 
 from .builders import Built, build_stack
 from .builders.crd import kubeconform_schema, openapi_schema, owned_crds
-from .builders.delivery import delivery_name, delivery_objects, engine_of
+from .builders.delivery import ClusterBuild, delivery_name, delivery_objects, engine_of
 from .builders.lifecycle import is_prerequisite
 from .builders.namespaces import pod_security_labels
 from .builders.registry import document_path
@@ -39,7 +39,7 @@ from .models.kubeflow import REPLICA_TYPES_KEY
 from .models.load import find_project_root, stack_name, stack_name_problem
 from .models.orphans import removal_causes
 from .models.source import display_path, file_kind, load_documents, watching_inputs
-from .models.stack import CONFIG_NAMESPACE, StackSettings
+from .models.stack import CONFIG_NAMESPACE, StackSettings, delivered_to
 from .parallel import ChunkMapper, alongside, forking
 from .plan import EnvironmentPlan, plan_environment, read_rendered
 from .render import (
@@ -71,6 +71,7 @@ from .validate import (
     Validator,
     add_findings,
     add_lines,
+    flag_shared_duplicates,
     format_report,
     read_objects,
     semantic_findings,
@@ -219,6 +220,25 @@ class Planned:
     warnings: list[Problem] = field(default_factory=list)
 
     @property
+    def fleet_member(self) -> bool:
+        """One cluster of a fleet: its files are ``<cluster>/...`` of the environment's tree."""
+        return self.stack.cluster is not None and self.stack.settings.fleet
+
+    @property
+    def tree_dir(self) -> Path:
+        """The folder render owns for this plan's objects: ``out_dir``, or for one cluster of a
+        fleet the environment's folder above it (one tree, every cluster's files in it)."""
+        return self.out_dir.parent if self.fleet_member else self.out_dir
+
+    @property
+    def cluster(self) -> str:
+        """The cluster its objects go to, as reports name it (:func:`delivered_to`)."""
+        target = self.stack.cluster
+        return delivered_to(
+            self.stack.name, self.stack.settings, target.name if target is not None else None
+        )
+
+    @property
     def trees(self) -> list[tuple[Path, dict[str, str]]]:
         """Every folder this plan owns and what it must hold (an empty delivery folder: none)."""
         out = [(self.out_dir, self.files)]
@@ -278,10 +298,21 @@ def _load_stacks(files: Sequence[Path], project: Project, jobs: bool) -> list[St
                     "(rendered/clusters/ holds GitOps objects)",
                 )
             stack = load_stack(file, project_root=project.root, jobs=jobs, chunks=_CHUNKS)
+            # A fleet: the stack once per cluster, with that cluster's overrides.
+            variants = (
+                [
+                    load_stack(
+                        file, project_root=project.root, chunks=_CHUNKS, cluster=cluster.name
+                    )
+                    for cluster in stack.settings.clusters
+                ]
+                if jobs and stack.settings.fleet
+                else [stack]
+            )
         except InputError as exc:
             problems += exc.problems
             continue
-        stacks.append(stack)
+        stacks += variants
         for i, rule in enumerate(stack.settings.skip_checks):
             if rule not in RULES:
                 problems.append(
@@ -295,7 +326,10 @@ def _load_stacks(files: Sequence[Path], project: Project, jobs: bool) -> list[St
     return stacks
 
 
-def _delivery(stack: Stack, built: list[Built]) -> list[dict[str, Any]]:
+def _delivery(variants: Sequence[tuple[Stack, list[Built]]]) -> list[dict[str, Any]]:
+    """The GitOps delivery objects of one environment, from what each of its clusters (one,
+    or each of a fleet) builds."""
+    stack = variants[0][0]
     gitops = stack.settings.gitops
     if gitops is None:
         return []
@@ -305,14 +339,61 @@ def _delivery(stack: Stack, built: list[Built]) -> list[dict[str, Any]]:
             f"the stack name {stack.name!r} cannot name GitOps objects: {problem}",
             path=("config", "kubetrain:gitops"),
         )
+    clusters = [
+        ClusterBuild(
+            target=s.cluster,
+            folder=s.cluster.name if s.cluster is not None and s.settings.fleet else "",
+            has_crds=any(is_crd(b.obj) for b in built),
+            has_prerequisites=any(is_prerequisite(b.obj) for b in built),
+            kinds=frozenset(_group_kinds(b.obj for b in built)),
+            namespaces=frozenset(
+                str(b.obj["metadata"]["namespace"])
+                for b in built
+                if b.obj["metadata"].get("namespace")
+            ),
+        )
+        for s, built in variants
+    ]
     return delivery_objects(
         gitops,
         stack.name,
-        any(is_crd(b.obj) for b in built),
-        has_prerequisites=any(is_prerequisite(b.obj) for b in built),
+        clusters[0].has_crds,
+        has_prerequisites=clusters[0].has_prerequisites,
         namespace=stack.settings.namespace,
         namespace_labels=pod_security_labels(stack.settings),
+        clusters=clusters if stack.settings.clusters else (),
     )
+
+
+def _group_kinds(objects: Iterable[Mapping[str, Any]]) -> Iterator[tuple[str, str, bool]]:
+    """(group, kind, namespaced) of each object."""
+    for obj in objects:
+        yield (
+            str(obj["apiVersion"]).rpartition("/")[0],
+            str(obj["kind"]),
+            bool(obj["metadata"].get("namespace")),
+        )
+
+
+def _deliver(plans: Sequence[Planned], delivery_dir: Callable[[str], Path]) -> None:
+    """Give the first plan of each environment its GitOps delivery objects and files (in
+    ``delivery_dir(env)``), made from every plan of the environment (each cluster of a
+    fleet)."""
+    by_env: dict[str, list[Planned]] = {}
+    for p in plans:
+        by_env.setdefault(p.stack.name, []).append(p)
+    for env, variants in by_env.items():
+        first = variants[0]
+        first.delivery_dir = delivery_dir(env)
+        first.delivery = _delivery([(p.stack, p.built) for p in variants])
+        what = f"GitOps delivery of rendered/{env}"
+        groups: dict[str, list[tuple[dict[str, Any], str]]] = {}
+        for o in first.delivery:
+            groups.setdefault(engine_of(o), []).append((o, what))
+        version = first.stack.settings.kubernetes_version
+        first.delivery_files = (
+            plan_grouped_files(groups, first.stack.source_name, version) if groups else {}
+        )
 
 
 #: How render and validate map their independent parts (loading and building each job,
@@ -331,7 +412,9 @@ def prepare(
 ) -> Planned:
     """Build and validate one stack, and lay out its files (nothing is written). With
     ``delivery_dir``, also the GitOps delivery objects of ``kubetrain:gitops``."""
-    planned = _build(stack, out_dir, delivery_dir, progress)
+    planned = _build(stack, out_dir, None, progress)
+    if delivery_dir is not None:
+        _deliver([planned], lambda _: delivery_dir)
     _check(planned, progress)
     return planned
 
@@ -348,26 +431,22 @@ def _build(
         progress=progress.advance,
         chunks=_CHUNKS,
     )
-    delivery = _delivery(stack, built) if delivery_dir is not None else []
-    what = f"GitOps delivery of rendered/{stack.name}"
-    version = stack.settings.kubernetes_version
-    groups: dict[str, list[tuple[dict[str, Any], str]]] = {}
-    for o in delivery:
-        groups.setdefault(engine_of(o), []).append((o, what))
-    delivery_files = plan_grouped_files(groups, stack.source_name, version) if delivery else {}
-    return Planned(
-        stack, built, out_dir, Report(), delivery_dir, delivery_files, delivery, warnings
-    )
+    planned = Planned(stack, built, out_dir, Report(), warnings=warnings)
+    if delivery_dir is not None:
+        _deliver([planned], lambda _: delivery_dir)
+    return planned
 
 
-def _located(stack: Stack, built: Built) -> Located:
+def _located(stack: Stack, built: Built, cluster: str = "") -> Located:
     """An object to check, located where the user wrote what it came from: its job document or
     manifest (file and line), else the stack file. Render's findings never name a file that
     was not written (the object itself is named in the report)."""
     origin = built.origin
     if origin is not None:
-        return Located(built.obj, origin.file, line=origin.line, source=built.source)
-    return Located(built.obj, display_path(stack.file), source=built.source)
+        return Located(
+            built.obj, origin.file, line=origin.line, source=built.source, cluster=cluster
+        )
+    return Located(built.obj, display_path(stack.file), source=built.source, cluster=cluster)
 
 
 def _check(
@@ -421,7 +500,7 @@ def _relocate(planned: Planned) -> None:
 def _items(planned: Planned) -> list[Located]:
     """The objects of a plan to check, each located where it was written."""
     stack = planned.stack
-    items = [_located(stack, b) for b in planned.built]
+    items = [_located(stack, b, planned.cluster) for b in planned.built]
     if planned.delivery_dir is not None:
         what = f"GitOps delivery of rendered/{stack.name}"
         gitops = stack.problem(("config", "kubetrain:gitops"), "")
@@ -482,18 +561,46 @@ def render(
         )
     progress.phase(f"loading {len(files)} stack file{'s' if len(files) != 1 else ''}")
     stacks = load_stacks(files, project)
-    plans = [
-        _build(s, out, None, progress)
-        if out is not None
-        else _build(s, project.rendered_dir / s.name, project.delivery_dir(s.name), progress)
-        for s in stacks
-    ]
+    plans = _plans(project, stacks, out, progress)
     _warned(plans, strict, warnings)
     # Environments whose stack file is gone: their output goes too (when all of it is ours).
     stale = _stale_folders(project, stacks) if not names and config is None else []
-    trees = [f for p in plans for f in (p.out_dir, p.delivery_dir) if f is not None]
+    trees = list(dict.fromkeys(f for p in plans for f in (p.tree_dir, p.delivery_dir) if f))
     with OutputLock([*trees, *stale]):
         return _write(plans, stale, strict, warnings, progress)
+
+
+def _plans(
+    project: Project, stacks: Sequence[Stack], out: Path | None, progress: Progress
+) -> list[Planned]:
+    """Every stack built (not checked) into its folder: ``rendered/<env>`` (a fleet's cluster
+    ``rendered/<env>/<cluster>``), or ``out`` (a fleet's cluster ``out/<cluster>``), with the
+    GitOps delivery of each environment unless ``out`` is given."""
+    plans = []
+    for s in stacks:
+        folder = project.rendered_dir / s.name if out is None else out
+        if s.cluster is not None and s.settings.fleet:
+            folder = folder / s.cluster.name
+        plans.append(_build(s, folder, None, progress))
+    if out is None:
+        _deliver(plans, project.delivery_dir)
+    return plans
+
+
+def _trees(plans: Sequence[Planned]) -> dict[Path, list[Planned]]:
+    """The plans of each tree render owns, in order: one per plan, or one for all the clusters
+    of a fleet (``rendered/<env>``)."""
+    out: dict[Path, list[Planned]] = {}
+    for p in plans:
+        out.setdefault(p.tree_dir, []).append(p)
+    return out
+
+
+def _tree_files(members: Sequence[Planned]) -> Iterator[tuple[str, str]]:
+    """The files of one tree: a plan's own, or each cluster's of a fleet under its name."""
+    for p in members:
+        prefix = p.out_dir.name + "/" if p.fleet_member else ""
+        yield from ((prefix + rel, text) for rel, text in p.files.items())
 
 
 def _gone_titles(out_dir: Path, built: Sequence[Built]) -> set[str]:
@@ -546,7 +653,7 @@ def _write(
     """Write the plans' trees and remove ``stale`` folders (the output folders locked), once
     every plan's objects pass validation; nothing is written otherwise."""
     for p in plans:  # refuse before anything is written
-        for folder in (p.out_dir, p.delivery_dir):
+        for folder in (p.tree_dir, p.delivery_dir):
             if folder is not None:
                 check_ownership(folder, p.stack.source_name)
     for p in plans:  # the trees are kubetrain's: what leaves them, and why
@@ -556,21 +663,30 @@ def _write(
     # Each tree is written to a staging folder, by a process of its own, from the moment its
     # files are laid out, while its objects are checked: the file system's work overlaps the
     # checks. Nothing is swapped in unless every stack is valid.
-    pending: list[PendingTree] = []
+    pending: dict[Path, PendingTree] = {}
 
     def write(p: Planned) -> None:
-        pending.append(PendingTree(p.out_dir, p.iter_files(), p.stack.source_name))
-        pending[-1].start(len(p.built))
+        pending[p.tree_dir] = PendingTree(p.out_dir, p.iter_files(), p.stack.source_name)
+        pending[p.tree_dir].start(len(p.built))
 
+    trees = _trees(plans)
     try:
         for p in plans:
-            _check(p, progress, then=write)
+            # A fleet's tree is written once every cluster's files are laid out.
+            _check(p, progress, then=None if p.fleet_member else write)
+        flag_shared_duplicates([p.report for p in plans])
         _checked(plans, strict, warnings)
+        for folder, members in trees.items():
+            if folder not in pending:
+                source = members[0].stack.source_name
+                pending[folder] = PendingTree(folder, _tree_files(members), source).start()
         progress.phase("writing")
         changes = []
-        for p, tree in zip(plans, pending, strict=True):
-            changes.append(tree.commit())
-            if p.delivery_dir is not None:
+        for folder, members in trees.items():
+            changes.append(pending[folder].commit())
+            for p in members:
+                if p.delivery_dir is None:
+                    continue
                 source = p.stack.source_name
                 if p.delivery_files:
                     changes.append(write_tree(p.delivery_dir, p.delivery_files, source))
@@ -578,7 +694,7 @@ def _write(
                     changes.append(remove_tree(p.delivery_dir, source))
         changes += [remove_tree(folder) for folder in stale]
     finally:
-        for tree in pending:
+        for tree in pending.values():
             tree.abort()  # a no-op for a committed tree
     return changes
 
@@ -598,10 +714,11 @@ def render_stream(
     files = _selected(project, names, config)
     progress.phase(f"loading {len(files)} stack file{'s' if len(files) != 1 else ''}")
     stacks = load_stacks(files, project)
-    plans = [_build(s, project.rendered_dir / s.name, None, progress) for s in stacks]
+    plans = [_build(s, project.rendered_dir / s.tree_name, None, progress) for s in stacks]
     _warned(plans, strict, warnings)
     for p in plans:
         _check(p, progress)
+    flag_shared_duplicates([p.report for p in plans])
     _checked(plans, strict, warnings)
     return "".join(
         f"---\n{text}"
@@ -658,13 +775,16 @@ def diff(
     stacks = load_stacks(project.stack_files(names), project)
     out = []
     changed: list[tuple[str, int, int]] = []
-    for stack in stacks:
-        planned = prepare(
-            stack, project.rendered_dir / stack.name, project.delivery_dir(stack.name), progress
-        )
-        _warned([planned], False, warnings)
-        _checked([planned], False, warnings)
-        for folder, files in planned.trees:
+    plans = _plans(project, stacks, None, progress)
+    for planned in plans:
+        _check(planned, progress)
+    flag_shared_duplicates([p.report for p in plans])
+    _warned(plans, False, warnings)
+    _checked(plans, False, warnings)
+    for tree, members in _trees(plans).items():
+        trees = [(tree, dict(_tree_files(members)))]
+        trees += [(p.delivery_dir, p.delivery_files) for p in members if p.delivery_dir]
+        for folder, files in trees:
             part = diff_tree(folder, files, display_path(folder))
             out.append(part.text)
             changed += part.files
@@ -686,16 +806,16 @@ def plan(
     progress.phase(f"loading {len(files)} stack file{'s' if len(files) != 1 else ''}")
     stacks = load_stacks(files, project)
     out = []
-    for stack in stacks:
-        env_dir, delivery_dir = project.rendered_dir / stack.name, project.delivery_dir(stack.name)
-        built = _build(stack, env_dir, delivery_dir, progress)
-        progress.phase(f"comparing {stack.name} with rendered/{stack.name}")
+    for built in _plans(project, stacks, None, progress):
+        stack = built.stack
+        progress.phase(f"comparing {stack.tree_name} with rendered/{stack.tree_name}")
         what = f"GitOps delivery of rendered/{stack.name}"
         after = [(b.obj, b.source) for b in built.built] + [(o, what) for o in built.delivery]
-        folders = [env_dir]
-        if built.delivery or delivery_dir.is_dir():
+        folders = [built.out_dir]
+        delivery_dir = built.delivery_dir
+        if delivery_dir is not None and (built.delivery or delivery_dir.is_dir()):
             folders.append(delivery_dir)
-        environment = _plan_folders(stack.name, folders, after)
+        environment = _plan_folders(stack.tree_name, folders, after)
         gone = {c.job for c in environment.changes if c.action == "delete"}
         environment.causes = removal_causes_of(stack, gone)
         out.append(environment)
@@ -786,6 +906,36 @@ def _check_groups(
     return groups
 
 
+def _on_clusters(
+    project: Project | None,
+    items: list[Located],
+    groups: Mapping[str | None, tuple[StackSettings | None, list[int]]],
+) -> list[Located]:
+    """Each object with the cluster it is delivered to (:func:`delivered_to`), so that objects
+    of one identity in two environments are duplicates only when both go to one cluster. A
+    fleet's file ``rendered/<env>/<cluster>/...`` is that cluster's."""
+    out = list(items)
+    for env, (settings, indexes) in groups.items():
+        if env is None:
+            continue
+        fleet = settings is not None and settings.fleet
+        for i in indexes:
+            cluster = None
+            if fleet and project is not None:
+                cluster = _fleet_cluster_of(project, env, out[i].file)
+            out[i] = dataclasses.replace(out[i], cluster=delivered_to(env, settings, cluster))
+    return out
+
+
+def _fleet_cluster_of(project: Project, env: str, file: str) -> str | None:
+    """``<cluster>`` of ``rendered/<env>/<cluster>/...``, else ``None``."""
+    try:
+        rel = Path(file).resolve().relative_to((project.rendered_dir / env).resolve())
+    except ValueError:
+        return None
+    return rel.parts[0] if len(rel.parts) >= 2 else None
+
+
 def _has_stacks(project: Project) -> bool:
     try:
         project.stack_files()
@@ -834,9 +984,11 @@ def validate_paths(
     progress.phase("reading")
     items, early, versions, texts = read_objects(paths, fast=read_generated, chunks=_CHUNKS)
     progress.phase("validating", len(items))
+    by_stack = _check_groups(project, items, stack)
+    items = _on_clusters(project, items, by_stack)
     groups = [
         ([items[i] for i in indexes], indexes, CheckSettings.from_stack(settings, skip_checks))
-        for settings, indexes in _check_groups(project, items, stack).values()
+        for settings, indexes in by_stack.values()
     ]
     # Each object is checked on every core, while the rules over the objects of each group
     # together run in a process of their own.

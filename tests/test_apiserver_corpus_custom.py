@@ -226,6 +226,13 @@ def test_models_of_third_party_kinds_follow_their_real_crds() -> None:
                 found.append(f"{top} required: {top in mine.required}")
         problems += [f"{kind} ({api_version}) {p}" for p in found]
     # Every kind kubetrain emits whose CRD is in ../shared/crds is compared (the loop ran).
-    assert compared >= {"PodGroup", "ExternalSecret", "Application", "TFJob", "JobSet"}
+    assert compared >= {
+        "PodGroup",
+        "ExternalSecret",
+        "Application",
+        "AppProject",
+        "TFJob",
+        "JobSet",
+    }
     assert {k for (_, k) in real} & {k for (_, k) in resource_kinds()} == compared
     assert problems == [], "\n".join(problems)

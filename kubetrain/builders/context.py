@@ -27,6 +27,9 @@ class BuildContext:
     )
     #: The Kubeflow Trainer runtimes the stack's TrainJobs may name.
     runtimes: Mapping[RuntimeKey, Runtime] = field(default_factory=dict, compare=False, repr=False)
+    #: Node labels the cluster being built for adds to every pod template of its jobs
+    #: (``kubetrain:clusters[].nodeSelector``).
+    node_selector: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     def warn(self, path: tuple[str | int, ...], message: str) -> None:
         """Report that the output differs from what the job document says (a field rewritten

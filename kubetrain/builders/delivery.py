@@ -53,10 +53,11 @@ Settings a platform team needs (``kubetrain:gitops``):
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from ..models.stack import GitOps
+from ..models.stack import ClusterTarget, GitOps
 from .lifecycle import CRD, DELIVERY_STEP, PREREQUISITES
 from .meta import app_labels, canonical, manifest, object_meta
 
@@ -70,6 +71,7 @@ __all__ = [
     "CRDS_DIR",
     "FLUX_NAMESPACE",
     "IN_CLUSTER",
+    "ClusterBuild",
     "delivery_name",
     "delivery_objects",
     "engine_of",
@@ -161,21 +163,63 @@ def _flux_source(
     return {"kind": "GitRepository", "name": name}, [source]
 
 
-def _flux(
-    gitops: GitOps, env: str, has_crds: bool, has_prerequisites: bool
-) -> list[dict[str, Any]]:
-    name = delivery_name(env)
+@dataclass(frozen=True)
+class ClusterBuild:
+    """One cluster an environment delivers to, and what its tree holds: the cluster of
+    ``kubetrain:clusters`` (``None``: the environment's own cluster, Flux and Argo CD in it),
+    its folder under ``rendered/<env>`` (``""``: the tree is ``rendered/<env>`` itself; a fleet's
+    cluster ``<name>``), and what the delivery objects need to know of its objects."""
+
+    target: ClusterTarget | None = None
+    folder: str = ""
+    has_crds: bool = False
+    has_prerequisites: bool = False
+    #: (group, kind, namespaced) of every object of the tree: what an AppProject must permit.
+    kinds: frozenset[tuple[str, str, bool]] = frozenset()
+    #: The namespaces its objects are in.
+    namespaces: frozenset[str] = frozenset()
+
+
+def _flux(gitops: GitOps, env: str, clusters: Sequence[ClusterBuild]) -> list[dict[str, Any]]:
+    base = delivery_name(env)
     ns = gitops.namespace or FLUX_NAMESPACE
-    labels = app_labels("gitops", name, "flux")
-    source, out = _flux_source(gitops, name, ns, labels)
+    labels = app_labels("gitops", base, "flux")
+    source, out = _flux_source(gitops, base, ns, labels)
+    for cluster in clusters:
+        name = f"{base}-{cluster.folder}" if cluster.folder else base
+        out += _flux_steps(gitops, env, name, ns, labels, source, cluster)
+    return out
+
+
+def _flux_steps(
+    gitops: GitOps,
+    env: str,
+    name: str,
+    ns: str,
+    labels: Mapping[str, str],
+    source: dict[str, Any],
+    cluster: ClusterBuild,
+) -> list[dict[str, Any]]:
+    """The Kustomizations of one cluster's tree: its CRDs, its prerequisites and the rest. A
+    cluster with a ``kubeConfig`` is a remote one: each applies there with the kubeconfig of
+    that Secret, read in the Kustomizations' namespace (kustomize-controller v1.9.4,
+    ``internal/controller/kustomization_controller.go``, ``reconcile``:
+    ``runtimeClient.WithKubeConfig(obj.Spec.KubeConfig, ..., obj.GetNamespace(), ...)``)."""
+    out: list[dict[str, Any]] = []
+    remote: dict[str, Any] = {}
+    if cluster.target is not None and cluster.target.kube_config is not None:
+        ref = cluster.target.kube_config.secret_ref
+        remote["kubeConfig"] = {"secretRef": {"name": ref.name, "key": ref.key}}
+    tree = cluster.folder
     main: dict[str, Any] = {
         "interval": gitops.interval,
-        "path": "./" + rendered_path(gitops, env),
+        "path": "./" + rendered_path(gitops, env, tree),
         "prune": True,
         "sourceRef": source,
+        **remote,
     }
     depends_on = [{"name": d.name, "namespace": d.namespace} for d in gitops.flux.depends_on]
-    if has_crds:
+    if cluster.has_crds:
         out.append(
             manifest(
                 "kustomize.toolkit.fluxcd.io/v1",
@@ -183,10 +227,12 @@ def _flux(
                 object_meta(f"{name}-crds", ns, labels),
                 spec={
                     "interval": gitops.interval,
-                    "path": "./" + rendered_path(gitops, env, CRDS_DIR),
+                    "path": "./"
+                    + rendered_path(gitops, env, "/".join(filter(None, (tree, CRDS_DIR)))),
                     "prune": True,
                     "sourceRef": source,
                     "wait": True,
+                    **remote,
                 },
             )
         )
@@ -197,7 +243,7 @@ def _flux(
                 "target": {"group": CRD[0], "kind": CRD[1]},
             }
         ]
-    if has_prerequisites:
+    if cluster.has_prerequisites:
         step = f"{DELIVERY_STEP}={PREREQUISITES}"
         out.append(
             manifest(
@@ -206,7 +252,7 @@ def _flux(
                 object_meta(f"{name}-{PREREQUISITES}", ns, labels),
                 spec={
                     "interval": gitops.interval,
-                    "path": "./" + rendered_path(gitops, env),
+                    "path": "./" + rendered_path(gitops, env, tree),
                     "prune": True,
                     "sourceRef": source,
                     "wait": True,
@@ -216,10 +262,11 @@ def _flux(
                             "target": {"annotationSelector": f"{DELIVERY_STEP}!={PREREQUISITES}"},
                         }
                     ],
+                    **remote,
                 },
             )
         )
-        depends_on.insert(1 if has_crds else 0, {"name": f"{name}-{PREREQUISITES}"})
+        depends_on.insert(1 if cluster.has_crds else 0, {"name": f"{name}-{PREREQUISITES}"})
         main.setdefault("patches", []).append(
             {"patch": _DROP, "target": {"annotationSelector": step}}
         )
@@ -236,9 +283,26 @@ def _flux(
     return out
 
 
+def _destination(target: ClusterTarget | None, namespace: str) -> dict[str, str]:
+    """An Argo CD destination: the cluster by its server URL when given, else by the name
+    Argo CD knows it by; the environment's own cluster is Argo CD's (``in-cluster``)."""
+    if target is None:
+        return {"server": IN_CLUSTER}
+    if target.server is not None:
+        return {"server": target.server, "namespace": namespace}
+    return {"name": target.name, "namespace": namespace}
+
+
 def _argocd(
-    gitops: GitOps, env: str, namespace: str, namespace_labels: Mapping[str, str]
-) -> dict[str, Any]:
+    gitops: GitOps,
+    env: str,
+    namespace: str,
+    namespace_labels: Mapping[str, str],
+    clusters: Sequence[ClusterBuild] = (ClusterBuild(),),
+) -> list[dict[str, Any]]:
+    """The Application of an environment (of its one cluster), or for a fleet an
+    ApplicationSet making one per cluster; with ``argocd.appProject``, the AppProject they
+    are in first."""
     name = delivery_name(env)
     settings = gitops.argocd
     options = ["ApplyOutOfSyncOnly=true"]
@@ -246,7 +310,7 @@ def _argocd(
     # refuses to prune them all (appcontroller.go autoSync, "auto-sync will wipe out all
     # resources"). kubetrain never renders an empty folder by accident: a broken stack fails.
     policy: dict[str, Any] = {"automated": {"allowEmpty": True, "prune": True, "selfHeal": True}}
-    destination = {"server": IN_CLUSTER}
+    destination = _destination(clusters[0].target, namespace)
     if settings.create_namespace:
         options.append("CreateNamespace=true")
         destination["namespace"] = namespace
@@ -265,26 +329,104 @@ def _argocd(
         }
     else:
         policy["retry"] = copy.deepcopy(DEFAULT_RETRY)
-    meta = object_meta(
-        name, gitops.namespace or ARGOCD_NAMESPACE, app_labels("gitops", name, "argocd")
-    )
+    home = gitops.namespace or ARGOCD_NAMESPACE
+    labels = app_labels("gitops", name, "argocd")
+    meta = object_meta(name, home, labels)
     if settings.finalizer:
         meta["finalizers"] = [ARGOCD_FINALIZER]
+    out: list[dict[str, Any]] = []
+    project = settings.project
+    if settings.app_project:
+        project = name
+        out.append(_app_project(gitops, name, home, labels, namespace, clusters))
+    spec: dict[str, Any] = {
+        "project": project,
+        "ignoreDifferences": [dict(rule) for rule in ARGOCD_IGNORED],
+        "source": {
+            "repoURL": gitops.repo_url,
+            "targetRevision": gitops.branch,
+            "path": rendered_path(gitops, env, clusters[0].folder),
+        },
+        "destination": destination,
+        "syncPolicy": policy,
+    }
+    if len(clusters) == 1:
+        out.append(manifest("argoproj.io/v1alpha1", "Application", meta, spec=spec))
+        return out
+    # A fleet: one Application per cluster, from a list generator (Argo CD v3.5.1,
+    # applicationset/generators/list.go: each element is one parameter set; with goTemplate
+    # the template reads them as {{.key}}, and missingkey=error refuses an unknown one).
+    by_server = clusters[0].target is not None and clusters[0].target.server is not None
+    key = "server" if by_server else "name"
+    spec["source"]["path"] = rendered_path(gitops, env, "{{.cluster}}")
+    spec["destination"] = {**destination, key: "{{.destination}}"}
+    elements = [
+        {
+            "cluster": c.folder,
+            "destination": (c.target.server or "") if by_server and c.target else c.folder,
+        }
+        for c in clusters
+    ]
+    template_meta = {k: v for k, v in meta.items() if k != "name"}
+    template_meta["name"] = f"{name}-{{{{.cluster}}}}"
+    out.append(
+        manifest(
+            "argoproj.io/v1alpha1",
+            "ApplicationSet",
+            object_meta(name, home, labels),
+            spec={
+                "goTemplate": True,
+                "goTemplateOptions": ["missingkey=error"],
+                "generators": [{"list": {"elements": elements}}],
+                "template": {"metadata": template_meta, "spec": spec},
+            },
+        )
+    )
+    return out
+
+
+def _app_project(
+    gitops: GitOps,
+    name: str,
+    home: str,
+    labels: Mapping[str, str],
+    namespace: str,
+    clusters: Sequence[ClusterBuild],
+) -> dict[str, Any]:
+    """An AppProject permitting exactly what the environment's objects need, as Argo CD v3.5.1
+    judges it (``pkg/apis/application/v1alpha1/app_project_types.go``): the repository
+    (``IsSourcePermitted``); the Application's destination and every namespace an object is
+    in, on each cluster (``IsDestinationPermitted``, called by ``IsResourcePermitted`` for a
+    namespaced object only); each cluster-scoped kind (``IsGroupKindNamePermitted``: an empty
+    cluster whitelist permits none) and each namespaced kind (a whitelist that is set permits
+    only what it lists). Sync wave -1: it exists before the Applications that name it."""
+    namespaces = sorted({namespace, *(n for c in clusters for n in c.namespaces)})
+    destinations = []
+    for c in clusters:
+        where = _destination(c.target, namespace)
+        where.pop("namespace", None)
+        destinations += [{**where, "namespace": n} for n in namespaces]
+    kinds = {k for c in clusters for k in c.kinds}
+    if gitops.argocd.create_namespace:
+        kinds.add(("", "Namespace", False))
+    spec: dict[str, Any] = {
+        "description": f"kubetrain: what rendered/{name.removeprefix('kubetrain-')} deploys",
+        "sourceRepos": [gitops.repo_url],
+        "destinations": destinations,
+        "namespaceResourceWhitelist": [
+            {"group": g, "kind": k} for g, k, namespaced in sorted(kinds) if namespaced
+        ],
+    }
+    cluster_kinds = [
+        {"group": g, "kind": k} for g, k, namespaced in sorted(kinds) if not namespaced
+    ]
+    if cluster_kinds:
+        spec["clusterResourceWhitelist"] = cluster_kinds
     return manifest(
         "argoproj.io/v1alpha1",
-        "Application",
-        meta,
-        spec={
-            "project": settings.project,
-            "ignoreDifferences": [dict(rule) for rule in ARGOCD_IGNORED],
-            "source": {
-                "repoURL": gitops.repo_url,
-                "targetRevision": gitops.branch,
-                "path": rendered_path(gitops, env),
-            },
-            "destination": destination,
-            "syncPolicy": policy,
-        },
+        "AppProject",
+        object_meta(name, home, labels, {"argocd.argoproj.io/sync-wave": "-1"}),
+        spec=spec,
     )
 
 
@@ -296,13 +438,18 @@ def delivery_objects(
     has_prerequisites: bool = False,
     namespace: str = "default",
     namespace_labels: Mapping[str, str] | None = None,
+    clusters: Sequence[ClusterBuild] = (),
 ) -> list[dict[str, Any]]:
     """The delivery objects of environment ``env`` (see the module docstring). ``namespace``
     and ``namespace_labels``: the stack's namespace and its labels, for Argo CD's
-    ``CreateNamespace``."""
+    ``CreateNamespace``. ``clusters``: the clusters of ``kubetrain:clusters`` with what each
+    one's tree holds (without them, the environment is its own cluster and ``has_crds`` and
+    ``has_prerequisites`` describe its tree)."""
+    if not clusters:
+        clusters = (ClusterBuild(has_crds=has_crds, has_prerequisites=has_prerequisites),)
     out: list[dict[str, Any]] = []
     if "flux" in gitops.engines:
-        out += _flux(gitops, env, has_crds, has_prerequisites)
+        out += _flux(gitops, env, clusters)
     if "argocd" in gitops.engines:
-        out.append(_argocd(gitops, env, namespace, namespace_labels or {}))
+        out += _argocd(gitops, env, namespace, namespace_labels or {}, clusters)
     return [canonical(obj) for obj in out]

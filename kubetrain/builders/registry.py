@@ -13,6 +13,7 @@ from ..models.errors import InputError, PathPart, Problem
 from ..models.kinds import attach_builder, declaration
 from ..models.load import JobSource, LoadedJob, LoadedManifest, Stack
 from ..parallel import ChunkMapper, serial
+from .clusters import with_node_selector
 from .context import BuildContext, Target
 from .lifecycle import await_annotations, lifecycle_annotations
 from .meta import canonical, is_shared, plain_copy
@@ -121,7 +122,7 @@ def build_job(
         for path, message in reported:
             problem = loaded.source.problem(path, f"{loaded.title}: {message}")
             warnings.append(dataclasses.replace(problem, severity="warning"))
-    return [finish(obj, ctx) for obj in built]
+    return [finish(with_node_selector(obj, ctx.node_selector), ctx) for obj in built]
 
 
 #: (path of a pod spec in a built object, path of the pod spec in the job document it came from)
@@ -205,7 +206,12 @@ def build_stack(
     each other, by ``chunks`` (:mod:`kubetrain.parallel`: on several cores when it forks); what
     they built is then put together here, in the jobs' order.
     """
-    ctx = BuildContext(stack.settings, target, runtimes=stack.runtimes)
+    ctx = BuildContext(
+        stack.settings,
+        target,
+        runtimes=stack.runtimes,
+        node_selector=stack.cluster.node_selector if stack.cluster is not None else {},
+    )
     external_crds = set(stack.settings.external.custom_resource_definitions)
     seen: dict[tuple[str, str, str, str], Built] = {}
     problems: list[Problem] = []

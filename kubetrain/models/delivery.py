@@ -1,5 +1,6 @@
 """GitOps delivery objects kubetrain emits under ``rendered/clusters/<env>/``: Flux's
-``GitRepository`` and ``Kustomization`` and Argo CD's ``Application``.
+``GitRepository`` and ``Kustomization`` and Argo CD's ``Application``, ``ApplicationSet`` (a
+fleet) and ``AppProject``.
 
 The models describe the fields kubetrain writes (see :mod:`kubetrain.builders.delivery`), with
 what the real CRDs require and bound of them (no more: ``tests/test_apiserver_corpus_custom.py``
@@ -16,7 +17,13 @@ from pydantic import Field
 from .base import Strict, resource_kind
 from .scheduling import ObjectMeta
 
-__all__ = ["ArgoApplication", "FluxGitRepository", "FluxKustomization"]
+__all__ = [
+    "ArgoAppProject",
+    "ArgoApplication",
+    "ArgoApplicationSet",
+    "FluxGitRepository",
+    "FluxKustomization",
+]
 
 _DURATION = r"^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$"
 
@@ -85,8 +92,26 @@ class Patch(Strict):
     )
 
 
+class SecretKeyReference(Strict):
+    name: str = Field(description="Name of the Secret.")
+    key: str | None = Field(default=None, description="Key in the Secret. Default: value.")
+
+
+class KubeConfig(Strict):
+    secret_ref: SecretKeyReference | None = Field(
+        default=None,
+        alias="secretRef",
+        description="Secret holding the remote cluster's kubeconfig.",
+    )
+
+
 class KustomizationSpec(Strict):
     interval: str = Field(pattern=_DURATION, description="How often Flux reconciles.")
+    kube_config: KubeConfig | None = Field(
+        default=None,
+        alias="kubeConfig",
+        description="Apply to a remote cluster with this kubeconfig (Flux on a hub cluster).",
+    )
     path: str | None = Field(
         default=None,
         description="Folder of the kustomization.yaml, from the repository root. Default: root.",
@@ -122,6 +147,9 @@ class ApplicationSource(Strict):
 
 class ApplicationDestination(Strict):
     server: str | None = Field(default=None, description="API server of the target cluster.")
+    name: str | None = Field(
+        default=None, description="Name of the target cluster as Argo CD knows it."
+    )
     namespace: str | None = Field(
         default=None, description="Namespace of objects without one; what CreateNamespace creates."
     )
@@ -199,3 +227,101 @@ class ArgoApplication(Strict):
     kind: Literal["Application"]
     metadata: ObjectMeta
     spec: ApplicationSpec
+
+
+class ApplicationSetTemplateMeta(Strict):
+    name: str | None = Field(default=None, description="Name of each Application.")
+    namespace: str | None = Field(default=None, description="Namespace of each Application.")
+    labels: dict[str, str] | None = Field(default=None, description="Labels of each Application.")
+    finalizers: list[str] | None = Field(default=None, description="Finalizers of each.")
+
+
+class ApplicationSetTemplate(Strict):
+    metadata: ApplicationSetTemplateMeta = Field(description="Metadata of each Application.")
+    spec: ApplicationSpec = Field(description="Spec of each Application.")
+
+
+class ListGenerator(Strict):
+    elements: list[dict[str, str]] = Field(
+        description="One parameter set per Application (a cluster of the fleet)."
+    )
+
+
+class ApplicationSetGenerator(Strict):
+    list: ListGenerator | None = Field(default=None, description="Applications of a list.")
+
+
+class ApplicationSetSyncPolicy(Strict):
+    preserve_resources_on_deletion: bool | None = Field(
+        default=None,
+        alias="preserveResourcesOnDeletion",
+        description="Keep what an Application deployed when the ApplicationSet deletes it.",
+    )
+
+
+class ApplicationSetSpec(Strict):
+    go_template: bool | None = Field(
+        default=None, alias="goTemplate", description="Templates are Go templates."
+    )
+    go_template_options: list[str] | None = Field(
+        default=None, alias="goTemplateOptions", description="Options of the Go templates."
+    )
+    generators: list[ApplicationSetGenerator] = Field(description="Where parameters come from.")
+    template: ApplicationSetTemplate = Field(description="The Application of each parameter set.")
+    sync_policy: ApplicationSetSyncPolicy | None = Field(
+        default=None, alias="syncPolicy", description="What deleting the set deletes."
+    )
+
+
+@resource_kind("argoproj.io/v1alpha1", "ApplicationSet")
+class ArgoApplicationSet(Strict):
+    """An Argo CD ApplicationSet: one Application per cluster of a fleet (Argo CD v3.5.1,
+    ``pkg/apis/application/v1alpha1/applicationset_types.go``)."""
+
+    api_version: Literal["argoproj.io/v1alpha1"] = Field(alias="apiVersion")
+    kind: Literal["ApplicationSet"]
+    metadata: ObjectMeta
+    spec: ApplicationSetSpec
+
+
+class GroupKind(Strict):
+    group: str = Field(description="API group ('' for the core group).")
+    kind: str = Field(description="Kind.")
+
+
+class ProjectDestination(Strict):
+    server: str | None = Field(default=None, description="API server of a permitted cluster.")
+    name: str | None = Field(default=None, description="Name of a permitted cluster.")
+    namespace: str | None = Field(default=None, description="A permitted namespace.")
+
+
+class AppProjectSpec(Strict):
+    description: str | None = Field(
+        default=None, max_length=255, description="What the project is for."
+    )
+    source_repos: list[str] | None = Field(
+        default=None, alias="sourceRepos", description="Repositories its Applications read."
+    )
+    destinations: list[ProjectDestination] | None = Field(
+        default=None, description="Clusters and namespaces its Applications may deploy to."
+    )
+    cluster_resource_whitelist: list[GroupKind] | None = Field(
+        default=None,
+        alias="clusterResourceWhitelist",
+        description="Cluster-scoped kinds its Applications may deploy (none when empty).",
+    )
+    namespace_resource_whitelist: list[GroupKind] | None = Field(
+        default=None,
+        alias="namespaceResourceWhitelist",
+        description="Namespaced kinds its Applications may deploy (all when unset).",
+    )
+
+
+@resource_kind("argoproj.io/v1alpha1", "AppProject")
+class ArgoAppProject(Strict):
+    """An Argo CD AppProject granting an environment's Applications what its objects need."""
+
+    api_version: Literal["argoproj.io/v1alpha1"] = Field(alias="apiVersion")
+    kind: Literal["AppProject"]
+    metadata: ObjectMeta
+    spec: AppProjectSpec

@@ -15,8 +15,10 @@ __all__ = [
     "INT64_MAX",
     "INT64_MIN",
     "MAX_ALIAS_VALUES",
+    "MAX_CLUSTERS",
     "MAX_DEPTH",
     "MAX_FILE_BYTES",
+    "MAX_NODE_SELECTOR",
     "MAX_OBJECTS",
     "MAX_OBJECT_BYTES",
     "MAX_OUTPUT_BYTES",
@@ -42,3 +44,8 @@ MAX_OUTPUT_BYTES = 512 * 2**20
 #: Operations of one JSON patch, and the size one patched document may grow to (the size of an
 #: object kubetrain writes): a chain of ``copy`` operations doubles a value each time.
 MAX_PATCH_OPERATIONS = 10_000
+#: Clusters one environment delivers to (``kubetrain:clusters``): each of a fleet renders the
+#: whole stack again, so the output budget above counts every cluster's tree.
+MAX_CLUSTERS = 50
+#: Node labels one cluster's ``nodeSelector`` override adds to every pod template.
+MAX_NODE_SELECTOR = 64

@@ -69,7 +69,7 @@ from .source import (
     project_file,
     value_problems,
 )
-from .stack import CONFIG_NAMESPACE, NATIVE_WORKLOADS, StackFile, StackSettings
+from .stack import CONFIG_NAMESPACE, NATIVE_WORKLOADS, ClusterTarget, StackFile, StackSettings
 from .trainjob import (
     CLUSTER_TRAINING_RUNTIME,
     TRAINER_API_VERSION,
@@ -187,6 +187,17 @@ class Stack:
     manifests: tuple[LoadedManifest, ...] = ()
     #: The Kubeflow Trainer runtimes its TrainJobs may name (:mod:`.runtimes`).
     runtimes: Mapping[RuntimeKey, Runtime] = field(default_factory=dict)
+    #: The cluster of ``kubetrain:clusters`` this stack was loaded for, its overrides applied
+    #: (``None``: the stack names no cluster).
+    cluster: ClusterTarget | None = None
+
+    @property
+    def tree_name(self) -> str:
+        """Where the stack renders under ``rendered/``: ``<env>``, or ``<env>/<cluster>`` for
+        one cluster of a fleet."""
+        if self.cluster is not None and self.settings.fleet:
+            return f"{self.name}/{self.cluster.name}"
+        return self.name
 
     def problem(self, path: Sequence[PathPart], message: str) -> Problem:
         """A :class:`Problem` at ``path`` of the stack file (e.g. ``("config", "kubetrain:x")``)."""
@@ -273,12 +284,15 @@ def load_stack(
     jobs: bool = True,
     chunks: ChunkMapper = serial,
     patched: bool = True,
+    cluster: str | None = None,
 ) -> Stack:
     """Load and validate the stack file at ``path`` and every job document it names (with
     ``jobs=False``, the settings only: the job list of the result is empty). The job documents
     are validated independently of each other, by ``chunks`` (:mod:`kubetrain.parallel`). With
     ``patched=False``, the documents as their files hold them, ``kubetrain:patches`` not
-    applied (what ``kubetrain convert`` converts)."""
+    applied (what ``kubetrain convert`` converts). ``cluster`` names one of
+    ``kubetrain:clusters``: its overrides (GPU resource name, patches) are applied, and the
+    result says which it is (:attr:`Stack.cluster`)."""
     path = Path(path)
     name = stack_name(path)
     root = project_root or find_project_root(path.parent)
@@ -288,7 +302,7 @@ def load_stack(
             display_path(path), f"a stack file holds exactly one YAML document, found {len(docs)}"
         )
     return _load_stack_document(
-        docs[0], name, path, root, jobs=jobs, chunks=chunks, patched=patched
+        docs[0], name, path, root, jobs=jobs, chunks=chunks, patched=patched, cluster=cluster
     )
 
 
@@ -535,9 +549,11 @@ def _load_stack_document(
     chunks: ChunkMapper = serial,
     patched: bool = True,
     extra: tuple[Sequence[Document], Sequence[Document]] = ((), ()),
+    cluster: str | None = None,
 ) -> Stack:
     """Validate a stack document (a stack file, or the same shape built from Pulumi config),
-    with the ``extra`` job documents and manifests besides those it names."""
+    with the ``extra`` job documents and manifests besides those it names, for one of its
+    clusters when ``cluster`` names one (:func:`load_stack`)."""
     problems: list[Problem] = []
     file_model = _validate(StackFile, doc, problems)
     if file_model is None:
@@ -549,8 +565,11 @@ def _load_stack_document(
     settings = _validate(StackSettings, doc.sub(("config",)), problems, data=ours, keymap=_prefixed)
     if settings is None:
         raise InputError(problems)
+    target, at = _cluster_target(settings, cluster, doc)
+    if target is not None and target.gpu_resource is not None:
+        settings = settings.model_copy(update={"gpu_resource": target.gpu_resource})
     if not jobs:
-        return Stack(name, path, root, settings, (), doc)
+        return Stack(name, path, root, settings, (), doc, cluster=target)
     read_before = len(problems)
     job_docs = list(
         _documents(
@@ -574,10 +593,13 @@ def _load_stack_document(
     )
     job_docs += extra[0]
     manifest_docs += extra[1]
-    if settings.patches and patched:
+    sources = patch_sources(doc, settings.patches, root, problems) if patched else []
+    if target is not None and target.patches and patched:
+        sources += patch_sources(doc, target.patches, root, problems, at=at)
+    if sources:
         patched_docs = apply_patches(
             job_docs + manifest_docs,
-            patch_sources(doc, settings.patches, root, problems),
+            sources,
             default_namespace=settings.namespace,
             version=settings.version,
             problems=problems,
@@ -607,7 +629,30 @@ def _load_stack_document(
     problems += _queue_problems(loaded_jobs, manifests, settings)
     if problems:
         raise InputError(problems)
-    return Stack(name, path, root, settings, tuple(loaded_jobs), doc, tuple(manifests), runtimes)
+    return Stack(
+        name, path, root, settings, tuple(loaded_jobs), doc, tuple(manifests), runtimes, target
+    )
+
+
+def _cluster_target(
+    settings: StackSettings, cluster: str | None, doc: Document
+) -> tuple[ClusterTarget | None, tuple[PathPart, ...]]:
+    """The cluster of ``kubetrain:clusters`` a stack is loaded for, and the path of its
+    patches in the stack file: the one named, else the only one (a stack that names one
+    cluster always gets its overrides)."""
+    names = [c.name for c in settings.clusters]
+    if cluster is None and len(names) == 1:
+        cluster = names[0]
+    if cluster is None:
+        return None, ()
+    if cluster not in names:
+        raise InputError.single(
+            doc.file,
+            f"no cluster {cluster!r} in kubetrain:clusters "
+            f"(clusters: {', '.join(names) or 'none'})",
+        )
+    i = names.index(cluster)
+    return settings.clusters[i], ("config", f"{CONFIG_NAMESPACE}:clusters", i, "patches")
 
 
 # --- stack-level pieces ----------------------------------------------------------------------
@@ -1274,14 +1319,19 @@ def _output_budget(jobs: Sequence[LoadedJob], settings: StackSettings) -> list[P
         size += estimate.bytes + _KUSTOMIZATION_LINE * estimate.objects
         if biggest is None or estimate.bytes > biggest[0]:
             biggest = (estimate.bytes, job, estimate)
+    # A fleet renders every object once per cluster.
+    copies = len(settings.clusters) if settings.fleet else 1
+    objects, size = objects * copies, size * copies
     if biggest is not None and (objects > MAX_OBJECTS or size > MAX_OUTPUT_BYTES):
         _, job, estimate = biggest
+        clusters = f" in its {copies} clusters" if copies > 1 else ""
         problems.append(
             job.source.problem(
                 estimate.path,
-                f"the stack would render {objects:,} objects, about {_mib(size)}; kubetrain "
-                f"renders at most {MAX_OBJECTS:,} objects and {_mib(MAX_OUTPUT_BYTES)} per stack "
-                f"(docs/limits.md); the largest part is this {job.document.KIND}: "
+                f"the stack would render {objects:,} objects{clusters}, about {_mib(size)}; "
+                f"kubetrain renders at most {MAX_OBJECTS:,} objects and "
+                f"{_mib(MAX_OUTPUT_BYTES)} per stack (docs/limits.md); the largest part is "
+                f"this {job.document.KIND}: "
                 f"{estimate.objects:,} objects, about {_mib(estimate.bytes)}",
             )
         )

@@ -94,17 +94,22 @@ class PatchSource:
 
 
 def patch_sources(
-    stack_doc: Document, patches: Sequence[Patch], root: Path, problems: list[Problem]
+    stack_doc: Document,
+    patches: Sequence[Patch],
+    root: Path,
+    problems: list[Problem],
+    at: Sequence[PathPart] = (),
 ) -> list[PatchSource]:
-    """Every patch of ``kubetrain:patches``, inline or read from its file, in order."""
+    """Every patch of ``kubetrain:patches`` (or of the list at ``at`` in the stack file: a
+    cluster's ``patches``), inline or read from its file, in order."""
     out: list[PatchSource] = []
-    key = f"{CONFIG_NAMESPACE}:patches"
+    where = tuple(at) or ("config", f"{CONFIG_NAMESPACE}:patches")
     for i, patch in enumerate(patches):
-        entry = stack_doc.sub(("config", key, i))
+        entry = stack_doc.sub((*where, i))
         if patch.path is not None:
             # Inside the project, as jobFiles and manifestFiles are: never a file of another
             # project, an absolute path or a link out of it (its values would be echoed).
-            file = project_file(stack_doc, ("config", key, i, "path"), patch.path, root)
+            file = project_file(stack_doc, (*where, i, "path"), patch.path, root)
             if isinstance(file, Problem):
                 problems.append(file)
                 continue

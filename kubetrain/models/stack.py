@@ -14,21 +14,25 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from ..kube.names import check_label_key
+from ..kube.names import LABEL_VALUE, check_label_key
 from ..kube.regex import go_regex
 from ..kube.schemas import parse_version
 from .base import DNSLabel, DNSSubdomain, Strict, reject_unquoted_number
+from .limits import MAX_CLUSTERS, MAX_NODE_SELECTOR
 
 __all__ = [
+    "CLUSTER_PREFIX",
     "CONFIG_NAMESPACE",
     "NATIVE_WORKLOADS",
     "ArgoRetry",
     "ArgoSettings",
+    "ClusterTarget",
     "External",
     "FluxDependency",
     "FluxSettings",
     "FluxSourceRef",
     "GitOps",
+    "KubeConfigRef",
     "NativeWorkload",
     "Patch",
     "PatchTarget",
@@ -37,6 +41,7 @@ __all__ = [
     "SecureValue",
     "StackFile",
     "StackSettings",
+    "delivered_to",
     "go_duration",
     "repo_url_problem",
 ]
@@ -257,6 +262,22 @@ class ArgoSettings(Strict):
         description="Argo CD creates the stack's namespace (CreateNamespace=true) with the Pod "
         "Security labels, e.g. when kubetrain:external.namespaces lists it. Default: false.",
     )
+    app_project: bool = Field(
+        default=False,
+        alias="appProject",
+        description="Write an AppProject kubetrain-<env> granting exactly what the rendered "
+        "objects need (the repository, the clusters and namespaces they go to, their "
+        "cluster-scoped and namespaced kinds), and put the Application in it. Default: false.",
+    )
+
+    @model_validator(mode="after")
+    def _one_project(self) -> ArgoSettings:
+        if self.app_project and self.project != "default":
+            raise ValueError(
+                "give either project (an AppProject that exists) or appProject: true (the "
+                "environment's own, kubetrain-<env>), not both"
+            )
+        return self
 
 
 def repo_url_problem(url: str) -> str | None:
@@ -415,6 +436,105 @@ class Patch(Strict):
         return self
 
 
+class SecretKeyRef(Strict):
+    """A key of a Secret in the namespace of the Flux Kustomizations (Flux's
+    ``meta.SecretKeyReference``)."""
+
+    name: DNSSubdomain = Field(description="Name of the Secret.")
+    key: str | None = Field(
+        default=None,
+        pattern=r"^[-._a-zA-Z0-9]+$",
+        max_length=253,
+        description="Key holding the kubeconfig. Default: Flux's (value, else value.yaml).",
+    )
+
+
+class KubeConfigRef(Strict):
+    """Where Flux on a hub cluster finds the kubeconfig of a remote cluster (a Kustomization's
+    ``spec.kubeConfig``)."""
+
+    secret_ref: SecretKeyRef = Field(
+        alias="secretRef", description="The Secret holding the remote cluster's kubeconfig."
+    )
+
+
+class ClusterTarget(Strict):
+    """A cluster an environment delivers to (``kubetrain:clusters``): where Argo CD and Flux
+    send ``rendered/<env>``, and what changes for that cluster (its GPU resource name, node
+    selectors, patches such as its Kueue quota)."""
+
+    name: DNSLabel = Field(
+        description="Name of the cluster: two environments naming the same cluster deliver "
+        "to one cluster (validate checks their objects together); in a fleet, the folder "
+        "rendered/<env>/<name>; Argo CD's cluster name unless server is given."
+    )
+    server: str | None = Field(
+        default=None,
+        description="Argo CD destination.server: the URL of the cluster's API server as Argo "
+        "CD knows it (https://kubernetes.default.svc: Argo CD's own cluster). Default: "
+        "destination.name is the cluster's name.",
+    )
+    kube_config: KubeConfigRef | None = Field(
+        default=None,
+        alias="kubeConfig",
+        description="Flux running on a hub cluster applies to this cluster with the kubeconfig "
+        "in this Secret (Kustomization spec.kubeConfig.secretRef). Default: none (Flux runs "
+        "in the cluster itself).",
+    )
+    gpu_resource: str | None = Field(
+        default=None,
+        alias="gpuResource",
+        description="This cluster's extended resource name for GPUs (amd.com/gpu...), instead "
+        "of kubetrain:gpuResource.",
+    )
+    node_selector: dict[str, str] = Field(
+        default_factory=dict,
+        alias="nodeSelector",
+        max_length=MAX_NODE_SELECTOR,
+        description="Node labels added to the nodeSelector of every pod template of this "
+        "cluster's jobs (a value here wins over the job's own for the same key). Default: none.",
+    )
+    patches: list[Patch] = Field(
+        default_factory=list,
+        description="Patches applied after kubetrain:patches for this cluster only (its Kueue "
+        "quota, images of its registry...), as kubetrain:patches.",
+    )
+
+    @field_validator("server")
+    @classmethod
+    def _server(cls, value: str | None) -> str | None:
+        if value is not None and (problem := repo_url_problem(value)):
+            raise ValueError(problem.replace("Flux's GitRepository", "Argo CD"))
+        if value is not None and not value.startswith("https://"):
+            raise ValueError("must be an https:// URL of the cluster's API server")
+        return value
+
+    @field_validator("gpu_resource")
+    @classmethod
+    def _gpu(cls, value: str | None) -> str | None:
+        return None if value is None else gpu_resource_name(value)
+
+    @field_validator("node_selector")
+    @classmethod
+    def _selector(cls, value: dict[str, str]) -> dict[str, str]:
+        for key, label in value.items():
+            if problem := check_label_key(key):
+                raise ValueError(f"node label key {key!r}: {problem}")
+            if problem := LABEL_VALUE.check(label):
+                raise ValueError(f"node label {key}={label!r}: {problem}")
+        return value
+
+
+def gpu_resource_name(value: str) -> str:
+    """``value`` if it is an extended resource name (``<domain>/<name>``), else a ValueError."""
+    problem = check_label_key(value) if "/" in value else "it has no domain prefix"
+    if problem:
+        raise ValueError(
+            f"{value!r} is not an extended resource name such as nvidia.com/gpu: {problem}"
+        )
+    return value
+
+
 class StackSettings(Strict):
     """Every ``kubetrain:*`` key of a stack file (the ``kubetrain:`` prefix removed)."""
 
@@ -503,6 +623,14 @@ class StackSettings(Strict):
         default_factory=External, description="Referenced objects that live outside rendered/."
     )
     gitops: GitOps | None = Field(default=None, description="Flux / Argo CD delivery objects.")
+    clusters: list[ClusterTarget] = Field(
+        default_factory=list,
+        max_length=MAX_CLUSTERS,
+        description="The clusters this environment delivers to: none (default), the "
+        "environment is a cluster of its own; one, that cluster (shared with every "
+        "environment naming it); several, a fleet: rendered/<env>/<cluster>/ per cluster, "
+        "with per-cluster overrides.",
+    )
     learner_registry: str | None = Field(
         default=None,
         alias="learnerRegistry",
@@ -555,17 +683,56 @@ class StackSettings(Strict):
     @classmethod
     def _gpu_resource(cls, value: str) -> str:
         """An extended resource name is domain-qualified: ``<domain>/<name>``."""
-        problem = check_label_key(value) if "/" in value else "it has no domain prefix"
-        if problem:
-            raise ValueError(
-                f"{value!r} is not an extended resource name such as nvidia.com/gpu: {problem}"
-            )
+        return gpu_resource_name(value)
+
+    @field_validator("clusters")
+    @classmethod
+    def _unique_clusters(cls, value: list[ClusterTarget]) -> list[ClusterTarget]:
+        seen: set[str] = set()
+        for cluster in value:
+            if cluster.name in seen:
+                raise ValueError(f"the cluster {cluster.name!r} is listed twice")
+            seen.add(cluster.name)
         return value
+
+    @model_validator(mode="after")
+    def _fleet_destinations(self) -> StackSettings:
+        servers = {c.server is not None for c in self.clusters}
+        if len(servers) > 1:
+            raise ValueError(
+                "kubetrain:clusters: give server to every cluster or to none (Argo CD's "
+                "ApplicationSet template names one destination field, server or name, for all)"
+            )
+        return self
+
+    @property
+    def fleet(self) -> bool:
+        """Several clusters: each gets a tree of its own, ``rendered/<env>/<cluster>``."""
+        return len(self.clusters) > 1
 
     @property
     def version(self) -> tuple[int, int]:
         major, minor = self.kubernetes_version.split(".")
         return int(major), int(minor)
+
+
+#: How a cluster a stack names (``kubetrain:clusters``) is called in reports; an environment that
+#: names none is a cluster of its own, ``environment <env>``.
+CLUSTER_PREFIX = "cluster "
+
+
+def delivered_to(env: str, settings: StackSettings | None, cluster: str | None = None) -> str:
+    """The cluster the objects of environment ``env`` go to, as reports name it: the one its
+    stack names (``cluster`` for one of a fleet), else the environment's own. Objects of one
+    identity collide only within one cluster."""
+    if settings is None or not settings.clusters:
+        return f"environment {env}"
+    names = [c.name for c in settings.clusters]
+    if cluster is None or cluster not in names:
+        if settings.fleet:
+            return f"environment {env}"  # the fleet's delivery objects, on its hub
+        cluster = names[0]
+    return f"{CLUSTER_PREFIX}{cluster}"
 
 
 class StackFile(Strict):

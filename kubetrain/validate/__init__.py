@@ -11,6 +11,7 @@ from .engine import (
     Report,
     Validator,
     add_lines,
+    flag_shared_duplicates,
     read_objects,
 )
 from .report import Format, finding_line, format_report, warning_lines
@@ -39,6 +40,7 @@ __all__ = [
     "add_lines",
     "check_objects",
     "finding_line",
+    "flag_shared_duplicates",
     "format_report",
     "read_objects",
     "semantic_findings",

@@ -36,18 +36,21 @@ from ..models.source import (
     read_text,
     too_big,
 )
+from ..models.stack import CLUSTER_PREFIX
 from ..parallel import ChunkMapper, serial
 from .customresources import CustomResources, builtin_version, custom_resource_issues
 from .schemas import SchemaCatalog, check_location
 from .webhooks import webhook_problems
 
 __all__ = [
+    "CLUSTER_PREFIX",
     "DEFAULT_VERSION",
     "STDIN",
     "Finding",
     "ObjectResult",
     "Report",
     "Validator",
+    "flag_shared_duplicates",
     "read_objects",
     "source_from_header",
     "version_from_header",
@@ -128,6 +131,9 @@ class ObjectResult:
     source: str = ""
     #: Where the object is in its document (an item of a list object), for line numbers.
     within: tuple[PathPart, ...] = ()
+    #: The cluster the object is delivered to (``""``: unknown, one with every other such
+    #: object): objects of one identity are duplicates only within one cluster.
+    cluster: str = ""
 
     @property
     def title(self) -> str:
@@ -189,6 +195,8 @@ class Located:
     source: str = ""
     #: Where the object is in its document: an item of a list object (``("items", 3)``).
     within: tuple[PathPart, ...] = ()
+    #: The cluster it is delivered to (see :attr:`ObjectResult.cluster`).
+    cluster: str = ""
 
 
 class Validator:
@@ -248,6 +256,7 @@ class Validator:
             line=item.line,
             source=item.source,
             within=item.within,
+            cluster=item.cluster,
         )
         if not isinstance(obj, dict):
             result.status = "error"
@@ -352,11 +361,14 @@ class Validator:
 
 
 def _flag_duplicates(report: Report) -> None:
-    first: dict[tuple[str, str, str, str], ObjectResult] = {}
+    """Two objects of one identity delivered to one cluster: the later one is invalid. Objects
+    of different clusters (``ObjectResult.cluster``: environments are clusters of their own
+    unless their stacks name a shared one) never collide."""
+    first: dict[tuple[str, str, str, str, str], ObjectResult] = {}
     for r in report.results:
         if not r.kind or not r.name:
             continue
-        key = (r.api_version.rpartition("/")[0], r.kind, r.namespace, r.name)
+        key = (r.cluster, r.api_version.rpartition("/")[0], r.kind, r.namespace, r.name)
         if key in first:
             other = first[key]
             r.status = "invalid"
@@ -365,11 +377,51 @@ def _flag_duplicates(report: Report) -> None:
                     "duplicate",
                     ("metadata", "name"),
                     f"{r.title} is also defined in {other.file}"
-                    + (f" (document {other.document + 1})" if other.document else ""),
+                    + (f" (document {other.document + 1})" if other.document else "")
+                    + _shared_cluster(r, other),
                 )
             )
         else:
             first[key] = r
+
+
+def flag_shared_duplicates(reports: Sequence[Report]) -> None:
+    """Objects of one identity that two reports (two environments' renders) deliver to one
+    cluster: each later one is invalid. Duplicates within one report are its own
+    (:meth:`Validator.validate` flags them)."""
+    first: dict[tuple[str, str, str, str, str], tuple[int, ObjectResult]] = {}
+    for n, report in enumerate(reports):
+        for r in report.results:
+            if not r.kind or not r.name or not r.cluster.startswith(CLUSTER_PREFIX):
+                continue
+            key = (r.cluster, r.api_version.rpartition("/")[0], r.kind, r.namespace, r.name)
+            if key not in first:
+                first[key] = (n, r)
+                continue
+            m, other = first[key]
+            if m == n:
+                continue
+            r.status = "invalid"
+            r.findings.append(
+                Finding(
+                    "duplicate",
+                    ("metadata", "name"),
+                    f"{r.title} is also delivered by {other.file}: both go to {r.cluster}, "
+                    "which holds one object of a name (deliver it from one environment only)",
+                )
+            )
+
+
+def _shared_cluster(r: ObjectResult, other: ObjectResult) -> str:
+    """Why two files of different folders are one cluster's, when their stacks say so."""
+    if not r.cluster.startswith(CLUSTER_PREFIX) or os.path.dirname(r.file) == os.path.dirname(
+        other.file
+    ):
+        return ""
+    return (
+        f": both are delivered to {r.cluster}, which holds one object of a name (deliver it "
+        "from one environment only)"
+    )
 
 
 # --- reading files ---------------------------------------------------------------------------
