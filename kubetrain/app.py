@@ -87,6 +87,7 @@ __all__ = [
     "Planned",
     "Progress",
     "Project",
+    "add_stack",
     "convert",
     "diff",
     "explain",
@@ -1324,6 +1325,7 @@ def kubetrain_requirement() -> str:
 
 
 _STACK = """\
+# yaml-language-server: $schema=../schemas/kubetrain-stack.schema.json
 # Stack "{stack}": `kubetrain render --stack {stack}` writes rendered/{stack}/.
 config:
   kubetrain:namespace: {namespace}
@@ -1342,9 +1344,18 @@ config:
   #     kind: ConfigMap
   #     metadata: {{name: mnist-settings}}
   #     data: {{steps: "1000"}}
+  # The cluster(s) this environment delivers to (docs/gitops.md). Without it the environment is
+  # a cluster of its own; two environments naming one cluster are validated together; several
+  # clusters are a fleet, rendered/{stack}/<cluster>/ each, with per-cluster overrides:
+  # kubetrain:clusters:
+  #   - name: gpu-east
+  #     server: https://gpu-east.example.com:6443      # Argo CD destination (else its name)
+  #     kubeConfig: {{secretRef: {{name: gpu-east-kubeconfig}}}}   # Flux on a hub cluster
+  #     nodeSelector: {{topology.kubernetes.io/region: us-east-1}}
 """
 
 _JOB = """\
+# yaml-language-server: $schema=../../schemas/kubetrain-job.schema.json
 # A distributed TFJob: one parameter server and two workers (Kubeflow's dist-mnist example).
 apiVersion: kubeflow.org/v1
 kind: TFJob
@@ -1377,21 +1388,87 @@ spec:
 """
 
 
-def init_project(folder: Path, stack: str = "dev", namespace: str = "ml") -> list[Path]:
-    """Create a project in ``folder`` that runs end to end: ``Pulumi.yaml`` and its program
-    (``stacks/__main__.py``), ``requirements.txt`` pinning this kubetrain, a stack
-    (``stacks/Pulumi.<stack>.yaml``) with a TFJob in ``stacks/jobs/``, the CI workflow, the
-    pre-commit hooks and a ``.gitignore``. Nothing is written when any of them exists."""
+def _stack_text(stack: str, namespace: str) -> str:
+    return _STACK.format(
+        stack=stack,
+        # A name YAML would read as something else (0, yes, null) is quoted.
+        namespace=namespace if is_plain(namespace) else f'"{namespace}"',
+        version=f"{DEFAULT_VERSION[0]}.{DEFAULT_VERSION[1]}",
+        kinds=", ".join(sorted({kind for _, kind in job_kinds()})),
+    )
+
+
+def _init_problems(stack: str, namespace: str | None) -> None:
     problems = []
     if problem := stack_name_problem(stack):
         problems.append(f"--stack: {problem}")
     elif stack in RESERVED_STACK_NAMES:
         problems.append(f"--stack: the stack name {stack!r} is reserved (rendered/clusters/)")
-    if problem := DNS1123_LABEL.check(namespace):
+    if namespace is not None and (problem := DNS1123_LABEL.check(namespace)):
         problems.append(f"--namespace: {printable(problem)}")
     if problems:
         raise InputError.single("kubetrain init", "; ".join(problems))
+
+
+def add_stack(
+    project: Project, stack: str, namespace: str | None = None, copy_of: str | None = None
+) -> Path:
+    """Add environment ``stack`` to an existing project: ``Pulumi.<stack>.yaml`` in its stacks
+    folder, a copy of environment ``copy_of``'s stack file (its header line renamed; its
+    namespace replaced when ``namespace`` is given), else a new stack reading the project's
+    job files. Refuses to overwrite a stack file; writes nothing else."""
+    _init_problems(stack, namespace)
+    folder = project.stacks_dir
+    target = folder / f"Pulumi.{stack}.yaml"
+    if os.path.lexists(target) or os.path.lexists(folder / f"Pulumi.{stack}.yml"):
+        raise InputError.single(
+            display_path(target), "exists; kubetrain init never overwrites a file"
+        )
+    if copy_of is None:
+        text = _stack_text(stack, namespace or "ml")
+    else:
+        (source,) = project.stack_files([copy_of])
+        text = source.read_text(encoding="utf-8")
+        text = re.sub(
+            rf'^# Stack "{re.escape(copy_of)}"(.*)$',
+            lambda m: f'# Stack "{stack}"' + m[1].replace(copy_of, stack),
+            text,
+            count=1,
+            flags=re.M,
+        )
+        if namespace is not None:
+            text, found = re.subn(
+                r"^(\s*kubetrain:namespace:\s*)\S+",
+                lambda m: m[1] + (namespace if is_plain(namespace) else f'"{namespace}"'),
+                text,
+                count=1,
+                flags=re.M,
+            )
+            if not found:
+                raise InputError.single(
+                    display_path(source),
+                    "--namespace: the stack file sets no kubetrain:namespace to replace; "
+                    "copy it without --namespace and set the namespace yourself",
+                )
+    _refuse_links(folder, {target: text})
+    try:
+        _replace_file(target, text.encode("utf-8"))
+    except OSError as exc:
+        raise InputError.single(
+            display_path(exc.filename or target), f"cannot be written: {exc.strerror}"
+        ) from None
+    return target
+
+
+def init_project(folder: Path, stack: str = "dev", namespace: str = "ml") -> list[Path]:
+    """Create a project in ``folder`` that runs end to end: ``Pulumi.yaml`` and its program
+    (``stacks/__main__.py``), ``requirements.txt`` pinning this kubetrain, a stack
+    (``stacks/Pulumi.<stack>.yaml``) with a TFJob in ``stacks/jobs/``, the editor schemas of
+    both (``schemas/``), the CI workflow, the pre-commit hooks and a ``.gitignore``. Nothing is
+    written when any of them exists."""
+    _init_problems(stack, namespace)
     name = re.sub(r"[^A-Za-z0-9_.-]+", "-", folder.resolve().name).strip("-.") or "kubetrain"
+    editor = schema_files()
     files = {
         folder / "Pulumi.yaml": _PULUMI_PROJECT.format(name=name),
         folder / "requirements.txt": _REQUIREMENTS.format(requirement=kubetrain_requirement()),
@@ -1400,14 +1477,12 @@ def init_project(folder: Path, stack: str = "dev", namespace: str = "ml") -> lis
         folder / ".github" / "workflows" / "kubetrain.yml": _WORKFLOW,
         folder / "stacks" / "__main__.py": _PROGRAM,
         folder / "stacks" / "requirements.txt": _PROGRAM_REQUIREMENTS,
-        folder / "stacks" / f"Pulumi.{stack}.yaml": _STACK.format(
-            stack=stack,
-            # A name YAML would read as something else (0, yes, null) is quoted.
-            namespace=namespace if is_plain(namespace) else f'"{namespace}"',
-            version=f"{DEFAULT_VERSION[0]}.{DEFAULT_VERSION[1]}",
-            kinds=", ".join(sorted({kind for _, kind in job_kinds()})),
-        ),
+        folder / "stacks" / f"Pulumi.{stack}.yaml": _stack_text(stack, namespace),
         folder / "stacks" / "jobs" / "mnist.yaml": _JOB,
+        # Completion and checks in editors (the modelines of the stack and job files): what
+        # `kubetrain schema` rewrites after an upgrade.
+        folder / "schemas" / STACK_SCHEMA_FILE: editor[STACK_SCHEMA_FILE],
+        folder / "schemas" / JOB_SCHEMA_FILE: editor[JOB_SCHEMA_FILE],
     }
     # lexists: a dangling symbolic link is a file there too (writing would follow it).
     existing = [p for p in files if os.path.lexists(p)]

@@ -619,20 +619,41 @@ def schema(out: Path | None, kubernetes_version: tuple[int, int] | None) -> None
 @click.option(
     "--stack", "stack", default="dev", show_default=True, metavar="ENV", help="Stack name."
 )
-@click.option("--namespace", default="ml", show_default=True, help="Namespace of the stack's jobs.")
+@click.option(
+    "--namespace", default=None, help="Namespace of the stack's jobs (a new project: ml)."
+)
+@click.option(
+    "--from",
+    "copy_of",
+    metavar="ENV",
+    help="In an existing project: the new stack is a copy of ENV's stack file.",
+)
 @_errors_to_exit_codes
-def init(folder: Path, stack: str, namespace: str) -> None:
+def init(folder: Path, stack: str, namespace: str | None, copy_of: str | None) -> None:
     """Create a kubetrain project in FOLDER (default: here) that runs end to end: Pulumi.yaml
     and its program, requirements.txt pinning this kubetrain, stacks/Pulumi.ENV.yaml with a TFJob
-    in stacks/jobs/, the CI workflow, pre-commit hooks and a .gitignore. Refuses to overwrite any
-    file, and writes all of them or none.
+    in stacks/jobs/, editor schemas, the CI workflow, pre-commit hooks and a .gitignore. Refuses
+    to overwrite any file, and writes all of them or none.
+
+    In an existing project (FOLDER has a Pulumi.yaml), adds environment ENV: its stack file
+    only, a new one reading the project's job files, or with --from a copy of another
+    environment's (change what differs with kubetrain:patches, docs/stack-file.md).
 
     \b
     Examples:
       kubetrain init && kubetrain render
       kubetrain init ml-platform --stack staging --namespace ml-staging
+      kubetrain init --stack prod --from dev --namespace ml-prod   (a new environment)
     """
-    for path in app.init_project(folder, stack, namespace):
+    project = app.Project(folder.resolve())
+    if project.pulumi_yaml is not None:
+        added = app.add_stack(project, stack, namespace, copy_of)
+        _echo(printable(f"{display_path(added)}: written"))
+        _echo(printable(f"next: kubetrain render --stack {stack}, then commit rendered/{stack}"))
+        return
+    if copy_of is not None:
+        raise InputError.single("--from", f"{display_path(folder)} has no project to copy from")
+    for path in app.init_project(folder, stack, namespace or "ml"):
         _echo(printable(f"{display_path(path)}: written"))
     requirement = app.kubetrain_requirement()
     if "file:" in requirement:
