@@ -41,7 +41,8 @@ from .models.orphans import removal_causes
 from .models.source import display_path, file_kind, load_documents, watching_inputs
 from .models.stack import CONFIG_NAMESPACE, StackSettings, delivered_to
 from .parallel import ChunkMapper, alongside, forking
-from .plan import EnvironmentPlan, plan_environment, read_rendered
+from .plan import EnvironmentPlan, Totals, plan_environment, read_rendered
+from .quota import QUEUE_LABEL, plan_queues
 from .render import (
     KUSTOMIZATION,
     OutputLock,
@@ -432,10 +433,30 @@ def _build(
         progress=progress.advance,
         chunks=_CHUNKS,
     )
+    warnings += _queue_gates(stack, built)
     planned = Planned(stack, built, out_dir, Report(), warnings=warnings)
     if delivery_dir is not None:
         _deliver([planned], lambda _: delivery_dir)
     return planned
+
+
+def _queue_gates(stack: Stack, built: Sequence[Built]) -> list[Problem]:
+    """Jobs Kueue would hold for ever (:attr:`kubetrain.quota.QueuePlan.gates`: one its
+    ClusterQueue can never admit, one whose LocalQueue names a ClusterQueue the stack does not
+    deliver), as warnings at the job's queue label (errors under --strict)."""
+    objects = [(b.obj, b.source) for b in built]
+    if not any(QUEUE_LABEL in (o["metadata"].get("labels") or {}) for o, _ in objects):
+        return []
+    totals = Totals.of(objects)
+    queues = plan_queues(objects, {job: usage.resources for job, usage in totals.jobs.items()})
+    jobs = {j.title: j for j in stack.jobs}
+    out = []
+    for title, message in queues.gates:
+        job = jobs.get(title)
+        if job is not None:
+            found = job.source.problem(("metadata", "labels", QUEUE_LABEL), message)
+            out.append(dataclasses.replace(found, severity="warning"))
+    return out
 
 
 def _located(stack: Stack, built: Built, cluster: str = "") -> Located:

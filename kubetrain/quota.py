@@ -30,7 +30,7 @@ from typing import Any
 
 from .kube.quantity import Quantity, display_quantity, parse_quantity
 
-__all__ = ["QueuePlan", "plan_queues"]
+__all__ = ["QUEUE_LABEL", "QueuePlan", "plan_queues"]
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
@@ -71,6 +71,10 @@ class QueuePlan:
     warnings: list[str] = field(default_factory=list)
     #: Jobs their ClusterQueue can never admit (their pods are never created).
     never: list[str] = field(default_factory=list)
+    #: (job, message) of the warnings that say a job will wait for ever (it can never be
+    #: admitted, or its ClusterQueue is not in the stack): what render reports at the job's
+    #: queue label, an error under --strict.
+    gates: list[tuple[str, str]] = field(default_factory=list)
 
     def lines(self) -> list[str]:
         out = []
@@ -223,6 +227,14 @@ def plan_queues(
                     f"{job}: ClusterQueue {cq_name} (of LocalQueue {namespace}/{queue_name}) is "
                     "not in the stack: its quota is unknown here"
                 )
+                plan.gates.append(
+                    (
+                        job,
+                        f"LocalQueue {namespace}/{queue_name} names ClusterQueue {cq_name}, "
+                        "which the stack does not deliver: Kueue holds the job until a "
+                        "ClusterQueue of that name exists (deliver it, or check the name)",
+                    )
+                )
             continue
         queue = cluster[cq_name]
         asked = {k: v.value for k, v in (requests.get(job) or {}).items() if v.value > 0}
@@ -234,6 +246,7 @@ def plan_queues(
                 f"{', '.join(missing)}, which the queue covers in none of its resource groups"
             )
             plan.never.append(job)
+            plan.gates.append((job, plan.warnings[-1]))
             continue
         never = []
         for resources, flavors in queue.groups:
@@ -261,6 +274,7 @@ def plan_queues(
                 f"{'; '.join(never)}; it would wait for ever"
             )
             plan.never.append(job)
+            plan.gates.append((job, plan.warnings[-1]))
             continue
         for resources, flavors in queue.groups:
             group_asked = {r: asked[r] for r in resources if r in asked}

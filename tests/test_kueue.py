@@ -277,3 +277,91 @@ def test_every_kind_carries_its_queue_or_says_what_it_cannot(tmp_path: Path, run
     result = run("render", "--stdout", cwd=project)
     assert result.exit_code == 0, result.stderr
     assert "Kueue admits the trainer Job only: it integrates no ReplicaSet" in result.stderr
+
+
+def _gate_project(tmp_path: Path, gpus: int, cluster_queue: str) -> Path:
+    """A job of ``gpus`` one-GPU pods on a queue of 8 GPUs, its LocalQueue naming
+    ``cluster_queue``; the job is written as a file so its label has a line of its own."""
+    project = tmp_path / "p"
+    (project / "stacks" / "jobs").mkdir(parents=True)
+    (project / "Pulumi.yaml").write_text("name: kubetrain\nruntime: python\n")
+    job = pytorchjob()
+    job["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"] = gpus - 1
+    for spec in job["spec"]["pytorchReplicaSpecs"].values():
+        spec["template"]["spec"]["containers"][0]["resources"] = {"limits": {"nvidia.com/gpu": 1}}
+    (project / "stacks" / "jobs" / "bert.yaml").write_text(yaml.safe_dump(job, sort_keys=False))
+    queue = [
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "ResourceFlavor",
+            "metadata": {"name": "a100"},
+        },
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "ClusterQueue",
+            "metadata": {"name": "gpus"},
+            "spec": {
+                "namespaceSelector": {},
+                "resourceGroups": [
+                    {
+                        "coveredResources": ["nvidia.com/gpu"],
+                        "flavors": [
+                            {
+                                "name": "a100",
+                                "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 8}],
+                            }
+                        ],
+                    }
+                ],
+            },
+        },
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "LocalQueue",
+            "metadata": {"name": "team-a"},
+            "spec": {"clusterQueue": cluster_queue},
+        },
+    ]
+    config = {
+        "kubetrain:namespace": "ml",
+        "kubetrain:nativeWorkload": "jobset",
+        "kubetrain:jobFiles": ["stacks/jobs/*.yaml"],
+        "kubetrain:manifests": queue,
+    }
+    (project / "stacks" / "Pulumi.t.yaml").write_text(yaml.safe_dump({"config": config}))
+    return project
+
+
+@pytest.mark.parametrize(
+    ("gpus", "cluster_queue", "message"),
+    [
+        (
+            9,
+            "gpus",
+            "PyTorchJob ml/bert can never be admitted by ClusterQueue gpus: it requests nvidia.com/gpu 9 (the most it can ever get is 8)",
+        ),
+        (2, "gpu", "LocalQueue ml/team-a names ClusterQueue gpu, which the stack does not deliver"),
+    ],
+    ids=["never-admitted", "cluster-queue-missing"],
+)
+def test_jobs_kueue_holds_for_ever_are_warnings_and_errors_under_strict(
+    tmp_path: Path, run, gpus: int, cluster_queue: str, message: str
+) -> None:
+    project = _gate_project(tmp_path, gpus, cluster_queue)
+    label_line = next(
+        n
+        for n, line in enumerate((project / "stacks/jobs/bert.yaml").read_text().splitlines(), 1)
+        if "kueue.x-k8s.io/queue-name" in line
+    )
+    at = f'stacks/jobs/bert.yaml:{label_line}: metadata.labels["kueue.x-k8s.io/queue-name"]:'
+    result = run("render", cwd=project)
+    assert result.exit_code == 0, result.stderr
+    (line,) = [w for w in result.stderr.splitlines() if message in w]
+    assert line.startswith(f"{at} warning: "), line
+    result = run("render", "--strict", cwd=project)
+    assert result.exit_code == 2
+    (line,) = [w for w in result.stderr.splitlines() if message in w]
+    assert line.startswith(at) and "warning" not in line, line
+    # A job the queue admits passes --strict.
+    ok = _gate_project(tmp_path / "ok", 8, "gpus")
+    assert run("render", "--strict", cwd=ok).exit_code == 0
