@@ -42,6 +42,7 @@ from .kube.engines import ENGINE_TITLES, ENGINES, Engine, Outcome, outcomes
 from .kube.paths import differences
 from .kube.quantity import Quantity, display_quantity, format_quantity, parse_quantity
 from .models.source import display_path, load_all
+from .operators import operator_edit_notes, queued_jobs_note
 from .quota import QueuePlan, plan_queues
 from .render.tree import generated_for, read_tree
 from .render.yamlout import read_generated
@@ -487,7 +488,9 @@ def plan_environment(
         )
     plan = EnvironmentPlan(name, folders, changes, unchanged, Totals.of(before), Totals.of(after))
     plan.migrations = _migrations(changes, old, new, plan.before, plan.after)
-    plan.notes = _notes(changes, old, new, plan.migrated())
+    plan.notes = _notes(changes, old, new, plan.migrated()) + operator_notes(
+        changes, old, new, after
+    )
     plan.queues = plan_queues(
         after, {job: usage.resources for job, usage in plan.after.jobs.items()}
     )
@@ -495,6 +498,24 @@ def plan_environment(
         before, {job: usage.resources for job, usage in plan.before.jobs.items()}
     ).never
     return plan
+
+
+def operator_notes(
+    changes: Sequence[Change],
+    old: Mapping[Key, Sourced],
+    new: Mapping[Key, Sourced],
+    after: Sequence[Sourced],
+) -> list[str]:
+    """What operator-mode edits do to running trainings (:func:`kubetrain.operators.
+    operator_edit_notes`), and the jobs whose ``suspend`` is Kueue's."""
+    notes = []
+    for c in changes:
+        if c.action == "change":
+            key = _key_of(c, new)
+            notes += operator_edit_notes(old[key][0], new[key][0], c.fields, c.job)
+    if queued := queued_jobs_note(after):
+        notes.append(queued)
+    return notes
 
 
 def _notes(

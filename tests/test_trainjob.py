@@ -447,7 +447,8 @@ def test_operator_mode_writes_the_resource_with_its_crd_defaults_and_what_it_run
         "name": "torch-distributed",
     }
     assert obj["spec"]["managedBy"] == "trainer.kubeflow.org/trainjob-controller"
-    assert obj["spec"]["suspend"] is True
+    # suspend: true as published, but Kueue owns it for a queued job: not written.
+    assert "suspend" not in obj["spec"]
     runs = json.loads(obj["metadata"]["annotations"][RUNS_ANNOTATION])
     assert runs == [{"job": "node", "pods": 3, "requests": {"cpu": "2", "memory": "4Gi"}}]
 
@@ -677,4 +678,4 @@ def test_a_native_trainjob_carries_its_queue_to_the_jobset(tmp_path: Path) -> No
     )
     jobset = pick(objs, "JobSet", "kueue-example")
     assert jobset["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "training-queue"
-    assert jobset["spec"]["suspend"] is True
+    assert "suspend" not in jobset["spec"]  # Kueue's (the job is queued)

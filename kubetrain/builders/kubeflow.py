@@ -503,6 +503,18 @@ def custom_resource(job: KubeflowJob, ctx: BuildContext) -> Manifest:
     """The defaulted custom resource, for clusters that run the training operator (GPUs
     normalised and Pod Security applied as in native mode)."""
     _warn_gpu_aliases(job, ctx)
+    if job.run_policy.ttl_seconds_after_finished is not None and ctx.target == "render":
+        # training-operator v1.9.0 pkg/controller.v1/common/job.go, CleanupJob: once the TTL
+        # after completion passes, DeleteJob deletes the custom resource itself, which Git
+        # still declares: Flux re-creates it at its next reconcile, Argo CD at once (selfHeal),
+        # and the operator runs the training again.
+        raise BuildProblem(
+            ("spec", "runPolicy", "ttlSecondsAfterFinished"),
+            f"cannot be rendered for GitOps in operator mode: the training operator deletes the "
+            f"finished {job.KIND} after the TTL and Flux or Argo CD re-creates it from Git, "
+            "which runs the training again; leave it out (delete finished jobs by removing "
+            "them from the stack) or deploy with Pulumi",
+        )
     defaulted = job.defaulted()
     spec = defaulted.spec.model_dump(mode="json", by_alias=True, exclude_none=True)
     for replica in spec[job.REPLICA_SPECS_KEY].values():

@@ -31,6 +31,7 @@ __all__ = [
     "kueue_labels",
     "label_jobs",
     "label_pod_group",
+    "leave_suspend_to_kueue",
 ]
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
@@ -67,3 +68,35 @@ def label_pod_group(pods: list[Manifest], group: str, labels: Mapping[str, str])
             **(meta.get("annotations") or {}),
             GROUP_TOTAL_COUNT_ANNOTATION: str(len(pods)),
         }
+
+
+#: Where each kind Kueue admits keeps ``suspend`` (batch/v1 Job, JobSet, TrainJob: ``spec``; the
+#: Kubeflow kinds and MPIJob: ``spec.runPolicy``), by API group.
+_SUSPEND_AT: dict[tuple[str, str], tuple[str, ...]] = {
+    ("batch", "Job"): ("spec",),
+    ("jobset.x-k8s.io", "JobSet"): ("spec",),
+    ("trainer.kubeflow.org", "TrainJob"): ("spec",),
+    **{
+        ("kubeflow.org", kind): ("spec", "runPolicy")
+        for kind in ("TFJob", "PyTorchJob", "XGBoostJob", "PaddleJob", "JAXJob", "MPIJob")
+    },
+}
+
+
+def leave_suspend_to_kueue(obj: Manifest) -> Manifest:
+    """``obj`` without ``suspend`` when Kueue queues it (it carries the queue label): Kueue's
+    webhook creates it suspended and admission resumes it (Kueue v0.19.2,
+    ``pkg/controller/jobframework/defaults.go``, ``ApplyDefaultForSuspend``;
+    ``reconciler.go``, ``startJob``), so a value in Git that Flux, Argo CD (self-heal) or
+    Pulumi put back would undo an admission or resume a job Kueue holds. Not written, the
+    field is Kueue's alone (no engine owns or compares a field it does not send)."""
+    group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+    at = _SUSPEND_AT.get((group, str(obj.get("kind"))))
+    if at is None or QUEUE_LABEL not in ((obj.get("metadata") or {}).get("labels") or {}):
+        return obj
+    node: Any = obj
+    for key in at:
+        node = node.get(key) if isinstance(node, dict) else None
+    if isinstance(node, dict):
+        node.pop("suspend", None)
+    return obj

@@ -15,6 +15,7 @@ from ..models.load import JobSource, LoadedJob, LoadedManifest, Stack
 from ..parallel import ChunkMapper, serial
 from .clusters import with_node_selector
 from .context import BuildContext, Target
+from .kueue import leave_suspend_to_kueue
 from .lifecycle import await_annotations, lifecycle_annotations
 from .meta import canonical, is_shared, plain_copy
 from .namespaces import namespace_manifest, namespaces_created
@@ -122,7 +123,10 @@ def build_job(
         for path, message in reported:
             problem = loaded.source.problem(path, f"{loaded.title}: {message}")
             warnings.append(dataclasses.replace(problem, severity="warning"))
-    return [finish(with_node_selector(obj, ctx.node_selector), ctx) for obj in built]
+    return [
+        finish(leave_suspend_to_kueue(with_node_selector(obj, ctx.node_selector)), ctx)
+        for obj in built
+    ]
 
 
 #: (path of a pod spec in a built object, path of the pod spec in the job document it came from)
