@@ -506,15 +506,25 @@ def _relocate(planned: Planned) -> None:
     of the patch) the user wrote it in, where the object copies it from a pod template."""
     for result, built in zip(planned.report.results, planned.built, strict=False):
         loaded = built.job
-        if loaded is None or not result.findings:
+        if not result.findings or (loaded is None and built.manifest is None):
             continue
+        # An object that is its document (a plain manifest, an operator-mode custom resource
+        # of the document's own apiVersion and kind): a finding's path is the document's.
+        source = built.manifest.source if built.manifest is not None else None
+        if loaded is not None and loaded.mode == "operator":
+            doc = loaded.document
+            if (built.obj.get("apiVersion"), built.obj.get("kind")) == (doc.API_VERSION, doc.KIND):
+                source = loaded.source
         moved = []
         for finding in result.findings:
-            path = document_path(loaded.job, built.obj, finding.path)
-            if path is None:
+            path = document_path(loaded.job, built.obj, finding.path) if loaded else None
+            where = loaded.source if loaded is not None else None
+            if path is None and source is not None and finding.path:
+                path, where = tuple(finding.path), source
+            if path is None or where is None:
                 moved.append(finding)
                 continue
-            at = loaded.source.problem(path, "")
+            at = where.problem(path, "")
             moved.append(dataclasses.replace(finding, path=at.path, line=at.line, file=at.file))
         result.findings = moved
 
