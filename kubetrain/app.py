@@ -434,10 +434,39 @@ def _build(
         chunks=_CHUNKS,
     )
     warnings += _queue_gates(stack, built)
+    warnings += _foreign_namespaces(stack, built)
     planned = Planned(stack, built, out_dir, Report(), warnings=warnings)
     if delivery_dir is not None:
         _deliver([planned], lambda _: delivery_dir)
     return planned
+
+
+def _foreign_namespaces(stack: Stack, built: Sequence[Built]) -> list[Problem]:
+    """A job in a namespace that is not the stack's and that the stack neither declares (a
+    Namespace manifest) nor lists as existing (``kubetrain:external.namespaces``): kubetrain
+    would create that Namespace with Pod Security labels, and so take over one that exists (a
+    published example's ``namespace: kubeflow``, Kubeflow's own). A warning at the job's
+    ``metadata.namespace``, an error under --strict."""
+    generated = {
+        b.obj["metadata"]["name"]
+        for b in built
+        if b.obj["kind"] == "Namespace" and b.job is None and b.manifest is None
+    }
+    generated.discard(stack.settings.namespace)
+    out = []
+    for job in stack.jobs:
+        namespace = job.document.namespace
+        if namespace in generated:
+            found = job.source.problem(
+                ("metadata", "namespace"),
+                f"{job.title}: namespace {namespace} is not the stack's "
+                f"({stack.settings.namespace}), and kubetrain would create it with Pod Security "
+                "labels, taking it over if it exists; list it in kubetrain:external.namespaces "
+                "if it does, declare a Namespace in kubetrain:manifests to own it, or remove "
+                "metadata.namespace (a patch) to use the stack's",
+            )
+            out.append(dataclasses.replace(found, severity="warning"))
+    return out
 
 
 def _queue_gates(stack: Stack, built: Sequence[Built]) -> list[Problem]:
