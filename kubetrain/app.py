@@ -264,13 +264,17 @@ class Planned:
         return dict(self.iter_files())
 
 
-def load_stacks(files: Sequence[Path], project: Project, *, jobs: bool = True) -> list[Stack]:
+def load_stacks(
+    files: Sequence[Path], project: Project, *, jobs: bool = True, partial: bool = False
+) -> list[Stack]:
     """Load every stack, reporting the problems of all of them together (``jobs=False``: the
-    settings only)."""
+    settings only). With ``partial``, the problems of stacks whose settings loaded do not
+    raise: each such stack holds the jobs that loaded and its problems
+    (:attr:`~kubetrain.models.load.Stack.problems`), so their build can be checked too."""
     failed: InputError | None = None
     with watching_inputs() as watch:
         try:
-            stacks = _load_stacks(files, project, jobs)
+            stacks = _load_stacks(files, project, jobs, partial)
         except InputError as exc:
             failed = exc  # unless the project changed meanwhile, which explains it first
     if changed := watch.changed():
@@ -289,7 +293,9 @@ def load_stacks(files: Sequence[Path], project: Project, *, jobs: bool = True) -
     return stacks
 
 
-def _load_stacks(files: Sequence[Path], project: Project, jobs: bool) -> list[Stack]:
+def _load_stacks(
+    files: Sequence[Path], project: Project, jobs: bool, partial: bool = False
+) -> list[Stack]:
     stacks, problems = [], []
     for file in files:
         try:
@@ -299,22 +305,29 @@ def _load_stacks(files: Sequence[Path], project: Project, jobs: bool) -> list[St
                     f"the stack name {stack_name(file)!r} is reserved "
                     "(rendered/clusters/ holds GitOps objects)",
                 )
-            stack = load_stack(file, project_root=project.root, jobs=jobs, chunks=_CHUNKS)
+            stack = load_stack(file, project_root=project.root, jobs=False, chunks=_CHUNKS)
             # A fleet: the stack once per cluster, with that cluster's overrides.
-            variants = (
-                [
-                    load_stack(
-                        file, project_root=project.root, chunks=_CHUNKS, cluster=cluster.name
-                    )
-                    for cluster in stack.settings.clusters
-                ]
-                if jobs and stack.settings.fleet
-                else [stack]
+            clusters: list[str | None] = (
+                [c.name for c in stack.settings.clusters] if stack.settings.fleet else [None]
             )
+            variants = [
+                load_stack(
+                    file,
+                    project_root=project.root,
+                    chunks=_CHUNKS,
+                    cluster=cluster,
+                    partial=partial,
+                )
+                for cluster in clusters
+            ]
+            if not jobs:
+                variants = [stack]
         except InputError as exc:
             problems += exc.problems
             continue
         stacks += variants
+        if not partial:
+            problems += [p for v in variants for p in v.problems]
         for i, rule in enumerate(stack.settings.skip_checks):
             if rule not in RULES:
                 problems.append(
@@ -582,9 +595,79 @@ def _warned(plans: Sequence[Planned], strict: bool, warnings: list[str] | None) 
     else added to ``warnings``."""
     found = sorted({w for p in plans for w in p.warnings})
     if strict and found:
-        raise InputError(w.as_error() for w in found)
+        raise InputError(w.as_error() for w in _once_per_job(found))
     if warnings is not None:
-        warnings += [str(w) for w in found]
+        warnings += [str(w) for w in _once_per_job(found)]
+
+
+#: A builder warning's message: ``<Kind> <namespace>/<name>: <what>`` (build_job's form).
+_TITLED = re.compile(
+    r"^(?P<kind>[A-Za-z0-9]+) (?P<where>[^ :]+/[^ :]+)(?P<sep>:? )(?P<rest>.*)$", re.S
+)
+
+
+def _once_per_job(found: Sequence[Problem]) -> list[Problem]:
+    """The builders' warnings with those of one job document said once: the same warning at
+    the same field of one file, made by several environments (the job in each stack's
+    namespace), is one line naming each (``TFJob ml-dev/x, ml-prod/x: ...``)."""
+    groups: dict[tuple[Any, ...], list[tuple[Problem, str]]] = {}
+    for w in found:
+        m = _TITLED.match(w.message)
+        key = (w.file, w.line, w.path, w.severity, m["kind"], m["sep"], m["rest"]) if m else (w,)
+        groups.setdefault(key, []).append((w, m["where"] if m else ""))
+    out = []
+    for members in groups.values():
+        first, _ = members[0]
+        if len(members) == 1:
+            out.append(first)
+            continue
+        m = _TITLED.match(first.message)
+        assert m is not None
+        where = ", ".join(dict.fromkeys(w for _, w in members))
+        message = f"{m['kind']} {where}{m['sep']}{m['rest']}"
+        out.append(dataclasses.replace(first, message=message))
+    return sorted(out)
+
+
+#: A check's warning line: what it says, then `` [<objects>]``.
+_OBJECTS = re.compile(r"^(?P<line>.*?) \[(?P<objects>[^\[\]]*)\]$")
+
+
+def _merged_lines(lines: Iterable[str]) -> list[str]:
+    """The checks' warning lines of several environments with a finding at one line of one
+    file said once, its objects listed together (``[Pod ml-dev/a, Pod ml-prod/a]``)."""
+    merged: dict[str, list[str]] = {}
+    for line in lines:
+        m = _OBJECTS.match(line)
+        text, objects = (m["line"], m["objects"]) if m else (line, "")
+        merged.setdefault(text, [])
+        if objects:
+            merged[text].append(objects)
+    out = []
+    for text, parts in merged.items():
+        if not parts:
+            out.append(text)
+            continue
+        count, names = 0, list[str]()
+        for part in parts:
+            m = _COUNTED.match(part)
+            if m is None:
+                count, names = count + 1, [*names, part]
+                continue
+            count += int(m["count"])
+            names += m["names"].split(", ")
+        if count == 1:
+            out.append(f"{text} [{names[0]}]")
+            continue
+        more = f" and {count - _SHOWN} more" if count > _SHOWN else ""
+        out.append(f"{text} [{count} objects: {', '.join(names[:_SHOWN])}{more}]")
+    return out
+
+
+#: ``3 objects: Job ml/a-0, Job ml/a-1 and 1 more`` (what validate's report groups).
+_COUNTED = re.compile(r"^(?P<count>\d+) objects: (?P<names>.*?)(?: and \d+ more)?$")
+#: Objects a merged line names (as the report names them).
+_SHOWN = 3
 
 
 def _checked(plans: Sequence[Planned], strict: bool, warnings: list[str] | None) -> None:
@@ -597,7 +680,7 @@ def _checked(plans: Sequence[Planned], strict: bool, warnings: list[str] | None)
     if failed:
         raise CheckFailed("".join(format_report(p.report) for p in failed))
     if warnings is not None:
-        warnings += [line for p in plans for line in warning_lines(p.report)]
+        warnings += _merged_lines(line for p in plans for line in warning_lines(p.report))
 
 
 def render(
@@ -621,7 +704,7 @@ def render(
             "--out", "--out needs exactly one stack (--config FILE or one --stack)"
         )
     progress.phase(f"loading {len(files)} stack file{'s' if len(files) != 1 else ''}")
-    stacks = load_stacks(files, project)
+    stacks = load_stacks(files, project, partial=True)
     plans = _plans(project, stacks, out, progress)
     _warned(plans, strict, warnings)
     # Environments whose stack file is gone: their output goes too (when all of it is ours).
@@ -638,11 +721,17 @@ def _plans(
     ``rendered/<env>/<cluster>``), or ``out`` (a fleet's cluster ``out/<cluster>``), with the
     GitOps delivery of each environment unless ``out`` is given."""
     plans = []
+    problems = [p for s in stacks for p in s.problems]
     for s in stacks:
         folder = project.rendered_dir / s.name if out is None else out
         if s.cluster is not None and s.settings.fleet:
             folder = folder / s.cluster.name
-        plans.append(_build(s, folder, None, progress))
+        try:
+            plans.append(_build(s, folder, None, progress))
+        except InputError as exc:  # said with the load problems of every stack
+            problems += exc.problems
+    if problems:
+        raise InputError(_once_per_job(sorted(set(problems))))
     if out is None:
         _deliver(plans, project.delivery_dir)
     return plans
@@ -774,8 +863,8 @@ def render_stream(
     written; GitOps delivery objects and kustomizations are left out)."""
     files = _selected(project, names, config)
     progress.phase(f"loading {len(files)} stack file{'s' if len(files) != 1 else ''}")
-    stacks = load_stacks(files, project)
-    plans = [_build(s, project.rendered_dir / s.tree_name, None, progress) for s in stacks]
+    stacks = load_stacks(files, project, partial=True)
+    plans = _plans(project, stacks, None, progress)
     _warned(plans, strict, warnings)
     for p in plans:
         _check(p, progress)
@@ -833,7 +922,7 @@ def diff(
     """Unified diff of ``rendered/`` against what the stacks produce now (empty: no drift).
     Without ``names``, the output of environments whose stack file is gone counts as drift:
     such a folder is summarised in one line per file unless ``full``."""
-    stacks = load_stacks(project.stack_files(names), project)
+    stacks = load_stacks(project.stack_files(names), project, partial=True)
     out = []
     changed: list[tuple[str, int, int]] = []
     plans = _plans(project, stacks, None, progress)
@@ -865,7 +954,7 @@ def plan(
     ``names``, environments whose stack file is gone are planned for deletion."""
     files = project.stack_files(names)
     progress.phase(f"loading {len(files)} stack file{'s' if len(files) != 1 else ''}")
-    stacks = load_stacks(files, project)
+    stacks = load_stacks(files, project, partial=True)
     out = []
     for built in _plans(project, stacks, None, progress):
         stack = built.stack

@@ -190,6 +190,9 @@ class Stack:
     #: The cluster of ``kubetrain:clusters`` this stack was loaded for, its overrides applied
     #: (``None``: the stack names no cluster).
     cluster: ClusterTarget | None = None
+    #: What was wrong with it, when it was loaded ``partial``: its other jobs and manifests
+    #: are here (to find the problems their build has in the same run).
+    problems: tuple[Problem, ...] = ()
 
     @property
     def tree_name(self) -> str:
@@ -285,6 +288,7 @@ def load_stack(
     chunks: ChunkMapper = serial,
     patched: bool = True,
     cluster: str | None = None,
+    partial: bool = False,
 ) -> Stack:
     """Load and validate the stack file at ``path`` and every job document it names (with
     ``jobs=False``, the settings only: the job list of the result is empty). The job documents
@@ -292,7 +296,9 @@ def load_stack(
     ``patched=False``, the documents as their files hold them, ``kubetrain:patches`` not
     applied (what ``kubetrain convert`` converts). ``cluster`` names one of
     ``kubetrain:clusters``: its overrides (GPU resource name, patches) are applied, and the
-    result says which it is (:attr:`Stack.cluster`)."""
+    result says which it is (:attr:`Stack.cluster`). With ``partial``, problems of its jobs and
+    manifests do not raise: the result holds what loaded and says what did not
+    (:attr:`Stack.problems`)."""
     path = Path(path)
     name = stack_name(path)
     root = project_root or find_project_root(path.parent)
@@ -302,7 +308,15 @@ def load_stack(
             display_path(path), f"a stack file holds exactly one YAML document, found {len(docs)}"
         )
     return _load_stack_document(
-        docs[0], name, path, root, jobs=jobs, chunks=chunks, patched=patched, cluster=cluster
+        docs[0],
+        name,
+        path,
+        root,
+        jobs=jobs,
+        chunks=chunks,
+        patched=patched,
+        cluster=cluster,
+        partial=partial,
     )
 
 
@@ -550,6 +564,7 @@ def _load_stack_document(
     patched: bool = True,
     extra: tuple[Sequence[Document], Sequence[Document]] = ((), ()),
     cluster: str | None = None,
+    partial: bool = False,
 ) -> Stack:
     """Validate a stack document (a stack file, or the same shape built from Pulumi config),
     with the ``extra`` job documents and manifests besides those it names, for one of its
@@ -627,10 +642,19 @@ def _load_stack_document(
     runtimes = _runtimes(doc, settings, manifests, root, problems)
     problems += _trainjob_problems(loaded_jobs, runtimes, settings)
     problems += _queue_problems(loaded_jobs, manifests, settings)
-    if problems:
+    if problems and not partial:
         raise InputError(problems)
     return Stack(
-        name, path, root, settings, tuple(loaded_jobs), doc, tuple(manifests), runtimes, target
+        name,
+        path,
+        root,
+        settings,
+        tuple(loaded_jobs),
+        doc,
+        tuple(manifests),
+        runtimes,
+        target,
+        tuple(problems),
     )
 
 
