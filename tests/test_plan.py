@@ -187,8 +187,8 @@ def test_more_trainers_replace_the_trainer_job_and_gpus_are_counted(repo_copy: P
     edit(
         repo_copy,
         "staging",
-        "          min-instance: 2\n          max-instance: 8\n",
-        "          min-instance: 3\n          max-instance: 8\n",
+        '          min-instance: 2\n          max-instance: 2\n          resources:\n            requests: {cpu: "4"',
+        '          min-instance: 3\n          max-instance: 3\n          resources:\n            requests: {cpu: "4"',
     )
     env = plan_json(run, repo_copy, "--stack", "staging")["staging"]
     before = env["totals"]["before"]["jobs"]["TrainingJob ml-staging/ctr-gpu"]

@@ -4,6 +4,7 @@ registers exactly the objects ``kubetrain render`` writes, under the right compo
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -271,13 +272,31 @@ def test_program_needs_a_component_for_every_kind(monkeypatch: pytest.MonkeyPatc
         run_program("prod", config_of("prod"))
 
 
-def test_program_logs_the_builders_warnings(monkeypatch: pytest.MonkeyPatch) -> None:
-    """`pulumi up` shows what `kubetrain render` prints on stderr: fields rewritten or not used."""
+def test_program_logs_the_builders_warnings(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`pulumi up` shows what `kubetrain render` prints on stderr: fields rewritten or not used
+    (the example stacks render without warnings: staging's native TrainingJob asks for more
+    trainers than native mode runs here)."""
     logged: list[str] = []
     monkeypatch.setattr(pulumi.log, "warn", lambda message, *a, **k: logged.append(message))
-    path = STACKS / "Pulumi.staging.yaml"
+    text = (STACKS / "Pulumi.staging.yaml").read_text()
+    marker = '          min-instance: 2\n          max-instance: 2\n          resources:\n            requests: {cpu: "4"'
+    assert text.count(marker) == 1
+    # The project copied (the program reads the same job files from the repository).
+    shutil.copy(STACKS.parent / "Pulumi.yaml", tmp_path)
+    shutil.copytree(STACKS, tmp_path / "stacks", ignore=shutil.ignore_patterns("__pycache__"))
+    path = tmp_path / "stacks" / "Pulumi.staging.yaml"
+    path.write_text(text.replace(marker, marker.replace("max-instance: 2", "max-instance: 8")))
     run_stack("staging", path, monkeypatch)
     expected: list[Any] = []
     build_stack(load_stack(path), "pulumi", warnings=expected)
-    assert expected and logged == [str(w) for w in sorted(expected)]
+
+    # The program names the stack file of its own project (no line: it differs from this copy).
+    def at_field(line: str) -> str:
+        return line[line.index(" config.") :]
+
+    assert expected and [at_field(m) for m in logged] == [
+        at_field(str(w)) for w in sorted(expected)
+    ]
     assert all(": warning: " in line for line in logged)
