@@ -16,20 +16,31 @@ import kubetrain
 from conftest import REPO
 
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
-TAG = f"v{kubetrain.__version__}"
+#: The newest release: the first ``## v<version>`` of CHANGELOG.md.
+RELEASES = re.findall(r"^## (v\d+\.\d+\.\d+)\s*$", (REPO / "CHANGELOG.md").read_text(), re.M)
+TAG = RELEASES[0]
 
 
-def test_the_version_is_kubetrain_version() -> None:
+def test_the_version_comes_from_the_release_tag() -> None:
+    """setuptools-scm reads the version from the git tag at build time; kubetrain.__version__
+    is what was installed (tests/test_release.py builds a release from a tag)."""
     project = PYPROJECT["project"]
     assert "version" not in project and "version" in project["dynamic"]
-    attr = PYPROJECT["tool"]["setuptools"]["dynamic"]["version"]["attr"]
-    assert attr == "kubetrain.__version__"
+    assert "setuptools_scm" in PYPROJECT["tool"]
+    assert "dynamic" not in PYPROJECT["tool"]["setuptools"]  # no second source of the version
+    requires = [r.split(">")[0] for r in PYPROJECT["build-system"]["requires"]]
+    assert "setuptools-scm" in requires
     assert installed_version("kubetrain") == kubetrain.__version__  # what pip installed
 
 
+def test_the_changelog_lists_releases_newest_first() -> None:
+    versions = [tuple(int(n) for n in tag[1:].split(".")) for tag in RELEASES]
+    assert len(versions) >= 2 and versions == sorted(versions, reverse=True)
+
+
 def test_ci_workflow_and_pre_commit_snippets_pin_this_version() -> None:
-    """Every place that tells users which kubetrain to install names the release tag of this
-    version (v<kubetrain.__version__>), so a release is one tag of the version in the code."""
+    """Every place that tells users which kubetrain to install names the newest release's tag
+    (CHANGELOG.md's first entry), so a release is one tag on the commit that adds its entry."""
     pins = []
     for path in [
         REPO / "README.md",
@@ -39,7 +50,7 @@ def test_ci_workflow_and_pre_commit_snippets_pin_this_version() -> None:
         text = path.read_text()
         pins += [(path.name, m) for m in re.findall(r"kubetrain(?:\.git)?@(v[\w.]+)", text)]
         pins += [(path.name, m) for m in re.findall(r"^\s*rev:\s*(\S+)", text, re.M)]
-    assert [p for p in pins if p[1] != TAG] == []
+    assert pins and [p for p in pins if p[1] != TAG] == []
 
 
 def test_the_ci_workflow_users_copy_is_the_one_init_writes() -> None:
@@ -49,7 +60,8 @@ def test_the_ci_workflow_users_copy_is_the_one_init_writes() -> None:
 
     template = (REPO / "ci" / "github-actions" / "kubetrain.yml").read_text()
     assert template.splitlines()[2:] == _WORKFLOW.splitlines()[2:]
-    assert "pip install -r requirements.txt" in template
+    assert "pip install --no-deps -r requirements.txt" in template
+    assert "pip install --require-hashes --no-deps -r requirements.lock" in template
     assert (REPO / "docs" / "releasing.md").is_file()
 
 
@@ -57,6 +69,6 @@ def test_license_is_an_spdx_expression_setuptools_reads() -> None:
     license_ = PYPROJECT["project"]["license"]
     assert isinstance(license_, str)  # not the deprecated {text = ...} table
     assert canonicalize_license_expression(license_) == license_
-    (setuptools,) = [r for r in PYPROJECT["build-system"]["requires"] if r.startswith("setuptools")]
+    (setuptools,) = [r for r in PYPROJECT["build-system"]["requires"] if r.startswith("setuptools>")]
     # PEP 639 license expressions are read from setuptools 77 on; older ones warn or fail.
     assert not SpecifierSet(setuptools.removeprefix("setuptools")).contains("76.9")
