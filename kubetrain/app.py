@@ -93,6 +93,7 @@ __all__ = [
     "diff",
     "explain",
     "init_project",
+    "lock_text",
     "plan",
     "prepare",
     "render",
@@ -1372,13 +1373,17 @@ if __name__ == "__main__":
 """
 
 _REQUIREMENTS = """\
-# What this project runs: kubetrain (its Pulumi extra for `pulumi up`), pinned. CI and the
-# pre-commit hooks install this file; Pulumi installs it through stacks/requirements.txt.
+# What this project runs: kubetrain (its Pulumi extra for `pulumi up`), pinned; every package it
+# installs is pinned with its hash in requirements.lock. Install both (as CI does):
+#   pip install --require-hashes --no-deps -r requirements.lock
+#   pip install --no-deps -r requirements.txt && pip check
 {requirement}
 """
 
 _PROGRAM_REQUIREMENTS = """\
-# Pulumi installs the program's dependencies from the program's folder: the project's.
+# Pulumi installs the program's dependencies from the program's folder: the project's, at the
+# versions of its lock.
+-c ../requirements.lock
 -r ../requirements.txt
 """
 
@@ -1430,8 +1435,11 @@ jobs:
       - uses: actions/setup-python@v5
         with:
           python-version: "3.11"
-      - name: Install kubetrain (the version requirements.txt pins)
-        run: pip install -r requirements.txt
+      - name: Install kubetrain (requirements.txt) and what it needs (requirements.lock, hashed)
+        run: |
+          pip install --require-hashes --no-deps -r requirements.lock
+          pip install --no-deps -r requirements.txt
+          pip check
       - name: rendered/ is up to date
         run: kubetrain diff
       - name: rendered/ is valid
@@ -1445,6 +1453,14 @@ jobs:
           name: kubetrain-validate
           path: kubetrain-validate.xml
 """
+
+
+def lock_text() -> str:
+    """The lock of every package ``kubetrain[pulumi]`` installs, pinned with its hash (shipped
+    in the package, written by ``ci/lock.py``), as ``kubetrain init`` writes it."""
+    from importlib.resources import files
+
+    return (files("kubetrain") / "lock" / "requirements.lock").read_text(encoding="utf-8")
 
 
 def kubetrain_requirement() -> str:
@@ -1621,6 +1637,7 @@ def init_project(folder: Path, stack: str = "dev", namespace: str = "ml") -> lis
     files = {
         folder / "Pulumi.yaml": _PULUMI_PROJECT.format(name=name),
         folder / "requirements.txt": _REQUIREMENTS.format(requirement=kubetrain_requirement()),
+        folder / "requirements.lock": lock_text(),
         folder / ".gitignore": _GITIGNORE,
         folder / ".pre-commit-config.yaml": _PRE_COMMIT,
         folder / ".github" / "workflows" / "kubetrain.yml": _WORKFLOW,

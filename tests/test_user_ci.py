@@ -28,8 +28,13 @@ def shell(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 def workflow_commands() -> list[str]:
     workflow = yaml.safe_load(WORKFLOW.read_text())
     steps = workflow["jobs"]["kubetrain"]["steps"]
-    installs = [s for s in steps if s.get("run") == "pip install -r requirements.txt"]
+    installs = [s for s in steps if str(s.get("run", "")).startswith("pip install")]
     assert len(installs) == 1
+    assert installs[0]["run"].splitlines() == [
+        "pip install --require-hashes --no-deps -r requirements.lock",
+        "pip install --no-deps -r requirements.txt",
+        "pip check",
+    ]
     return [s["run"] for s in steps if "run" in s and s not in installs]
 
 
