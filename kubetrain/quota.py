@@ -35,6 +35,8 @@ __all__ = ["QUEUE_LABEL", "QueuePlan", "plan_queues"]
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
 KUEUE_GROUP = "kueue.x-k8s.io"
+#: The controller of MultiKueue's AdmissionCheck (Kueue v0.19.2 MultiKueueControllerName).
+MULTIKUEUE = "kueue.x-k8s.io/multikueue"
 #: Kinds Kueue admits as one workload each when they carry the queue label.
 _WORKLOAD_KINDS = frozenset(
     {
@@ -63,6 +65,8 @@ class FlavorUse:
     nominal: dict[str, Quantity]
     requested: dict[str, Fraction] = field(default_factory=dict)
     jobs: list[str] = field(default_factory=list)
+    #: The worker clusters MultiKueue dispatches the queue's workloads to (none: they run here).
+    workers: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -90,6 +94,12 @@ class QueuePlan:
             out.append(
                 f"    ClusterQueue {use.queue}, flavor {use.flavor}: {'; '.join(parts)}{jobs}"
             )
+            if use.workers:
+                out.append(
+                    f"      MultiKueue: each job is admitted here, then runs on one of "
+                    f"{', '.join(use.workers)}, on the quota of that cluster's ClusterQueue "
+                    f"{use.queue}"
+                )
         return out
 
     def as_json(self) -> dict[str, Any]:
@@ -104,6 +114,7 @@ class QueuePlan:
                         for k in sorted(u.nominal)
                     },
                     "jobs": u.jobs,
+                    "multiKueueWorkers": u.workers,
                 }
                 for u in self.flavors
             ],
@@ -165,6 +176,37 @@ def _queues(objects: Iterable[Manifest]) -> tuple[dict[tuple[str, str], str], di
     return local, cluster
 
 
+def _multikueue_workers(objects: Iterable[Manifest]) -> dict[str, list[str]]:
+    """ClusterQueue -> the clusters MultiKueue dispatches its workloads to: its admission
+    checks (``admissionChecksStrategy``, v1beta1 ``admissionChecks``) whose AdmissionCheck's
+    controller is ``kueue.x-k8s.io/multikueue``, through the MultiKueueConfig it names."""
+    objs = [o for o in objects if str(o.get("apiVersion", "")).startswith(KUEUE_GROUP + "/")]
+    configs = {
+        str(o["metadata"]["name"]): [str(c) for c in (o.get("spec") or {}).get("clusters") or []]
+        for o in objs
+        if o.get("kind") == "MultiKueueConfig"
+    }
+    checks = {}
+    for o in objs:
+        spec = o.get("spec") or {}
+        parameters = spec.get("parameters") or {}
+        if o.get("kind") == "AdmissionCheck" and spec.get("controllerName") == MULTIKUEUE:
+            checks[str(o["metadata"]["name"])] = configs.get(str(parameters.get("name")), [])
+    out: dict[str, list[str]] = {}
+    for o in objs:
+        if o.get("kind") != "ClusterQueue":
+            continue
+        spec = o.get("spec") or {}
+        named = [
+            str(c.get("name"))
+            for c in (spec.get("admissionChecksStrategy") or {}).get("admissionChecks") or []
+        ] + [str(c) for c in spec.get("admissionChecks") or []]
+        found = [w for name in named for w in checks.get(name, [])]
+        if found:
+            out[str(o["metadata"]["name"])] = found
+    return out
+
+
 def _lendable(queue: _Queue, queues: Mapping[str, _Queue], flavor: str, resource: str) -> Fraction:
     """What the other queues of ``queue``'s cohort lend of ``resource`` in ``flavor``."""
     if queue.cohort is None:
@@ -206,11 +248,15 @@ def plan_queues(
         elif obj.get("kind") in _WORKLOAD_KINDS:
             workloads.setdefault(job, set()).add(f"{obj.get('kind')} {meta.get('name')}")
     uses: dict[tuple[str, str], FlavorUse] = {}
+    workers = _multikueue_workers(o for o, _ in objects)
     for queue in cluster.values():
         for _, flavors in queue.groups:
             for name, quotas in flavors:
                 uses[(queue.name, name)] = FlavorUse(
-                    queue.name, name, {r: q[0] for r, q in quotas.items()}
+                    queue.name,
+                    name,
+                    {r: q[0] for r, q in quotas.items()},
+                    workers=workers.get(queue.name, []),
                 )
     for job, (namespace, queue_name) in named.items():
         if len(workloads.get(job, ())) > 1:

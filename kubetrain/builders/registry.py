@@ -18,6 +18,7 @@ from .context import BuildContext, Target
 from .kueue import leave_suspend_to_kueue
 from .lifecycle import await_annotations, lifecycle_annotations
 from .meta import canonical, is_shared, plain_copy
+from .multikueue import dispatch, multikueue_objects
 from .namespaces import namespace_manifest, namespaces_created
 from .order import sort_key
 
@@ -163,6 +164,23 @@ def document_path(
     return (*best[1], *path[len(best[0]) :])
 
 
+def _multikueue(
+    seen: dict[tuple[str, str, str, str], Built], stack: Stack, ctx: BuildContext
+) -> list[Problem]:
+    """MultiKueue's objects added to the stack's, its ClusterQueues checked by it and their jobs
+    managed by it (:mod:`.multikueue`)."""
+    settings = stack.settings.multi_kueue
+    assert settings is not None
+    keys = list(seen)
+    objects, problems = dispatch([seen[k].obj for k in keys], settings, stack.problem)
+    for key, obj in zip(keys, objects, strict=True):
+        if obj is not seen[key].obj:
+            seen[key] = dataclasses.replace(seen[key], obj=finish(obj, ctx))
+    for obj in multikueue_objects(settings):
+        seen[identity(obj)] = Built(finish(obj, ctx), None)
+    return problems
+
+
 def identity(obj: Manifest) -> tuple[str, str, str, str]:
     meta = obj["metadata"]
     return (
@@ -263,6 +281,8 @@ def build_stack(
                         f"{loaded.title} creates {key[1]} {where}, which {other}",
                     )
                 )
+    if stack.settings.multi_kueue is not None:
+        problems += _multikueue(seen, stack, ctx)
     if problems:
         raise InputError(problems)
     for name in namespaces_created((b.obj for b in seen.values()), stack.settings):

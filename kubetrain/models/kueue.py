@@ -404,3 +404,109 @@ class Topology(Strict):
 @resource_kind(KUEUE_V1BETA1, "Topology")
 class TopologyV1Beta1(Topology):
     api_version: Literal["kueue.x-k8s.io/v1beta1"] = Field(alias="apiVersion")  # type: ignore[assignment]
+
+
+# --- MultiKueue (apis/kueue/v1beta2/admissioncheck_types.go, multikueue_types.go) -------------
+
+
+class AdmissionCheckParameters(Strict):
+    api_group: str = Field(
+        alias="apiGroup",
+        min_length=1,
+        max_length=253,
+        pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$",
+        description="Group of the parameters object.",
+    )
+    kind: str = Field(
+        min_length=1,
+        max_length=63,
+        pattern=r"^(?i)[a-z]([-a-z0-9]*[a-z0-9])?$",
+        description="Kind of the parameters object.",
+    )
+    name: str = Field(
+        min_length=1,
+        max_length=63,
+        pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+        description="Name of the parameters object.",
+    )
+
+
+class AdmissionCheckSpec(Strict):
+    controller_name: str = Field(
+        alias="controllerName",
+        min_length=1,
+        max_length=253,
+        description="The controller that runs the check (kueue.x-k8s.io/multikueue).",
+    )
+    parameters: AdmissionCheckParameters | None = Field(
+        default=None, description="Its configuration (a MultiKueueConfig)."
+    )
+
+
+@resource_kind(KUEUE_V1BETA2, "AdmissionCheck")
+class AdmissionCheck(Strict):
+    """A check a workload must pass before a ClusterQueue admits it (MultiKueue's dispatch)."""
+
+    api_version: Literal["kueue.x-k8s.io/v1beta2"] = Field(alias="apiVersion")
+    kind: Literal["AdmissionCheck"]
+    metadata: ObjectMeta
+    spec: AdmissionCheckSpec
+
+
+class MultiKueueConfigSpec(Strict):
+    clusters: list[Annotated[str, Field(max_length=256)]] = Field(
+        min_length=1,
+        max_length=20,
+        description="MultiKueueClusters a workload may be dispatched to.",
+        json_schema_extra={
+            "x-kubernetes-validations": [
+                {
+                    "rule": "size(self.filter(i, size(self.filter(j, j == i)) > 1)) == 0",
+                    "message": "must be unique",
+                }
+            ]
+        },
+    )
+
+
+@resource_kind(KUEUE_V1BETA2, "MultiKueueConfig")
+class MultiKueueConfig(Strict):
+    """The worker clusters of a MultiKueue admission check."""
+
+    api_version: Literal["kueue.x-k8s.io/v1beta2"] = Field(alias="apiVersion")
+    kind: Literal["MultiKueueConfig"]
+    metadata: ObjectMeta
+    spec: MultiKueueConfigSpec
+
+
+class MultiKueueKubeConfig(Strict):
+    location: str = Field(
+        min_length=1,
+        max_length=256,
+        description="Name of the Secret (in Kueue's namespace) holding the kubeconfig.",
+    )
+    location_type: Literal["Secret", "Path"] | None = Field(
+        default=None, alias="locationType", description="Secret (default) or Path."
+    )
+
+
+class ClusterSource(Strict):
+    kube_config: MultiKueueKubeConfig | None = Field(
+        default=None, alias="kubeConfig", description="How Kueue reaches the worker."
+    )
+
+
+class MultiKueueClusterSpec(Strict):
+    cluster_source: ClusterSource | None = Field(
+        default=None, alias="clusterSource", description="How Kueue reaches the worker."
+    )
+
+
+@resource_kind(KUEUE_V1BETA2, "MultiKueueCluster")
+class MultiKueueCluster(Strict):
+    """A worker cluster MultiKueue dispatches workloads to."""
+
+    api_version: Literal["kueue.x-k8s.io/v1beta2"] = Field(alias="apiVersion")
+    kind: Literal["MultiKueueCluster"]
+    metadata: ObjectMeta
+    spec: MultiKueueClusterSpec | None = None

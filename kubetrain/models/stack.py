@@ -33,6 +33,8 @@ __all__ = [
     "FluxSourceRef",
     "GitOps",
     "KubeConfigRef",
+    "MultiKueue",
+    "MultiKueueWorker",
     "NativeWorkload",
     "Patch",
     "PatchTarget",
@@ -525,6 +527,45 @@ class ClusterTarget(Strict):
         return value
 
 
+class MultiKueueWorker(Strict):
+    """A worker cluster of ``kubetrain:multiKueue``: a MultiKueueCluster of that name."""
+
+    name: DNSLabel = Field(
+        description="Name of the worker cluster (its MultiKueueCluster), e.g. the name of "
+        "the environment's cluster there."
+    )
+    kube_config_secret: DNSSubdomain = Field(
+        alias="kubeConfigSecret",
+        description="Secret in Kueue's namespace (kueue-system) whose key kubeconfig reaches "
+        "the worker (MultiKueueCluster spec.clusterSource.kubeConfig).",
+    )
+
+
+class MultiKueue(Strict):
+    """Kueue's MultiKueue: jobs queued to these ClusterQueues run on one of the workers."""
+
+    cluster_queues: list[DNSSubdomain] = Field(
+        alias="clusterQueues",
+        min_length=1,
+        max_length=MAX_CLUSTERS,
+        description="ClusterQueues of the stack's manifests that dispatch their workloads "
+        "(each gets the MultiKueue AdmissionCheck).",
+    )
+    workers: list[MultiKueueWorker] = Field(
+        min_length=1,
+        max_length=20,
+        description="Worker clusters, at most 20 (MultiKueueConfig's bound).",
+    )
+
+    @field_validator("workers")
+    @classmethod
+    def _unique(cls, value: list[MultiKueueWorker]) -> list[MultiKueueWorker]:
+        names = [w.name for w in value]
+        if len(set(names)) != len(names):
+            raise ValueError(f"a worker is listed twice: {', '.join(names)}")
+        return value
+
+
 def gpu_resource_name(value: str) -> str:
     """``value`` if it is an extended resource name (``<domain>/<name>``), else a ValueError."""
     problem = check_label_key(value) if "/" in value else "it has no domain prefix"
@@ -623,6 +664,12 @@ class StackSettings(Strict):
         default_factory=External, description="Referenced objects that live outside rendered/."
     )
     gitops: GitOps | None = Field(default=None, description="Flux / Argo CD delivery objects.")
+    multi_kueue: MultiKueue | None = Field(
+        default=None,
+        alias="multiKueue",
+        description="Kueue's MultiKueue on this environment's cluster (the manager): jobs of "
+        "the named ClusterQueues are dispatched to one of the workers. Default: none.",
+    )
     clusters: list[ClusterTarget] = Field(
         default_factory=list,
         max_length=MAX_CLUSTERS,
