@@ -154,3 +154,36 @@ def test_a_published_examples_namespace_is_not_taken_over_silently(
     assert (
         project / "rendered" / "dev" / "_cluster" / "namespace-kubeflow.yaml"
     ).is_file() == namespace_rendered
+
+
+def test_the_docs_example_of_a_secret_env_var_renders_and_a_literal_is_pointed_there(
+    project: Path, run
+) -> None:
+    """docs/secrets.md's PyTorchJob reads its token from an ExternalSecret's Secret; the same
+    env with a literal value is refused with a message naming what a PyTorchJob has (no
+    `credentials:` field)."""
+    import re
+
+    block = (
+        (REPO / "docs" / "secrets.md")
+        .read_text()
+        .split("## A credential in a Kubeflow job's env")[1]
+    )
+    example = re.search(r"```yaml\n(.*?)```", block, re.S)
+    assert example
+    text = example[1].replace("config:\n", "config:\n  kubetrain:namespace: ml\n", 1)
+    (project / "stacks" / "Pulumi.dev.yaml").write_text(text)
+    assert run("render", cwd=project).exit_code == 0
+    assert run("validate", cwd=project).exit_code == 0
+    literal = text.replace(
+        "valueFrom: {secretKeyRef: {name: hf-token, key: token}}", "value: hf_abcdefabcdefabcdef"
+    )
+    assert literal != text
+    (project / "stacks" / "Pulumi.dev.yaml").write_text(literal)
+    result = run("render", cwd=project)
+    assert result.exit_code == 2
+    assert (
+        ".env[0].value: a credential value is not allowed in env: give it with valueFrom.secretKeyRef"
+        in result.stderr
+    )
+    assert "credentials: <name>" not in result.stderr and "hf_abcdef" not in result.stderr

@@ -269,6 +269,14 @@ def _env_problems(env: Any, path: Path, allowed: frozenset[str]) -> list[tuple[P
     if isinstance(env, dict):  # a Learner's env mapping
         entries = [((*path, name), name, value) for name, value in env.items()]
     elif isinstance(env, list):
+        # A container's env (a pod template of any kind): it names a Secret, which render mode
+        # delivers as an ExternalSecret (no `credentials:` field there to name one).
+        message = (
+            "a credential value is not allowed in env: give it with valueFrom.secretKeyRef, "
+            "naming a Secret the stack delivers (render mode: an ExternalSecret in "
+            "kubetrain:manifests, docs/secrets.md) or one listed in kubetrain:external.secrets"
+            + _ALLOW_HINT
+        )
         entries = [
             ((*path, i, "value"), entry.get("name"), entry.get("value"))
             for i, entry in enumerate(env)
