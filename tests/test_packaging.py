@@ -69,6 +69,8 @@ def test_license_is_an_spdx_expression_setuptools_reads() -> None:
     license_ = PYPROJECT["project"]["license"]
     assert isinstance(license_, str)  # not the deprecated {text = ...} table
     assert canonicalize_license_expression(license_) == license_
-    (setuptools,) = [r for r in PYPROJECT["build-system"]["requires"] if r.startswith("setuptools>")]
+    (setuptools,) = [
+        r for r in PYPROJECT["build-system"]["requires"] if r.startswith("setuptools>")
+    ]
     # PEP 639 license expressions are read from setuptools 77 on; older ones warn or fail.
     assert not SpecifierSet(setuptools.removeprefix("setuptools")).contains("76.9")

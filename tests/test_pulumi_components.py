@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import runpy
 from typing import Any
 
@@ -14,6 +15,7 @@ import pytest
 import yaml
 
 import components
+import kubetrain
 from components import TFJob, TFReplicaSet, deploy_stack
 from components._job import _CACHE, job_args
 from components._resources import TYPED_KINDS, register
@@ -612,9 +614,15 @@ def test_provider_main_hosts_every_component(monkeypatch: pytest.MonkeyPatch) ->
         "pulumi.provider.experimental.component_provider_host", lambda **kw: calls.append(kw)
     )
     runpy.run_path(str(REPO / "provider" / "__main__.py"), run_name="__main__")
-    assert calls == [
-        {"components": list(components.ALL_COMPONENTS), "name": "kubetrain", "version": "0.1.0"}
-    ]
+    (call,) = calls
+    assert call["components"] == list(components.ALL_COMPONENTS) and call["name"] == "kubetrain"
+    # kubetrain's version (from its git tag), as the semantic version a Pulumi package has.
+    semver = r"^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$"
+    assert re.match(semver, call["version"]), call["version"]
+    assert (
+        call["version"].split("-")[0].split("+")[0]
+        == kubetrain.__version__.split(".dev")[0].split("+")[0]
+    )
     assert {c.__name__ for c in components.ALL_COMPONENTS} >= {
         c.__name__ for c in components.COMPONENTS.values()
     }
