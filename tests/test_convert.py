@@ -581,7 +581,9 @@ def test_the_stacks_patch_of_a_converted_job_is_converted() -> None:
             pair.v2.container("node")["image"] == "registry.example.com/ml/pytorch-dist-mnist:1.0"
         )
         assert pair.v1.container("pytorch")["image"] == pair.v2.container("node")["image"]
-    assert any("kubetrain:patches[0] (line 46): replace it with:" in e for e in result.edits)
+    lines = (REPO / "stacks" / "Pulumi.dev.yaml").read_text().splitlines()
+    first = lines.index("  kubetrain:patches:") + 2  # the line of its first entry
+    assert any(f"kubetrain:patches[0] (line {first}): replace it with:" in e for e in result.edits)
 
 
 PATCHED = """\
