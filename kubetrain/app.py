@@ -311,16 +311,19 @@ def _load_stacks(
             clusters: list[str | None] = (
                 [c.name for c in stack.settings.clusters] if stack.settings.fleet else [None]
             )
-            variants = [
-                load_stack(
-                    file,
-                    project_root=project.root,
-                    chunks=_CHUNKS,
-                    cluster=cluster,
-                    partial=partial,
+            variants = []
+            for cluster in clusters if jobs else []:
+                variants.append(
+                    load_stack(
+                        file,
+                        project_root=project.root,
+                        chunks=_CHUNKS,
+                        cluster=cluster,
+                        partial=partial,
+                    )
                 )
-                for cluster in clusters
-            ]
+                if variants[-1].problems:
+                    break  # the other clusters would say the same of the same documents
             if not jobs:
                 variants = [stack]
         except InputError as exc:
