@@ -7,6 +7,7 @@ resourceVersion before and after) and to each job's pods is compared with what
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -52,6 +53,7 @@ def world(request, tmp_path_factory):
         gitops["repoURL"] = git.url("project")
         gitops["engines"] = ["flux", "argocd"]
         project.set(env, "gitops", gitops)
+    provide_external(cluster, project)
     engine = make_engine(name, cluster, project, git, tmp)
     try:
         yield name, cluster, kubelet, project, engine
@@ -62,6 +64,39 @@ def world(request, tmp_path_factory):
         operators.stop_all(ops)
         kubelet.stop()
         cluster.stop()
+
+
+def provide_external(cluster: ControlPlane, project: Project) -> None:
+    """What each stack declares in kubetrain:external, made as the platform team would: the
+    namespaces, and the claims, ServiceAccounts, Secrets and ConfigMaps the jobs name in them
+    (one in a namespace the stack delivers itself would exist only after its first delivery;
+    the kubelet stand-in does not wait for a pod's volumes)."""
+    kinds = {
+        "serviceAccounts": ("v1", "ServiceAccount"),
+        "secrets": ("v1", "Secret"),
+        "configMaps": ("v1", "ConfigMap"),
+        "persistentVolumeClaims": ("v1", "PersistentVolumeClaim"),
+    }
+    docs = []
+    for env in ENVS:
+        external = project.config(env).get("kubetrain:external") or {}
+        default_ns = project.config(env).get("kubetrain:namespace", "default")
+        for ns in external.get("namespaces", []):
+            docs.append({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+        for key, (api, kind) in kinds.items():
+            for ref in external.get(key, []):
+                ns, _, name = ref.rpartition("/")
+                obj = {"apiVersion": api, "kind": kind,
+                       "metadata": {"name": name, "namespace": ns or default_ns}}  # fmt: skip
+                if kind == "PersistentVolumeClaim":
+                    obj["spec"] = {"accessModes": ["ReadWriteOnce"],
+                                   "resources": {"requests": {"storage": "1Gi"}}}  # fmt: skip
+                docs.append(obj)
+    made = {d["metadata"]["name"] for d in docs if d["kind"] == "Namespace"}
+    docs = [d for d in docs if d["kind"] == "Namespace" or d["metadata"]["namespace"] in made]
+    for doc in docs:
+        cluster.kubectl("apply", "--server-side", "--field-manager", "platform-team", "-f", "-",
+                        input=json.dumps(doc))  # fmt: skip
 
 
 def stop_runs(project: Project) -> None:
