@@ -41,7 +41,7 @@ from .models.orphans import removal_causes
 from .models.source import display_path, file_kind, load_documents, watching_inputs
 from .models.stack import CONFIG_NAMESPACE, StackSettings, delivered_to
 from .parallel import ChunkMapper, alongside, forking
-from .plan import EnvironmentPlan, Totals, plan_environment, read_rendered
+from .plan import DELIVERY_OF, EnvironmentPlan, Totals, plan_environment, read_rendered
 from .quota import QUEUE_LABEL, plan_queues
 from .render import (
     KUSTOMIZATION,
@@ -405,7 +405,7 @@ def _deliver(plans: Sequence[Planned], delivery_dir: Callable[[str], Path]) -> N
         first = variants[0]
         first.delivery_dir = delivery_dir(env)
         first.delivery = _delivery([(p.stack, p.built) for p in variants])
-        what = f"GitOps delivery of rendered/{env}"
+        what = f"{DELIVERY_OF}rendered/{env}"
         groups: dict[str, list[tuple[dict[str, Any], str]]] = {}
         for o in first.delivery:
             groups.setdefault(engine_of(o), []).append((o, what))
@@ -580,7 +580,7 @@ def _items(planned: Planned) -> list[Located]:
     stack = planned.stack
     items = [_located(stack, b, planned.cluster) for b in planned.built]
     if planned.delivery_dir is not None:
-        what = f"GitOps delivery of rendered/{stack.name}"
+        what = f"{DELIVERY_OF}rendered/{stack.name}"
         gitops = stack.problem(("config", "kubetrain:gitops"), "")
         items += [Located(o, gitops.file, line=gitops.line, source=what) for o in planned.delivery]
     return items
@@ -963,7 +963,7 @@ def plan(
     for built in _plans(project, stacks, None, progress):
         stack = built.stack
         progress.phase(f"comparing {stack.tree_name} with rendered/{stack.tree_name}")
-        what = f"GitOps delivery of rendered/{stack.name}"
+        what = f"{DELIVERY_OF}rendered/{stack.name}"
         after = [(b.obj, b.source) for b in built.built] + [(o, what) for o in built.delivery]
         folders = [built.out_dir]
         delivery_dir = built.delivery_dir

@@ -30,7 +30,7 @@ from .kube.schemas import parse_version
 from .models import CheckFailed, InputError, declarations
 from .models.errors import printable
 from .models.source import display_path
-from .plan import format_text, to_json
+from .plan import format_kubectl, format_text, to_json
 from .validate import DEFAULT_VERSION, format_report
 
 __all__ = ["main", "run", "tune_gc"]
@@ -459,10 +459,10 @@ def diff(stacks: tuple[str, ...], stat: bool, full: bool) -> None:
 )
 @click.option(
     "--output",
-    type=click.Choice(["text", "json"]),
+    type=click.Choice(["text", "json", "kubectl"]),
     default="text",
     show_default=True,
-    help="Report format.",
+    help="Report format; kubectl: the kubectl delete commands to run before kubectl apply.",
 )
 @_errors_to_exit_codes
 def plan(stacks: tuple[str, ...], output: str) -> None:
@@ -475,11 +475,14 @@ def plan(stacks: tuple[str, ...], output: str) -> None:
     Examples:
       kubetrain plan                          every stack, and deleted stacks' output
       kubetrain plan --stack prod --output json
+      kubetrain plan --stack dev --output kubectl | sh    before applying with kubectl
     """
     with _progress() as progress:
         plans = app.plan(app.Project.find(), stacks, progress)
     if output == "json":
         _echo(json.dumps(to_json(plans), indent=2, sort_keys=True))
+    elif output == "kubectl":
+        _echo(format_kubectl(plans), nl=False)
     else:
         _echo(format_text(plans), nl=False)
 

@@ -30,6 +30,8 @@ whatever :func:`kubetrain.validate.semantic.pod_templates` knows runs pods.
 
 from __future__ import annotations
 
+import json
+import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -140,6 +142,10 @@ class Change:
     restarts: bool = False
     #: change and replace: what each engine does (:func:`kubetrain.kube.engines.outcomes`).
     engines: Mapping[Engine, Outcome] = field(default_factory=dict)
+    #: The object's API group ("" for the core group).
+    group: str = ""
+    #: delete: the object stays in the cluster (no engine deletes it).
+    kept: bool = False
 
     @property
     def title(self) -> str:
@@ -284,6 +290,10 @@ _SWITCH: dict[Engine, str] = {
         "syncs the TrainJob, then prunes the {v1} objects (prune comes after the sync's applies)"
     ),
     "pulumi": "creates the TrainJob, then deletes the {v1} objects (deletes come last)",
+    "kubectl": (
+        "the deletions of `plan --output kubectl` remove the {v1} objects, then the apply "
+        "creates the TrainJob"
+    ),
 }
 
 
@@ -438,10 +448,10 @@ def plan_environment(
     changes: list[Change] = []
     unchanged = 0
     for key in sorted(set(old) | set(new), key=lambda k: (k[2], k[1], k[3], k[0])):
-        _, kind, namespace, obj_name = key
+        group, kind, namespace, obj_name = key
         if key not in old:
             obj, job = new[key]
-            changes.append(Change("add", kind, namespace, obj_name, job))
+            changes.append(Change("add", kind, namespace, obj_name, job, group=group))
             continue
         if key not in new:
             obj, job = old[key]
@@ -452,7 +462,17 @@ def plan_environment(
             elif is_retained(obj):
                 reason = KEPT
             changes.append(
-                Change("delete", kind, namespace, obj_name, job, reason=reason, restarts=runs)
+                Change(
+                    "delete",
+                    kind,
+                    namespace,
+                    obj_name,
+                    job,
+                    reason=reason,
+                    restarts=runs,
+                    group=group,
+                    kept=is_retained(obj),
+                )
             )
             continue
         (before_obj, _), (after_obj, job) = old[key], new[key]
@@ -479,12 +499,15 @@ def plan_environment(
                     "",
                     restarts,
                     engines,
+                    group,
                 )
             )
             continue
         reason = f"{refused[0].field} cannot change in place" if refused else ""
         changes.append(
-            Change("change", kind, namespace, obj_name, job, fields, reason, restarts, engines)
+            Change(
+                "change", kind, namespace, obj_name, job, fields, reason, restarts, engines, group
+            )
         )
     plan = EnvironmentPlan(name, folders, changes, unchanged, Totals.of(before), Totals.of(after))
     plan.migrations = _migrations(changes, old, new, plan.before, plan.after)
@@ -725,6 +748,53 @@ def format_text(plans: Sequence[EnvironmentPlan]) -> str:
             for name in sorted(set(old) | set(new)):
                 out.append(f"    {label} {name}: {_usage_line(old.get(name), new.get(name))}")
     return "".join(f"{line}\n" for line in out)
+
+
+#: The "job" of the engine's own objects (rendered/clusters/<env>): kubectl never applies them.
+DELIVERY_OF = "GitOps delivery of "
+
+
+def _resource(change: Change) -> str:
+    kind = change.kind.lower()
+    return f"{kind}.{change.group}/{change.name}" if change.group else f"{kind}/{change.name}"
+
+
+def format_kubectl(plans: Sequence[EnvironmentPlan]) -> str:
+    """``--output kubectl``: what ``kubectl apply --server-side`` cannot do itself, as the
+    ``kubectl delete`` commands to run before it: the objects that leave (but those no engine
+    deletes), and those kubectl's view replaces (an update the server refuses in place).
+    Every value is shell-quoted; comments hold JSON strings (no line break can end one)."""
+    lines = [
+        "# kubetrain plan --output kubectl: run before `kubetrain render` and",
+        "# `kubetrain render --stack ENV --stdout | kubectl apply --server-side -f -`",
+        "# (docs/lifecycle.md, Without an engine).",
+        "set -e",
+    ]
+    for plan in plans:
+        lines.append(f"# environment {json.dumps(plan.name)}")
+        for c in plan.changes:
+            if c.job.startswith(DELIVERY_OF):
+                continue
+            if c.action == "delete" and c.kept:
+                lines.append(f"# kept (no engine deletes it): {json.dumps(_resource(c))}")
+                continue
+            kubectl = c.engines.get("kubectl")
+            if not all(part.isprintable() for part in (c.namespace, _resource(c))):
+                # Hand-edited: no object of the cluster has such a name; nothing to delete.
+                lines.append(f"# not a Kubernetes name: {json.dumps(_resource(c))}")
+                continue
+            if c.action == "delete" or (kubectl is not None and kubectl.action == "replace"):
+                where = f" --namespace {shlex.quote(c.namespace)}" if c.namespace else ""
+                lines.append(
+                    f"kubectl delete --ignore-not-found --wait=true{where} "
+                    + shlex.quote(_resource(c))
+                )
+            elif kubectl is not None and kubectl.action == "refused":
+                lines.append(
+                    f"# refused, kubectl apply will fail: {json.dumps(_resource(c))} "
+                    f"{json.dumps(kubectl.field)} cannot change in place"
+                )
+    return "\n".join(lines) + "\n"
 
 
 def to_json(plans: Sequence[EnvironmentPlan]) -> dict[str, Any]:

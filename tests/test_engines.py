@@ -108,7 +108,7 @@ def set_image(obj: Obj) -> None:
         pytest.param(
             POD,
             set_image,
-            {"flux": "change", "argocd": "change", "pulumi": "replace"},
+            {"flux": "change", "argocd": "change", "pulumi": "replace", "kubectl": "change"},
             id="pod-image",
         ),
         # An added toleration: in place for the server; kubetrain replaces a Pod on any spec
@@ -116,57 +116,57 @@ def set_image(obj: Obj) -> None:
         pytest.param(
             POD,
             add_toleration,
-            {"flux": "change", "argocd": "change", "pulumi": "replace"},
+            {"flux": "change", "argocd": "change", "pulumi": "replace", "kubectl": "change"},
             id="pod-toleration",
         ),
         pytest.param(
             POD,
             set_env,
-            {"flux": "replace", "argocd": "replace", "pulumi": "replace"},
+            {"flux": "replace", "argocd": "replace", "pulumi": "replace", "kubectl": "replace"},
             id="pod-env",
         ),
         pytest.param(
             JOB,
             lambda o: o["spec"].__setitem__("backoffLimit", 7),
-            {"flux": "change", "argocd": "change", "pulumi": "change"},
+            {"flux": "change", "argocd": "change", "pulumi": "change", "kubectl": "change"},
             id="job-backoff",
         ),
         pytest.param(
             JOB,
             lambda o: o["spec"].__setitem__("suspend", True),
-            {"flux": "change", "argocd": "change", "pulumi": "change"},
+            {"flux": "change", "argocd": "change", "pulumi": "change", "kubectl": "change"},
             id="job-suspend",
         ),
         pytest.param(
             JOB,
             set_env,
-            {"flux": "replace", "argocd": "replace", "pulumi": "replace"},
+            {"flux": "replace", "argocd": "replace", "pulumi": "replace", "kubectl": "replace"},
             id="job-env",
         ),
         # The provider's list lacks it: kubetrain's replace_on_changes adds it.
         pytest.param(
             JOB,
             lambda o: o["spec"]["podFailurePolicy"]["rules"].pop(),
-            {"flux": "replace", "argocd": "replace", "pulumi": "replace"},
+            {"flux": "replace", "argocd": "replace", "pulumi": "replace", "kubectl": "replace"},
             id="job-pod-failure-policy",
         ),
         # No custom resource is on the provider's list: the JobSet webhook's rules are added.
         pytest.param(
             JOBSET,
             set_env,
-            {"flux": "replace", "argocd": "replace", "pulumi": "replace"},
+            {"flux": "replace", "argocd": "replace", "pulumi": "replace", "kubectl": "replace"},
             id="jobset-env",
         ),
         pytest.param(
             STATEFULSET,
             lambda o: o["spec"].__setitem__("replicas", 3),
-            {"flux": "change", "argocd": "change", "pulumi": "change"},
+            {"flux": "change", "argocd": "change", "pulumi": "change", "kubectl": "change"},
             id="statefulset-replicas",
         ),
         pytest.param(
             STATEFULSET,
             lambda o: o["spec"].__setitem__("serviceName", "other"),
-            {"flux": "replace", "argocd": "replace", "pulumi": "replace"},
+            {"flux": "replace", "argocd": "replace", "pulumi": "replace", "kubectl": "replace"},
             id="statefulset-service-name",
         ),
     ],
@@ -332,6 +332,7 @@ def test_a_trainjob_edit_of_an_immutable_field_is_a_new_run_under_every_engine()
         "flux": ("replace", True),
         "argocd": ("replace", True),
         "pulumi": ("replace", True),
+        "kubectl": ("replace", True),
     }
 
 
@@ -345,6 +346,7 @@ def test_a_running_jobs_new_queue_is_a_replacement_under_every_engine() -> None:
         "flux": "replace",
         "argocd": "replace",
         "pulumi": "replace",
+        "kubectl": "replace",
     }
     assert 'metadata.labels["kueue.x-k8s.io/queue-name"]' in replace_on_changes(after)
     assert pulumi_replacement(before, after) == "metadata.labels.kueue.x-k8s.io/queue-name"

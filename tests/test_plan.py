@@ -173,12 +173,13 @@ def test_an_image_changes_a_pod_in_place_and_replaces_a_job(repo_copy: Path, run
         "flux": ("change", True),
         "argocd": ("change", True),
         "pulumi": ("replace", True),
+        "kubectl": ("change", True),
     }
     assert change["action"] == "replace"
     assert change["engines"]["pulumi"]["field"] == "spec.containers[0].image"
     text = run("plan", "--stack", "dev", cwd=repo_copy).stdout
     assert (
-        "      Flux, Argo CD: in place, the run restarts; "
+        "      Flux, Argo CD, kubectl: in place, the run restarts; "
         "Pulumi: replaced (spec.containers[0].image), the run restarts\n"
     ) in text
 
@@ -317,3 +318,75 @@ def test_a_claim_in_a_pruning_stack_is_marked_as_data_loss(repo_copy: Path, run)
     (note,) = [n for n in env["notes"] if "empty claim" in n]
     assert note.startswith("PersistentVolumeClaim ml-research/strategy-volume is a new, empty")
     assert "the data stays in PersistentVolumeClaim ml-staging/strategy-volume" in note
+
+
+def kubectl_script(run, cwd: Path, *args: str) -> list[str]:
+    result = run("plan", "--output", "kubectl", *args, cwd=cwd)
+    assert result.exit_code == 0, result.stderr
+    return result.stdout.splitlines()
+
+
+def test_the_kubectl_view_deletes_what_leaves_and_what_kubectl_cannot_update(
+    repo_copy: Path, run
+) -> None:
+    """`plan --output kubectl`: server-side apply neither prunes nor replaces; the commands
+    delete first what leaves and what the server refuses in place (e2e/test_lifecycle.py runs
+    them on a real server), never a namespace, claim or CRD."""
+    assert [line for line in kubectl_script(run, repo_copy) if not line.startswith("#")] == [
+        "set -e"
+    ]
+    edit(repo_copy, "dev", "tf-dist-mnist-test:1.0", "tf-dist-mnist-test:1.1")
+    lines = kubectl_script(run, repo_copy, "--stack", "dev")
+    env = plan_json(run, repo_copy, "--stack", "dev")["dev"]
+    replaced = [c for c in env["changes"] if c["engines"]["kubectl"]["action"] == "replace"]
+    assert replaced and all(c["kind"] == "Job" for c in replaced)
+    deletes = [line for line in lines if line.startswith("kubectl delete")]
+    assert deletes == [
+        f"kubectl delete --ignore-not-found --wait=true --namespace {c['namespace']} "
+        f"job.batch/{c['name']}"
+        for c in replaced
+    ]
+    # A deleted stack: everything goes but what no engine deletes; no Flux object of its own.
+    (repo_copy / "stacks" / "Pulumi.staging.yaml").unlink()
+    staging = plan_json(run, repo_copy)["staging"]
+    lines = kubectl_script(run, repo_copy)
+    start = lines.index('# environment "staging"')
+    mine = lines[start + 1 :]
+    deleted = [c for c in staging["changes"] if not c["job"].startswith("GitOps delivery")]
+    kept = [line for line in mine if line.startswith("# kept")]
+    assert len([line for line in mine if line.startswith("kubectl delete")]) + len(kept) == len(
+        deleted
+    )
+    assert any('"namespace/ml-staging"' in line for line in kept)
+    assert not any("kustomize.toolkit.fluxcd.io" in line for line in mine)
+
+
+def test_the_kubectl_view_quotes_every_name() -> None:
+    from kubetrain.kube.engines import Outcome
+    from kubetrain.plan import Change, EnvironmentPlan, Totals, format_kubectl
+
+    hostile = "a'b;$(rm -rf x)\n# c"
+    changes = [
+        Change("delete", "Pod", hostile, hostile, "Pod x/y"),
+        Change("delete", "Namespace", "", hostile, "Pod x/y", kept=True),
+        Change(
+            "change",
+            "PersistentVolumeClaim",
+            "ns",
+            hostile,
+            "Pod x/y",
+            engines={"kubectl": Outcome("refused", hostile, False)},
+        ),
+    ]
+    quoted = "a'b;$(rm -rf x) `c`"
+    changes.append(Change("delete", "Pod", quoted, quoted, "Pod x/y"))
+    plan = EnvironmentPlan(hostile, [], changes, 0, Totals(), Totals())
+    lines = format_kubectl([plan]).splitlines()
+    # Every line is a comment or a command whose words are the ones given; a name no object
+    # can have (a line break) is a comment.
+    import shlex
+
+    commands = [line for line in lines if not line.startswith("#")]
+    assert commands[0] == "set -e" and len(commands) == 2
+    assert shlex.split(commands[1])[-3:] == ["--namespace", quoted, f"pod/{quoted}"]
+    assert len(lines) == 4 + 1 + 4

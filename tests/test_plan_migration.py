@@ -35,7 +35,7 @@ def test_a_converted_job_is_one_migration_with_its_gpus(repo_copy: Path, run) ->
     assert migration["before"] == {"pods": 2, "resources": gpus}
     assert migration["after"] == {"pods": 2, "resources": gpus}
     assert migration["peak"] == {"pods": 4, "resources": {"nvidia.com/gpu": "4"}}
-    assert set(migration["engines"]) == {"flux", "argocd", "pulumi"}
+    assert set(migration["engines"]) == {"flux", "argocd", "pulumi", "kubectl"}
     assert "prunes the PyTorchJob's objects" in migration["engines"]["flux"]
     assert "deletes come last" in migration["engines"]["pulumi"]
     # Not a run stopped, nor restarted: migrated.

@@ -35,16 +35,36 @@ class Outcome:
 
 # -- kubectl ------------------------------------------------------------------------------------
 class Kubectl:
-    """`kubetrain render --stack ENV --stdout | kubectl apply --server-side -f -` (twice where a
-    stream holds CRDs and their custom resources), as docs/lifecycle.md describes."""
+    """docs/lifecycle.md's path without an engine: before rendering, run the `kubectl delete`
+    commands of `kubetrain plan --output kubectl` (what leaves, and what the server refuses in
+    place); then `kubetrain render --stack ENV --stdout | kubectl apply --server-side -f -`
+    (twice where a stream holds CRDs and their custom resources). Retiring is the same with
+    the stack file removed."""
 
     name = "kubectl"
 
     def __init__(self, cluster: ControlPlane, project: Project):
         self.cluster = cluster
         self.project = project
+        self.scripts: dict[str, str] = {}
+
+    def before_render(self, envs: list[str]) -> None:
+        for env in envs:
+            self.scripts[env] = self.project.kubetrain(
+                "plan", "--stack", env, "--output", "kubectl"
+            ).stdout
+
+    def _run(self, script: str) -> subprocess.CompletedProcess[str]:
+        env = dict(os.environ, KUBECONFIG=str(self.cluster.kubeconfig))
+        env["PATH"] = f"{Path(tools.kubectl()).parent}{os.pathsep}{env.get('PATH', '')}"
+        return subprocess.run(
+            ["sh", "-c", script], capture_output=True, text=True, env=env, timeout=600
+        )
 
     def deliver(self, env: str, revision: str = "") -> Outcome:
+        deleted = self._run(self.scripts.pop(env, ""))
+        if deleted.returncode != 0:
+            return Outcome(False, deleted.stdout + deleted.stderr)
         stream = self.project.stdout(env)
         first = self.cluster.kubectl(
             "apply", "--server-side", "--field-manager", "kubetrain", "-f", "-",
@@ -63,7 +83,11 @@ class Kubectl:
         return Outcome(second.returncode == 0, second.stdout + second.stderr)
 
     def retire(self, env: str) -> Outcome:
-        return Outcome(True, "kubectl: nothing deletes what it applied")
+        (self.project.folder / "stacks" / f"Pulumi.{env}.yaml").unlink()
+        script = self.project.kubetrain("plan", "--output", "kubectl").stdout
+        deleted = self._run(script)
+        self.project.kubetrain("render")
+        return Outcome(deleted.returncode == 0, deleted.stdout + deleted.stderr)
 
 
 # -- Flux ----------------------------------------------------------------------------------------

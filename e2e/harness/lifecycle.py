@@ -108,6 +108,8 @@ class Lifecycle:
         if edit:
             edit(project)
         plans = project.plan(*self.envs)
+        if hasattr(self.engine, "before_render"):
+            self.engine.before_render(self.envs)
         project.render(*self.envs)
         revision = commit(project, name)
         after_objects = {env: project.rendered(env) for env in self.envs}

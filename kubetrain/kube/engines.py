@@ -50,9 +50,16 @@ __all__ = [
 ]
 
 Obj = Mapping[str, Any]
-Engine = Literal["flux", "argocd", "pulumi"]
-ENGINES: tuple[Engine, ...] = ("flux", "argocd", "pulumi")
-ENGINE_TITLES: dict[Engine, str] = {"flux": "Flux", "argocd": "Argo CD", "pulumi": "Pulumi"}
+Engine = Literal["flux", "argocd", "pulumi", "kubectl"]
+#: kubectl: `kubectl apply --server-side` of `render --stdout`, after the deletions
+#: `kubetrain plan --output kubectl` lists (docs/lifecycle.md, "Without an engine").
+ENGINES: tuple[Engine, ...] = ("flux", "argocd", "pulumi", "kubectl")
+ENGINE_TITLES: dict[Engine, str] = {
+    "flux": "Flux",
+    "argocd": "Argo CD",
+    "pulumi": "Pulumi",
+    "kubectl": "kubectl",
+}
 
 FLUX_FORCE = "kustomize.toolkit.fluxcd.io/force"
 ARGOCD_SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
@@ -436,4 +443,13 @@ def outcomes(
         out["pulumi"] = result("refused", first)
     else:
         out["pulumi"] = result("change")
+    # kubectl: server-side apply never replaces; `kubetrain plan --output kubectl` deletes
+    # first what the server refuses in place, for the kinds kubetrain re-creates (those it
+    # forces under Flux: a claim is not re-created, its data would go).
+    if not refusals:
+        out["kubectl"] = result("change")
+    elif replaceable and _annotations(after).get(FLUX_FORCE) == "enabled":
+        out["kubectl"] = result("replace", first)
+    else:
+        out["kubectl"] = result("refused", first)
     return out
