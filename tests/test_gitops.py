@@ -419,9 +419,12 @@ def test_platform_settings_reach_the_delivery_objects() -> None:
     app = objs["Application", "kubetrain-prod"]
     # Pods are compared without the tolerations admission appends (else out of sync forever,
     # and, the server refusing to remove a toleration, re-created by Force=true on every sync).
-    (ignored,) = app["spec"]["ignoreDifferences"]
+    # A TrainJob without the Trainer's and Kueue's additions to its runtimePatches (e2e).
+    ignored, trainjob = app["spec"]["ignoreDifferences"]
     assert (ignored["group"], ignored["kind"]) == ("", "Pod")
     assert "node.kubernetes.io/unreachable" in ignored["jqPathExpressions"][0]
+    assert (trainjob["group"], trainjob["kind"]) == ("trainer.kubeflow.org", "TrainJob")
+    assert trainjob["jqPathExpressions"][0] == ".spec.runtimePatches[]?.time"
     assert app["metadata"]["finalizers"] == ["resources-finalizer.argocd.argoproj.io"]
     assert app["spec"]["project"] == "ml-platform"
     assert app["spec"]["destination"] == {

@@ -98,6 +98,18 @@ ARGOCD_IGNORED = (
             'or .key == "node.kubernetes.io/unreachable")'
         ],
     },
+    # What the Trainer's webhook (each runtime patch's `time`) and Kueue (its own manager's
+    # entry) add to a TrainJob's runtimePatches: out of sync for ever otherwise, and, as the
+    # TrainJob is replaced on any change (builders/lifecycle.py ARGOCD_REPLACED_KINDS), re-run
+    # on every sync. Seen in e2e/test_lifecycle.py.
+    {
+        "group": "trainer.kubeflow.org",
+        "kind": "TrainJob",
+        "jqPathExpressions": [
+            ".spec.runtimePatches[]?.time",
+            '.spec.runtimePatches[]? | select(.manager == "kueue.x-k8s.io/manager")',
+        ],
+    },
 )
 
 _DROP_CRDS = (

@@ -48,6 +48,7 @@ from ..models.stack import StackSettings
 from .gang import is_gang_member, pod_templates
 
 __all__ = [
+    "ARGOCD_REPLACED_KINDS",
     "ARGOCD_SYNC_OPTIONS",
     "DATA_KINDS",
     "DELETION_PROPAGATION",
@@ -71,6 +72,8 @@ __all__ = [
 ]
 
 SYNC_WAVE_ANNOTATION = "argocd.argoproj.io/sync-wave"
+#: Argo CD's options for REPLACED_KINDS (see the module docstring).
+ARGOCD_FORCE = "Force=true,ServerSideApply=false"
 #: Sync wave of CRDs and prerequisites: before everything else (wave 0).
 EARLY_WAVE = "-1"
 #: pulumi-kubernetes: do not wait for the object to become ready (a Job: to complete).
@@ -111,6 +114,18 @@ REPLACED_KINDS = frozenset(
         ("kubeflow.org", "PyTorchJob"),
     }
 )
+#: Replaced by Argo CD on any change (``Force=true,Replace=true``: ``kubectl replace --force``,
+#: delete then create): a TrainJob, because the Trainer's and Kueue's webhooks add to its
+#: ``spec.runtimePatches`` (trainer v2.3.0 ``TrainJobDefaulter.Default`` stamps each patch's
+#: ``time``; Kueue v0.19.2's TrainJob integration adds its manager's entry,
+#: ``getKueueRuntimePatch``), client-side apply replaces that
+#: list whole (a JSON merge patch), and the Trainer's webhook refuses any change of it while the
+#: TrainJob runs (Forbidden, which kubectl's ``--force`` does not retry as delete and create).
+#: Seen in e2e/test_lifecycle.py: every sync of an edited TrainJob failed. Its other spec fields
+#: are immutable anyway (``spec.trainer``, ``runtimeRef``, ``initializer``), so a replacement on
+#: any change costs no run that an update would have kept; the Application leaves those
+#: entries out of its comparison (:data:`kubetrain.builders.delivery.ARGOCD_IGNORED`).
+ARGOCD_REPLACED_KINDS = frozenset({("trainer.kubeflow.org", "TrainJob")})
 #: What admission checks or uses when it admits a pod (the ServiceAccount, Priority,
 #: RuntimeClass, LimitRanger and ResourceQuota plugins), and the Namespaces they live in; and
 #: what a webhook looks up when it admits a job: the Trainer's and Kueue's TrainJob webhooks
@@ -177,7 +192,8 @@ def lifecycle_annotations(obj: dict[str, Any], settings: StackSettings) -> dict[
     if kind in REPLACED_KINDS and not (kind == ("apps", "StatefulSet") and _deletes_claims(obj)):
         annotations = _annotations(obj)
         annotations.setdefault(FLUX_FORCE, "enabled")
-        annotations.setdefault(ARGOCD_SYNC_OPTIONS, "Force=true,ServerSideApply=false")
+        argocd = "Force=true,Replace=true" if kind in ARGOCD_REPLACED_KINDS else ARGOCD_FORCE
+        annotations.setdefault(ARGOCD_SYNC_OPTIONS, argocd)
     return obj
 
 
