@@ -287,7 +287,8 @@ _SWITCH: dict[Engine, str] = {
         "apply, in the same reconcile)"
     ),
     "argocd": (
-        "syncs the TrainJob, then prunes the {v1} objects (prune comes after the sync's applies)"
+        "prunes the {v1} objects, then syncs the TrainJob (within a sync wave gitops-engine "
+        "v3.6.1's runTasks prunes first)"
     ),
     "pulumi": "creates the TrainJob, then deletes the {v1} objects (deletes come last)",
     "kubectl": (
@@ -571,10 +572,11 @@ def _notes(
             else (f"{len(jobs)} jobs move their pods ({', '.join(jobs)})")
         )
         notes.append(
-            f"{which} from {before} to {after} objects. Flux, Argo CD and Pulumi create the new "
+            f"{which} from {before} to {after} objects. Flux and Pulumi create the new "
             "objects before they delete the old ones, so for a while the old pods and the new "
-            "ones (the same hostnames) run side by side. To avoid it, remove the job in one "
-            "change and add it back in the next."
+            "ones (the same hostnames) run side by side; Argo CD and kubectl (plan --output "
+            "kubectl) delete the old ones first. To avoid it under every engine, remove the job "
+            "in one change and add it back in the next."
         )
     claims = {(c.kind, c.name): c for c in changes if c.action == "delete" and c.kind in _DATA}
     for c in changes:

@@ -277,6 +277,9 @@ def test_a_mode_switch_says_old_and_new_pods_run_together(repo_copy: Path, run) 
     (note,) = [n for n in env["notes"] if "run side by side" in n]
     assert note.startswith(f"{len(switched)} jobs move their pods ({', '.join(sorted(switched))})")
     assert "from Job to Pod objects" in note and "remove the job in one change" in note
+    # gitops-engine v3.6.1 prunes first within a sync wave (runTasks); kubectl's deletions run
+    # before its apply.
+    assert "Argo CD and kubectl (plan --output kubectl) delete the old ones first" in note
 
 
 def test_a_claim_is_kept_with_its_data_unless_the_stack_prunes_data(repo_copy: Path, run) -> None:
