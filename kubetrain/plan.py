@@ -512,8 +512,10 @@ def plan_environment(
         )
     plan = EnvironmentPlan(name, folders, changes, unchanged, Totals.of(before), Totals.of(after))
     plan.migrations = _migrations(changes, old, new, plan.before, plan.after)
-    plan.notes = _notes(changes, old, new, plan.migrated()) + operator_notes(
-        changes, old, new, after
+    plan.notes = (
+        _notes(changes, old, new, plan.migrated())
+        + operator_notes(changes, old, new, after)
+        + _flux_blocked(changes)
     )
     plan.queues = plan_queues(
         after, {job: usage.resources for job, usage in plan.after.jobs.items()}
@@ -587,6 +589,22 @@ def _notes(
                 "over before the jobs that mount the claim start."
             )
     return notes
+
+
+def _flux_blocked(changes: Sequence[Change]) -> list[str]:
+    """A refusal under Flux stops the whole step: kustomize-controller v1.9.6 applies a
+    Kustomization's objects with fluxcd/pkg/ssa's ApplyAllStaged, which dry-runs them all
+    first and applies none when one fails (seen in e2e/test_lifecycle.py)."""
+    refused = [c for c in changes if "flux" in c.engines and c.engines["flux"].action == "refused"]
+    if not refused:
+        return []
+    names = ", ".join(c.title for c in refused)
+    return [
+        f"Flux: {names} cannot be updated in place and is not re-created; kustomize-controller "
+        "dry-runs every object of a Kustomization before it applies any, so none of this "
+        "environment's other changes in the same Kustomization is applied until the edit is "
+        "reverted or the object deleted by hand."
+    ]
 
 
 _DATA = frozenset(kind for _, kind in DATA_KINDS)

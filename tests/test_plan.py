@@ -393,3 +393,20 @@ def test_the_kubectl_view_quotes_every_name() -> None:
     assert commands[0] == "set -e" and len(commands) == 2
     assert shlex.split(commands[1])[-3:] == ["--namespace", quoted, f"pod/{quoted}"]
     assert len(lines) == 4 + 1 + 4
+
+
+def test_a_refused_edit_under_flux_says_it_stops_the_rest_of_the_step(repo_copy: Path, run) -> None:
+    """A claim's access modes cannot change in place and kubetrain never re-creates a claim:
+    under Flux the dry-run of the whole Kustomization fails, so nothing else of it applies."""
+    claim = repo_copy / "stacks" / "staging" / "strategy-volume.yaml"
+    claim.write_text(claim.read_text().replace("[ReadOnlyMany]", "[ReadWriteOnce]"))
+    env = plan_json(run, repo_copy, "--stack", "staging")["staging"]
+    (change,) = [c for c in env["changes"] if c["kind"] == "PersistentVolumeClaim"]
+    assert change["engines"]["flux"]["action"] == "refused"
+    (note,) = [n for n in env["notes"] if n.startswith("Flux: ")]
+    assert "PersistentVolumeClaim ml-staging/strategy-volume" in note
+    assert "none of this environment's other changes" in note
+    # Nothing refused, no such note.
+    claim.write_text(claim.read_text().replace("[ReadWriteOnce]", "[ReadOnlyMany]"))
+    env = plan_json(run, repo_copy, "--stack", "staging")["staging"]
+    assert env["changes"] == [] and not [n for n in env["notes"] if n.startswith("Flux: ")]
