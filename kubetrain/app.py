@@ -182,8 +182,13 @@ class Project:
         """``rendered/clusters/<env>``: the GitOps delivery objects of one environment."""
         return self.rendered_dir / CLUSTERS_DIR / env
 
-    def stack_files(self, names: Sequence[str] = ()) -> list[Path]:
+    def stack_files(self, names: Sequence[str] = (), *, retiring: bool = False) -> list[Path]:
+        """The stack files (all, or ``names``). With ``retiring`` (render and plan of every
+        stack), a project whose last stack file was deleted has none, when ``rendered/`` still
+        holds an environment to remove (docs/lifecycle.md, Retiring an environment)."""
         folder = self.stacks_dir
+        if retiring and not names and not _has_stack_files(folder) and self._rendered_envs():
+            return []
         if not names and self.configured_stacks_dir is None and not _has_stack_files(folder):
             shown = display_path(self.root)
             where = (
@@ -198,6 +203,13 @@ class Project:
                 "with --config",
             )
         return discover_stacks(folder, names)
+
+    def _rendered_envs(self) -> bool:
+        base = self.rendered_dir
+        if not base.is_dir() or base.is_symlink():
+            return False
+        with os.scandir(base) as it:
+            return any(e.is_dir(follow_symlinks=False) and not e.name.startswith(".") for e in it)
 
 
 def _has_stack_files(folder: Path) -> bool:
@@ -591,7 +603,7 @@ def _selected(project: Project, names: Sequence[str], config: Path | None) -> li
         if names:
             raise InputError.single("--config", "give either --config or --stack, not both")
         return [config]
-    return project.stack_files(names)
+    return project.stack_files(names, retiring=True)
 
 
 def _warned(plans: Sequence[Planned], strict: bool, warnings: list[str] | None) -> None:
@@ -956,7 +968,7 @@ def plan(
     """What rendering and applying the stacks now would change, per environment, against what
     ``rendered/`` holds (see :mod:`kubetrain.plan`). Nothing is written or validated. Without
     ``names``, environments whose stack file is gone are planned for deletion."""
-    files = project.stack_files(names)
+    files = project.stack_files(names, retiring=True)
     progress.phase(f"loading {len(files)} stack file{'s' if len(files) != 1 else ''}")
     stacks = load_stacks(files, project, partial=True)
     out = []

@@ -5,6 +5,7 @@ after; always exit 0 (diff is the drift gate)."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -410,3 +411,19 @@ def test_a_refused_edit_under_flux_says_it_stops_the_rest_of_the_step(repo_copy:
     claim.write_text(claim.read_text().replace("[ReadWriteOnce]", "[ReadOnlyMany]"))
     env = plan_json(run, repo_copy, "--stack", "staging")["staging"]
     assert env["changes"] == [] and not [n for n in env["notes"] if n.startswith("Flux: ")]
+
+
+def test_the_last_environment_can_be_retired(repo_copy: Path, run) -> None:
+    """Every stack file deleted: plan shows each environment's deletion and render removes
+    their trees (a project with no stack file and nothing rendered stays an error)."""
+    for path in (repo_copy / "stacks").glob("Pulumi.*.yaml"):
+        path.unlink()
+    plans = plan_json(run, repo_copy)
+    assert sorted(plans) == ["dev", "prod", "staging"]
+    assert all({c["action"] for c in p["changes"]} == {"delete"} for p in plans.values())
+    assert run("render", cwd=repo_copy).exit_code == 0
+    assert not [p for p in (repo_copy / "rendered").rglob("*") if p.is_file()]
+    assert plan_json(run, repo_copy) == {}
+    shutil.rmtree(repo_copy / "rendered")
+    result = run("plan", cwd=repo_copy)
+    assert result.exit_code == 2 and "no stack files" in result.stderr
