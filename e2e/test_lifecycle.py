@@ -7,6 +7,7 @@ resourceVersion before and after) and to each job's pods is compared with what
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
@@ -55,6 +56,8 @@ def world(request, tmp_path_factory):
         project.set(env, "gitops", gitops)
     provide_external(cluster, project)
     engine = make_engine(name, cluster, project, git, tmp)
+    if hasattr(engine, "prepare"):
+        engine.prepare(ENVS)
     try:
         yield name, cluster, kubelet, project, engine
     finally:
@@ -118,6 +121,23 @@ def test_lifecycle_matches_the_plan(world):
 
     life.step("deploy")
     track()
+    pulumi_findings = []
+    if isinstance(engine, PulumiEngine):
+        # Every credential reached the cluster, and the state holds none in plain text.
+        assert engine.canaries, "no stack asked for a credential"
+        secrets_text = cluster.kubectl("get", "secrets", "-A", "-o", "json").stdout
+        values = {
+            base64.b64decode(v).decode(errors="replace")
+            for item in json.loads(secrets_text)["items"]
+            for v in (item.get("data") or {}).values()
+        }
+        assert any(c in v for c in engine.canaries for v in values)
+        pulumi_findings += engine.plaintext_canaries()
+        # After an up, a refresh finds the cluster as the state says.
+        for env in ENVS:
+            outcome = engine.refresh_changes(env)
+            if not outcome.ok:
+                pulumi_findings.append(f"refresh {env}: {outcome.detail[-2000:]}")
     life.step("again")
     life.step("edits", edits.edits_step)
     track()
@@ -134,5 +154,8 @@ def test_lifecycle_matches_the_plan(world):
     assert len(life.results) == 5 and all(r.rows for r in life.results)
     print(f"\n{name}:\n{life.table()}")
     assert not life.mismatches(), f"{name}: engine and plan disagree:\n{life.table()}"
+    if isinstance(engine, PulumiEngine):
+        pulumi_findings += engine.plaintext_canaries()
+    assert not pulumi_findings, "\n".join(pulumi_findings)
     assert not leaked, f"{name}: objects left behind after retiring: {leaked}"
     assert not kubelet.errors
