@@ -27,6 +27,21 @@ MARKER = "$kubetrainCredential"
 CONFIG_KEY = "kubetrain:credentials"
 
 
+#: The credential key of an image pull Secret (kubetrain/builders/secrets.py).
+DOCKER_CONFIG = "dockerconfigjson"
+
+
+def _is_docker_config(value: Any) -> bool:
+    """Whether ``value`` (a string, or a mapping set with --path) is a docker config JSON
+    object, as the API server checks a ``.dockerconfigjson`` (an object with ``auths``)."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return False
+    return isinstance(value, dict) and isinstance(value.get("auths"), dict)
+
+
 def is_marker(value: Any) -> bool:
     """Whether ``value`` is a credential marker."""
     return isinstance(value, dict) and len(value) == 1 and MARKER in value
@@ -108,6 +123,20 @@ class Credentials:
                         None,
                         (CONFIG_KEY, name, key),
                         "is not set; " + how.format(CONFIG_KEY, name, key),
+                    )
+                )
+            elif key == DOCKER_CONFIG and not _is_docker_config(keys[key]):
+                # The server refuses a kubernetes.io/dockerconfigjson Secret whose
+                # .dockerconfigjson is no JSON object (seen at the first `pulumi up`); said
+                # here, before anything is registered, and without the value.
+                problems.append(
+                    Problem(
+                        self.where,
+                        None,
+                        (CONFIG_KEY, name, key),
+                        "is not a docker config: a JSON object such as "
+                        '{"auths": {"REGISTRY": {"auth": "BASE64(user:password)"}}} '
+                        "(e.g. the content of ~/.docker/config.json)",
                     )
                 )
         if problems:

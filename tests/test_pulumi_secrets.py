@@ -65,6 +65,15 @@ POD = {
 }
 
 
+PULL = {
+    "apiVersion": "v1",
+    "kind": "Secret",
+    "metadata": {"name": "regcred", "namespace": "ml"},
+    "type": "kubernetes.io/dockerconfigjson",
+    "stringData": {".dockerconfigjson": marker("regcred", "dockerconfigjson")},
+}
+
+
 class Holder(pulumi.ComponentResource):
     def __init__(self, name: str, manifests: list[dict[str, Any]]) -> None:
         super().__init__("test:index:Holder", name, None, None)
@@ -149,6 +158,36 @@ def test_missing_credentials_fail_before_anything_is_registered(
     assert str(raised.value) == message
     run = raised.value.pulumi_run  # type: ignore[attr-defined]
     assert run.kubernetes_objects() == []
+
+
+@pytest.mark.parametrize(
+    ("value", "accepted"),
+    [
+        ("hunter2-not-json", False),
+        ('["hunter2"]', False),
+        ('{"hunter2": 1}', False),
+        ({"auths": {"r.example.com": {"auth": "aHVudGVyMg=="}}}, True),
+        ('{"auths": {"r.example.com": {"auth": "aHVudGVyMg=="}}}', True),
+    ],
+)
+def test_a_pull_secret_must_hold_a_docker_config(value: Any, accepted: bool) -> None:
+    """The API server refuses a kubernetes.io/dockerconfigjson Secret whose value is no JSON
+    object (found at a real server's first `pulumi up`): said before anything is registered,
+    without the value."""
+    config = secret_config({**CREDENTIALS, "regcred": {"dockerconfigjson": value}})
+    if accepted:
+        run = run_pulumi(lambda: Holder("h", [PULL]) and None, **config)
+        assert run.one("kubernetes:core/v1:Secret", "ml/regcred")
+        return
+    with pytest.raises(InputError) as raised:
+        run_pulumi(lambda: Holder("h", [PULL]) and None, **config)
+    assert str(raised.value) == (
+        "Holder h: kubetrain:credentials.regcred.dockerconfigjson: is not a docker config: "
+        'a JSON object such as {"auths": {"REGISTRY": {"auth": "BASE64(user:password)"}}} '
+        "(e.g. the content of ~/.docker/config.json)"
+    )
+    assert "hunter2" not in str(raised.value)
+    assert raised.value.pulumi_run.kubernetes_objects() == []  # type: ignore[attr-defined]
 
 
 def test_a_malformed_marker_is_a_bug() -> None:

@@ -184,6 +184,11 @@ func run(ctx context.Context, kubeconfig, appFile, repo, revision, stateFile str
 	if err != nil {
 		return nil, err
 	}
+	// The controller's client limits (pkg/apis/application/v1alpha1 SetK8SConfigDefaults:
+	// K8sClientConfigQPS 50, K8sClientConfigBurst 100); client-go's own 5/10 throttled the
+	// cluster cache's first sync for tens of seconds.
+	config.QPS = 50
+	config.Burst = 100
 	log := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(0)))
 	appName := app.Metadata.Name
 	namespace := app.Spec.Destination.Namespace
