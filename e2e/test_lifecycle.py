@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -153,6 +154,10 @@ def test_lifecycle_matches_the_plan(world):
     leaked = sorted(show(k) for k in left.objects if k[1] not in RETAINED)
     assert len(life.results) == 5 and all(r.rows for r in life.results)
     print(f"\n{name}:\n{life.table()}")
+    if os.environ.get("KUBETRAIN_E2E_REPORT"):  # the tables of a closing note
+        report = Path(os.environ["KUBETRAIN_E2E_REPORT"])
+        report.mkdir(parents=True, exist_ok=True)
+        (report / f"lifecycle-{name}.txt").write_text(life.table())
     assert not life.mismatches(), f"{name}: engine and plan disagree:\n{life.table()}"
     if isinstance(engine, PulumiEngine):
         pulumi_findings += engine.plaintext_canaries()
