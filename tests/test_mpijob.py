@@ -54,6 +54,11 @@ def build(tmp_path: Path, doc: dict[str, Any], **config: Any) -> list[dict[str, 
     return objects(stack_from(tmp_path, cfg))
 
 
+def mkdir(path: Path) -> Path:
+    path.mkdir()
+    return path
+
+
 def env_of(container: dict[str, Any]) -> list[tuple[str, str | None]]:
     return [(e["name"], e.get("value")) for e in container.get("env", [])]
 
@@ -274,6 +279,29 @@ def test_the_launcher_job_carries_the_run_policy(tmp_path: Path) -> None:
     assert (job["spec"]["backoffLimit"], job["spec"]["activeDeadlineSeconds"]) == (2, 600)
     assert job["spec"]["suspend"] is True
     assert job["metadata"]["labels"] == {"app": "pi"}
+
+
+@pytest.mark.parametrize("version", ["1.27", "1.33"])
+def test_the_launcher_job_is_replaced_only_once_failed(tmp_path: Path, version: str) -> None:
+    """newLauncherJob (v0.8.2): podReplacementPolicy Failed, where the cluster serves it."""
+    job = pick(build(tmp_path, mpijob(), kubernetesVersion=version), "Job", "pi-launcher")
+    assert job["spec"].get("podReplacementPolicy") == ("Failed" if version == "1.33" else None)
+
+
+@pytest.mark.parametrize("gang", ["none", "volcano"])
+def test_a_suspended_mpijob_has_no_workers_and_no_pod_group(tmp_path: Path, gang: str) -> None:
+    """syncHandler (v0.8.2) creates no PodGroup and no workers while suspended; resumed, they
+    are rendered again."""
+    suspended = mpijob(runPolicy={"suspend": True})
+    kinds = sorted(o["kind"] for o in build(mkdir(tmp_path / "s"), suspended, gangScheduler=gang))
+    assert kinds == ["ConfigMap", "ExternalSecret", "Job", "Service"]
+    resumed = mpijob(runPolicy={"suspend": False})
+    objs = build(mkdir(tmp_path / "r"), resumed, gangScheduler=gang)
+    assert [o["metadata"]["name"] for o in objs if o["kind"] == "Pod"] == [
+        "pi-worker-0",
+        "pi-worker-1",
+    ]
+    assert any(o["kind"] == "PodGroup" for o in objs) == (gang == "volcano")
 
 
 def test_native_mode_says_what_only_the_operator_does(tmp_path: Path, run) -> None:

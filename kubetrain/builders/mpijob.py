@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..kube.features import enabled_by_default
 from ..models.mpijob import SSH_CREDENTIAL_ANNOTATION, MPIJob
 from .context import BuildContext
 from .gang import GangJob, GangPolicy, with_gang_scheduling
@@ -289,6 +290,11 @@ class MPIExpansion:
             "suspend": True if policy.suspend else None,
             "template": {"metadata": meta, "spec": spec},
         }
+        # newLauncherJob (v0.8.2): PodReplacementPolicy Failed, so a terminating launcher pod
+        # is not replaced before it stopped (kubernetes/kubernetes#115844); written where the
+        # cluster's default feature gates serve the field.
+        if enabled_by_default("JobPodReplacementPolicy", self.ctx.settings.version):
+            job_spec["podReplacementPolicy"] = "Failed"
         # Pulumi would wait for the launcher to complete: the whole training.
         launcher_meta = object_meta(
             self.launcher_name, self.namespace, self.owned_labels(), {SKIP_AWAIT: "true"}
@@ -329,11 +335,16 @@ class MPIExpansion:
 
     def build(self) -> list[Manifest]:
         self.warn()
+        # MPIJobController.syncHandler (v0.8.2): a suspended MPIJob gets its Service, ConfigMap,
+        # key Secret and a suspended launcher Job, but no PodGroup and no workers (they would
+        # start sshd and hold their nodes); resuming creates them.
+        suspended = bool(self.job.spec.run_policy.suspend)
+        workers = 0 if suspended else self.job.worker_replicas()
         objs = [
             self.service(),
             self.config_map(),
             *self.ssh_secret(),
-            *(self.worker(i) for i in range(self.job.worker_replicas())),
+            *(self.worker(i) for i in range(workers)),
             self.launcher(),
         ]
         queue = kueue_labels(self.job.metadata.labels)
@@ -364,7 +375,10 @@ class MPIExpansion:
             app_labels("mpijob", self.name),
             self.job.metadata.annotations,
         )
-        return with_gang_scheduling(objs, gang, self.ctx.settings, policy)
+        out = with_gang_scheduling(objs, gang, self.ctx.settings, policy)
+        if suspended:
+            out = [o for o in out if o["kind"] != "PodGroup"]
+        return out
 
 
 def custom_resource(job: MPIJob, ctx: BuildContext) -> Manifest:
