@@ -50,6 +50,20 @@ def job_1(mode: str | None = None) -> dict[str, Any]:
     return doc
 
 
+def paddlejob_with_metrics(mode: str) -> dict[str, Any]:
+    """A PaddleJob scaled by metrics, which training-operator v1.9.3 runs (issue 26)."""
+    worker = {"replicas": 2, "template": {"spec": {"containers": [{"name": "paddle",
+              "image": "paddle:2"}]}}}  # fmt: skip
+    metric = {"type": "Resource", "resource": {"name": "cpu", "target": {
+              "type": "Utilization", "averageUtilization": 80}}}  # fmt: skip
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "PaddleJob",
+        "metadata": {"name": "paddle", "annotations": {"kubetrain.io/mode": mode}},
+        "spec": {"paddleReplicaSpecs": {"Worker": worker}, "elasticPolicy": {"metrics": [metric]}},
+    }
+
+
 LEARNER_SETTINGS = {
     "kubetrain:secretStore": {"name": "vault"},
     "kubetrain:learnerRegistry": "docker.io/ffdl",
@@ -195,6 +209,19 @@ OPERATOR = {"kubetrain.io/mode": "operator"}
                 )
             ],
             id="trainingjob-operator-gpu-alias",
+        ),
+        *(
+            pytest.param(
+                {"kubetrain:jobs": [paddlejob_with_metrics(mode)]},
+                [
+                    (
+                        ("spec", "elasticPolicy", "metrics"),
+                        "has no effect: no controller of PaddleJob reads them",
+                    )
+                ],
+                id=f"paddlejob-metrics-{mode}",
+            )
+            for mode in ("native", "operator")
         ),
     ],
 )

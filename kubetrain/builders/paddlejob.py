@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from ..models.paddlejob import PaddleJob
-from .kubeflow import ReplicaJob, replica_job_builder
+from .context import BuildContext
+from .kubeflow import Manifest, ReplicaJob, replica_job_builder
 from .registry import builder
 
 __all__ = ["OPERATOR_NAME", "PaddleTrainingJob", "build_paddlejob"]
@@ -66,4 +67,19 @@ class PaddleTrainingJob(ReplicaJob[PaddleJob]):
         return rtype == "Master"
 
 
-build_paddlejob = builder(PaddleJob)(replica_job_builder(PaddleTrainingJob))
+_build_replicas = replica_job_builder(PaddleTrainingJob)
+
+
+@builder(PaddleJob)
+def build_paddlejob(job: PaddleJob, mode: str, ctx: BuildContext) -> list[Manifest]:
+    """Either mode; `elasticPolicy.metrics` is a warning in both: training-operator v1.9.3
+    creates a HorizontalPodAutoscaler for a PyTorchJob only (pkg/controller.v1/pytorch/hpa.go,
+    reconcileHPA); its PaddleJob controller never reads the metrics."""
+    elastic = job.spec.elastic_policy
+    if elastic is not None and elastic.metrics:
+        ctx.warn(
+            ("spec", "elasticPolicy", "metrics"),
+            "has no effect: no controller of PaddleJob reads them (the training operator "
+            "scales only a PyTorchJob by metrics); the job runs with its Worker replicas",
+        )
+    return _build_replicas(job, mode, ctx)

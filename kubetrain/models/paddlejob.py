@@ -138,8 +138,8 @@ class PaddleJob(KubeflowJob):
 
     def kind_problems(self, settings: StackSettings) -> Problems:
         """What the elastic policy needs: the operator's setPaddleElasticPolicy reads the
-        Worker's replicas (a nil pointer without a Worker), and only its autoscaler acts on the
-        policy."""
+        Worker's replicas (a nil pointer without a Worker). Its metrics are not refused: no
+        controller of PaddleJob reads them (the builder warns)."""
         elastic = self.spec.elastic_policy
         if elastic is None:
             return []
@@ -153,14 +153,5 @@ class PaddleJob(KubeflowJob):
         if low is not None and high is not None and low > high:
             problems.append(
                 ((*path, "minReplicas"), f"must be at most maxReplicas ({high}), got {low}")
-            )
-        if elastic.metrics and self.mode(settings) == "native":
-            problems.append(
-                (
-                    (*path, "metrics"),
-                    "the training operator scales the PaddleJob by these metrics (a "
-                    "HorizontalPodAutoscaler on its scale subresource); native mode has no "
-                    "PaddleJob to scale: use operator mode, or leave metrics out",
-                )
             )
         return problems
