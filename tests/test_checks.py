@@ -62,6 +62,22 @@ def test_fixture(fixture: Path) -> None:
         assert {line.rsplit("(", 1)[1].rstrip(")") for line in got} == {rule}
 
 
+@needs_upstream_schemas
+def test_a_gang_member_on_another_scheduler_is_a_warning_the_rest_errors() -> None:
+    """Issue 26: Kubeflow Trainer runs its published Volcano example, whose pods keep the
+    default scheduler: a warning (an error under --strict); a gang that never starts is not."""
+    path = REPO / "tests" / "checks" / "gang-scheduling.fail.yaml"
+    items, _, _, _ = read_objects([str(path)])
+    report = Validator((1, 33), [UPSTREAM_LOCATION]).validate(items)
+    check_objects(items, report.results, CheckSettings.from_stack(None))
+    severity = {format_path(f.path): f.severity for r in report.results for f in r.findings}
+    assert severity == {
+        "spec.minMember": "error",
+        "spec.schedulerName": "warning",
+        'metadata.labels["scheduling.x-k8s.io/pod-group"]': "error",
+    }
+
+
 @pytest.mark.parametrize("rule", sorted(RULES))
 def test_every_rule_has_a_passing_and_a_failing_fixture(rule: str) -> None:
     names = {f.name for f in FIXTURES}

@@ -272,10 +272,14 @@ class _Run:
     #: (index, object) of every item that is an object (a mapping with a kind).
     mapped: list[tuple[int, Mapping[str, Any]]] = field(default_factory=list)
 
-    def add(self, index: int, rule: str, path: Path, message: str) -> None:
+    def add(
+        self, index: int, rule: str, path: Path, message: str, warning: bool = False
+    ) -> None:
+        """A finding of `rule`; a warning when the rule's findings are (WARNING_RULES) or
+        this one is (`warning`: the object works, though not as the stack may mean)."""
         if rule in self.settings.skip:
             return
-        severity: Severity = "warning" if rule in WARNING_RULES else "error"
+        severity: Severity = "warning" if warning or rule in WARNING_RULES else "error"
         self.findings[index].append(Finding(rule, path, message, severity=severity))
 
     def objects(self) -> list[tuple[int, Mapping[str, Any]]]:
@@ -854,8 +858,11 @@ def _gang(run: _Run) -> None:
                     i,
                     "gang-scheduling",
                     (*t.path, "spec", "schedulerName"),
-                    f"a member of Volcano PodGroup {name} must be scheduled by volcano, "
-                    f"got {scheduler_name!r}",
+                    f"a member of Volcano PodGroup {name} is scheduled by "
+                    f"{scheduler_name or 'the default scheduler'!s}, not volcano: its pods "
+                    "start one by one, not as a gang (set schedulerName: volcano)",
+                    # Issue 26: Kubeflow Trainer's published Volcano example runs so.
+                    warning=True,
                 )
             elif scheduler == "scheduler-plugins" and not scheduler_name:
                 run.add(
@@ -863,7 +870,9 @@ def _gang(run: _Run) -> None:
                     "gang-scheduling",
                     (*t.path, "spec", "schedulerName"),
                     f"a member of PodGroup {name} needs the scheduler-plugins scheduler's "
-                    "schedulerName; the default scheduler ignores PodGroups",
+                    "schedulerName; the default scheduler ignores PodGroups, so its pods "
+                    "start one by one, not as a gang",
+                    warning=True,
                 )
     for group_key, (i, obj) in groups.items():
         wanted = _mapping(obj.get("spec")).get("minMember")
