@@ -235,4 +235,20 @@ def test_models_of_third_party_kinds_follow_their_real_crds() -> None:
         "JobSet",
     }
     assert {k for (_, k) in real} & {k for (_, k) in resource_kinds()} == compared
+    # The JobSet model is v0.12.0's (Kubeflow Trainer v2.3.0's pin), ../shared/crds holds
+    # v0.9.1's CRD: what v0.12.0 added is the only difference, each one found (the e2e tier
+    # compares the model with the v0.12.0 CRD itself).
+    newer = [p for p in problems if p.startswith(JOBSET_V0_12)]
+    assert sorted(p.split(":")[0] for p in newer) == sorted(JOBSET_V0_12), newer
+    problems = [p for p in problems if p not in newer]
     assert problems == [], "\n".join(problems)
+
+
+JOBSET_V0_12 = tuple(
+    f"JobSet (jobset.x-k8s.io/v1alpha2) spec.{path}"
+    for path in (
+        "failurePolicy.rules.[].action",
+        "failurePolicy.rules.[].onJobFailureMessagePatterns",
+        "volumeClaimPolicies",
+    )
+)

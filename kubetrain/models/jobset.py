@@ -1,8 +1,12 @@
 """The JobSet kubetrain emits for a Kubeflow job under ``kubetrain:nativeWorkload: jobset``,
 and for a TrainJob in native mode (the JobSet the trainer builds from its runtime).
 
-``jobset.x-k8s.io/v1alpha2`` JobSet, from kubernetes-sigs/jobset v0.9.1 (``api/jobset/v1alpha2/
-jobset_types.go``; its CRD is ``config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml``). The
+``jobset.x-k8s.io/v1alpha2`` JobSet, from kubernetes-sigs/jobset v0.12.0, the version Kubeflow
+Trainer v2.3.0's go.mod pins (``api/jobset/v1alpha2/jobset_types.go``; its CRD is
+``config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml``). What v0.12.0 has beyond v0.9.1:
+``volumeClaimPolicies`` (v0.11.0; the torchtune runtimes' shared claim), a failure rule's
+``onJobFailureMessagePatterns`` and its ``RestartJob`` actions. A JobSet kubetrain emits without
+those runs on v0.9.1 too (docs/native-workloads.md, "JobSet versions"). The
 models describe the CRD's fields, required, typed and bounded as it does, with its list-map keys
 and CEL rules (tests/test_apiserver_corpus_custom.py compares them); ``validate`` checks emitted
 JobSets against their structural schema, and tests/test_native_workloads.py checks every emitted
@@ -97,13 +101,26 @@ class FailurePolicyRule(Strict):
     """What a failed Job matching the rule does (``spec.failurePolicy.rules[]``)."""
 
     name: str = Field(description="Name of the rule.")
-    action: Literal["FailJobSet", "RestartJobSet", "RestartJobSetAndIgnoreMaxRestarts"] = Field(
-        description="FailJobSet, RestartJobSet or RestartJobSetAndIgnoreMaxRestarts."
+    action: Literal[
+        "FailJobSet",
+        "RestartJobSet",
+        "RestartJobSetAndIgnoreMaxRestarts",
+        "RestartJob",
+        "RestartJobAndIgnoreMaxRestarts",
+    ] = Field(
+        description="FailJobSet, RestartJobSet, RestartJobSetAndIgnoreMaxRestarts, or (v0.12) "
+        "RestartJob or RestartJobAndIgnoreMaxRestarts."
     )
     on_job_failure_reasons: list[str] | None = Field(
         default=None,
         alias="onJobFailureReasons",
         description="Job failure reasons the rule matches. Default: any.",
+    )
+    on_job_failure_message_patterns: list[str] | None = Field(
+        default=None,
+        alias="onJobFailureMessagePatterns",
+        description="Regular expressions (RE2), one of which the Job's failure message must "
+        "match (JobSet v0.12). Default: any.",
     )
     target_replicated_jobs: list[str] | None = Field(
         default=None,
@@ -156,6 +173,49 @@ class Coordinator(Strict):
     replicated_job: str = Field(alias="replicatedJob", description="Its replicated job.")
     job_index: int | None = Field(default=None, alias="jobIndex", description="Its Job. Default 0.")
     pod_index: int | None = Field(default=None, alias="podIndex", description="Its pod. Default 0.")
+
+
+PersistentVolumeClaim = Annotated[
+    dict[str, object],
+    K8sType("io.k8s.api.core.v1.PersistentVolumeClaim", "A claim the JobSet controller makes"),
+]
+
+
+class VolumeRetentionPolicy(Strict):
+    """What happens to the claims when the JobSet is deleted (``retentionPolicy``)."""
+
+    when_deleted: Literal["Delete", "Retain"] = Field(
+        default="Delete",
+        alias="whenDeleted",
+        description="Delete (the claims go with the JobSet) or Retain. Default: Delete.",
+    )
+
+
+class VolumeClaimPolicy(Strict):
+    """Claims the JobSet controller makes, shared by the replicatedJobs that mount them
+    (``spec.volumeClaimPolicies[]``, JobSet v0.11+: ``<claim>-<jobset>``)."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "x-kubernetes-validations": [
+                {
+                    "rule": "self.templates.all(t, !has(t.metadata.namespace) || "
+                    "size(t.metadata.namespace) == 0)",
+                    "message": "namespace cannot be set for VolumeClaimPolicies templates",
+                }
+            ]
+        }
+    )
+
+    templates: list[PersistentVolumeClaim] | None = Field(
+        default=None,
+        max_length=50,
+        description="The claims, each mounted by name in some replicatedJob.",
+        json_schema_extra={"x-kubernetes-list-type": "atomic"},
+    )
+    retention_policy: VolumeRetentionPolicy | None = Field(
+        default=None, alias="retentionPolicy", description="Whether the claims outlive the JobSet."
+    )
 
 
 class StartupPolicy(Strict):
@@ -221,6 +281,13 @@ class JobSetSpec(Strict):
         json_schema_extra=INT32,
         ge=0,
         description="Seconds after finishing before the JobSet is deleted.",
+    )
+    volume_claim_policies: list[VolumeClaimPolicy] | None = Field(
+        default=None,
+        alias="volumeClaimPolicies",
+        max_length=50,
+        description="Claims the JobSet controller makes for its pods (JobSet v0.11+).",
+        json_schema_extra={"x-kubernetes-list-type": "atomic", **IMMUTABLE},
     )
 
 
