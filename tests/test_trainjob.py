@@ -679,3 +679,29 @@ def test_a_native_trainjob_carries_its_queue_to_the_jobset(tmp_path: Path) -> No
     jobset = pick(objs, "JobSet", "kueue-example")
     assert jobset["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "training-queue"
     assert "suspend" not in jobset["spec"]  # Kueue's (the job is queued)
+
+
+@pytest.mark.parametrize(
+    ("original", "patch", "merged"),
+    [
+        # The e2e differential's case against the real trainer (e2e/fidelity/Pulumi.variants).
+        (["data", "cache"], ["scratch", "data"], ["scratch", "data", "cache"]),
+        (["a", "b", "c"], ["c", "x"], ["a", "b", "c", "x"]),
+        (["a", "b", "c"], ["x", "b"], ["x", "a", "b", "c"]),
+        (["a", "b"], ["b", "a"], ["b", "a"]),
+        ([], ["x", "y"], ["x", "y"]),
+    ],
+)
+def test_runtime_patches_order_lists_as_strategic_merge(
+    original: list[str], patch: list[str], merged: list[str]
+) -> None:
+    """mergeSlice (apimachinery v0.36.2): the patch's items in its order, new ones first, the
+    runtime's others where the runtime orders them (issue 26: kubetrain appended new items)."""
+    from kubetrain.builders.trainjob import _merge_order
+
+    def items(names: list[str]) -> list[dict[str, str]]:
+        return [{"name": n} for n in names]
+
+    appended = items(original) + [i for i in items(patch) if i["name"] not in original]
+    got = _merge_order(appended, items(patch), items(original), "name")
+    assert [i["name"] for i in got] == merged

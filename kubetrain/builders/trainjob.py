@@ -189,8 +189,43 @@ def _strategic(original: Any, patch: Any, node: FieldNode | None) -> Any:
                     out_list.append(_without_nulls(item))
                 else:
                     out_list[found] = _strategic(out_list[found], item, item_node)
-            return out_list
+            return _merge_order(out_list, patch, original, key)
     return _without_nulls(patch)
+
+
+def _merge_order(
+    merged: list[Any], patch: list[Any], original: list[Any], key: str
+) -> list[Any]:
+    """The order ``mergeSlice`` leaves a merged list in (k8s.io/apimachinery v0.36.2, the
+    trainer's pin: ``partitionMapsByPresentInList``, ``normalizeElementOrder``,
+    ``mergeSortedSlice``): the items the patch names, in the patch's order, and the original's
+    others, in theirs, interleaved where the original orders both; a new item goes first."""
+
+    def key_of(item: Any) -> Any:
+        return item.get(key) if isinstance(item, Mapping) else None
+
+    named = [key_of(item) for item in patch]
+    server = [key_of(item) for item in original]
+    patched = sorted((m for m in merged if key_of(m) in named), key=lambda m: named.index(key_of(m)))
+    server_only = [m for m in merged if key_of(m) not in named]
+    out: list[Any] = []
+    i = j = 0
+    while i < len(server_only) or j < len(patched):
+        if j >= len(patched):
+            out.append(server_only[i])
+            i += 1
+        elif i >= len(server_only):
+            out.append(patched[j])
+            j += 1
+        else:
+            left, right = key_of(server_only[i]), key_of(patched[j])
+            if left in server and right in server and server.index(left) < server.index(right):
+                out.append(server_only[i])
+                i += 1
+            else:
+                out.append(patched[j])
+                j += 1
+    return out
 
 
 def _without_nulls(value: Any) -> Any:
