@@ -247,6 +247,7 @@ def test_models_of_third_party_kinds_follow_their_real_crds() -> None:
 JOBSET_V0_12 = tuple(
     f"JobSet (jobset.x-k8s.io/v1alpha2) spec.{path}"
     for path in (
+        "failurePolicy.restartStrategy",
         "failurePolicy.rules.[].action",
         "failurePolicy.rules.[].onJobFailureMessagePatterns",
         "volumeClaimPolicies",

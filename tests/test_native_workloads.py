@@ -716,8 +716,14 @@ def _schema_paths(node: Any, path: str = "") -> Iterator[tuple[str, dict[str, An
 #: What the JobSet model has (v0.12.0, the trainer's pin) beyond ../shared/crds' v0.9.1 CRD:
 #: field paths added, and enum values added per path. e2e/test_fidelity.py compares the model
 #: with the v0.12.0 CRD itself (the tier builds JobSet from the trainer's module).
-JOBSET_V0_12_FIELDS = (".spec.volumeClaimPolicies", ".spec.failurePolicy.rules[].onJobFailureMessagePatterns")
-JOBSET_V0_12_ENUMS = {".spec.failurePolicy.rules[].action": ["RestartJob", "RestartJobAndIgnoreMaxRestarts"]}
+JOBSET_V0_12_FIELDS = (
+    ".spec.volumeClaimPolicies",
+    ".spec.failurePolicy.rules[].onJobFailureMessagePatterns",
+)
+JOBSET_V0_12_ENUMS = {
+    ".spec.failurePolicy.rules[].action": ["RestartJob", "RestartJobAndIgnoreMaxRestarts"],
+    ".spec.failurePolicy.restartStrategy": ["InPlaceRestart"],
+}
 
 
 @needs_upstream_crds
