@@ -64,6 +64,20 @@ def paddlejob_with_metrics(mode: str) -> dict[str, Any]:
     }
 
 
+def xgboost_zero_workers() -> dict[str, Any]:
+    """An XGBoostJob of a Master alone, which training-operator v1.9.3 runs (issue 26)."""
+    def replica(n: int) -> dict[str, Any]:
+        return {"replicas": n, "template": {"spec": {"containers": [{"name": "xgboost",
+                "image": "xgb:1"}]}}}  # fmt: skip
+
+    return {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "XGBoostJob",
+        "metadata": {"name": "xgb"},
+        "spec": {"xgbReplicaSpecs": {"Master": replica(1), "Worker": replica(0)}},
+    }
+
+
 LEARNER_SETTINGS = {
     "kubetrain:secretStore": {"name": "vault"},
     "kubetrain:learnerRegistry": "docker.io/ffdl",
@@ -209,6 +223,11 @@ OPERATOR = {"kubetrain.io/mode": "operator"}
                 )
             ],
             id="trainingjob-operator-gpu-alias",
+        ),
+        pytest.param(
+            {"kubetrain:jobs": [xgboost_zero_workers()]},
+            [(("spec", "xgbReplicaSpecs", "Worker", "replicas"), "is 0: the job runs no Worker")],
+            id="xgboost-zero-workers",
         ),
         *(
             pytest.param(

@@ -533,6 +533,14 @@ def replica_job_builder(
     PodGroup); operator mode, the custom resource (the training operator owns its CRD)."""
 
     def build(job: KubeflowJob, mode: str, ctx: BuildContext) -> list[Manifest]:
+        for rtype, spec in job.replica_specs.items():
+            if spec.replicas == 0:
+                # Issue 26: the operator runs it (no pod and no Service of the type).
+                ctx.warn(
+                    ("spec", job.REPLICA_SPECS_KEY, rtype, "replicas"),
+                    f"is 0: the job runs no {rtype} (its other replica types only); remove the "
+                    f"{rtype} or give it replicas",
+                )
         if mode == "operator":
             if NATIVE_WORKLOAD_ANNOTATION in job.metadata.annotations:
                 ctx.warn(

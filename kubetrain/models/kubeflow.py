@@ -215,8 +215,9 @@ class ReplicaSpec(Strict):
 
     replicas: Replicas = Field(
         default=1,
-        ge=1,
-        description="Number of pods of this type (at most 10000). Default: 1.",
+        ge=0,
+        description="Number of pods of this type (at most 10000; 0: none of this type, which "
+        "the training operator runs, as the job has other pods). Default: 1.",
         json_schema_extra=upstream(minimum=None, maximum=None),
     )
     template: PodTemplateSpec = Field(description="Pod template of the replicas.")
@@ -421,6 +422,15 @@ class KubeflowJob(JobDocument):
                         "without one)",
                     )
                 )
+        if specs and self.total_replicas() == 0:
+            # The webhooks of v1.9.3 admit it (only PyTorchJob's counts non-Master replicas),
+            # but a job without a single pod cannot run: refused.
+            problems.append(
+                (
+                    (*base, next(iter(specs)), "replicas"),
+                    "the job has no pod: at least one replica type needs replicas of 1 or more",
+                )
+            )
         for rtype in self.SINGLE_TYPES:
             spec = specs.get(rtype)
             if spec is None:

@@ -219,8 +219,15 @@ class PyTorchJob(KubeflowJob):
         return update
 
     def kind_problems(self, settings: StackSettings) -> Problems:
-        """validateSpec's elastic rules, and what native mode cannot do of them."""
-        return self._elastic_problems(settings)
+        """validateSpec's elastic rules, and what native mode cannot do of them; its replica
+        count rule (validatePyTorchReplicaSpecs, v1.9.3): a replica type other than the Master
+        has at least 1 replica."""
+        problems: Problems = [
+            (("spec", "pytorchReplicaSpecs", rtype, "replicas"), "must be at least 1")
+            for rtype, spec in self.spec.pytorch_replica_specs.items()
+            if rtype != "Master" and spec.replicas < 1
+        ]
+        return problems + self._elastic_problems(settings)
 
     def _elastic_problems(self, settings: StackSettings) -> Problems:
         elastic = self.spec.elastic_policy
