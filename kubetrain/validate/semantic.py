@@ -67,8 +67,9 @@ RULES: dict[str, str] = {
     "host network or as a hostPort never share a node (pods of one job: the same source in the "
     "file header, else the same `app.kubernetes.io/instance`)",
     "pod-security": "every pod and pod template meets the stack's Pod Security Standards level",
-    "gang-scheduling": "pods that join a PodGroup have it in the output, ask for its scheduler, "
-    "and are at least its `minMember`",
+    "gang-scheduling": "pods that join a PodGroup have it in the output and are at least its "
+    "`minMember`; a member that does not ask for its scheduler is a warning (its pods start one "
+    "by one; Kubeflow Trainer runs such a published example)",
     "image": "every container image is a reference the kubelet can parse "
     "(`[registry/]path[:tag][@digest]`, the path in lower case; otherwise the pod fails with "
     "`InvalidImageName`)",
