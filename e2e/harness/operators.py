@@ -309,13 +309,24 @@ ALL = {
 }
 
 
-def start_all(cluster: ControlPlane, folder: Path, names=tuple(ALL)) -> list[Operator]:
-    """Start the operators `names` side by side; with the trainer, Kubeflow's v2.3.0
-    ClusterTrainingRuntimes (the release's manifests/base/runtimes) are installed too, as its
-    installation does."""
+#: The operators that take a gang scheduler (a PodGroup per job).
+GANG = ("training-operator", "mpi-operator")
+
+
+def start_all(
+    cluster: ControlPlane, folder: Path, names=tuple(ALL), gang_scheduler: str = ""
+) -> list[Operator]:
+    """Start the operators `names` side by side (the training and MPI operators with
+    `gang_scheduler`, when given); with the trainer, Kubeflow's v2.3.0 ClusterTrainingRuntimes
+    (the release's manifests/base/runtimes) are installed too, as its installation does."""
     import concurrent.futures
 
-    ops = [ALL[name](cluster, folder / name) for name in names]
+    ops = [
+        ALL[name](cluster, folder / name, gang_scheduler)  # type: ignore[call-arg]
+        if gang_scheduler and name in GANG
+        else ALL[name](cluster, folder / name)
+        for name in names
+    ]
     # CRDs first, one client at a time: several operators share kinds (PodGroups...).
     for op in ops:
         install(cluster, op.crds())

@@ -193,9 +193,7 @@ def _strategic(original: Any, patch: Any, node: FieldNode | None) -> Any:
     return _without_nulls(patch)
 
 
-def _merge_order(
-    merged: list[Any], patch: list[Any], original: list[Any], key: str
-) -> list[Any]:
+def _merge_order(merged: list[Any], patch: list[Any], original: list[Any], key: str) -> list[Any]:
     """The order ``mergeSlice`` leaves a merged list in (k8s.io/apimachinery v0.36.2, the
     trainer's pin: ``partitionMapsByPresentInList``, ``normalizeElementOrder``,
     ``mergeSortedSlice``): the items the patch names, in the patch's order, and the original's
@@ -206,7 +204,9 @@ def _merge_order(
 
     named = [key_of(item) for item in patch]
     server = [key_of(item) for item in original]
-    patched = sorted((m for m in merged if key_of(m) in named), key=lambda m: named.index(key_of(m)))
+    patched = sorted(
+        (m for m in merged if key_of(m) in named), key=lambda m: named.index(key_of(m))
+    )
     server_only = [m for m in merged if key_of(m) not in named]
     out: list[Any] = []
     i = j = 0

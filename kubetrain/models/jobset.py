@@ -5,8 +5,9 @@ and for a TrainJob in native mode (the JobSet the trainer builds from its runtim
 Trainer v2.3.0's go.mod pins (``api/jobset/v1alpha2/jobset_types.go``; its CRD is
 ``config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml``). What v0.12.0 has beyond v0.9.1:
 ``volumeClaimPolicies`` (v0.11.0; the torchtune runtimes' shared claim), a failure rule's
-``onJobFailureMessagePatterns`` and its ``RestartJob`` actions, the ``InPlaceRestart`` strategy. A JobSet kubetrain emits without
-those runs on v0.9.1 too (docs/native-workloads.md, "JobSet versions"). The
+``onJobFailureMessagePatterns`` and its ``RestartJob`` actions, the ``InPlaceRestart``
+strategy. A JobSet kubetrain emits without those runs on v0.9.1 too (docs/native-workloads.md,
+"JobSet versions"). The
 models describe the CRD's fields, required, typed and bounded as it does, with its list-map keys
 and CEL rules (tests/test_apiserver_corpus_custom.py compares them); ``validate`` checks emitted
 JobSets against their structural schema, and tests/test_native_workloads.py checks every emitted

@@ -273,9 +273,7 @@ class _Run:
     #: (index, object) of every item that is an object (a mapping with a kind).
     mapped: list[tuple[int, Mapping[str, Any]]] = field(default_factory=list)
 
-    def add(
-        self, index: int, rule: str, path: Path, message: str, warning: bool = False
-    ) -> None:
+    def add(self, index: int, rule: str, path: Path, message: str, warning: bool = False) -> None:
         """A finding of `rule`; a warning when the rule's findings are (WARNING_RULES) or
         this one is (`warning`: the object works, though not as the stack may mean)."""
         if rule in self.settings.skip:
