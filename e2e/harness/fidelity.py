@@ -139,17 +139,6 @@ def _templates(obj: dict[str, Any]) -> Iterable[dict[str, Any]]:
             yield (job.get("spec") or {}).get("template") or {}
 
 
-def _sorted_service_ports(obj: dict[str, Any], side: str) -> bool:
-    if obj.get("kind") != "Service":
-        return False
-    ports = (obj.get("spec") or {}).get("ports") or []
-    ordered = sorted(ports, key=lambda p: str(p.get("name", "")))
-    if ordered != ports:
-        obj["spec"]["ports"] = ordered
-        return True
-    return False
-
-
 QUEUE_LABELS = ("kueue.x-k8s.io/queue-name", "kueue.x-k8s.io/pod-group-name",
                 "kueue.x-k8s.io/pod-group-total-count")  # fmt: skip
 
@@ -270,12 +259,6 @@ TOLERANCES: list[Tolerance] = [
         "kubetrain's own labels and annotations (app.kubernetes.io/*, kubetrain.io/*, the "
         "GitOps engines' sync options) are on its objects besides the operator's",
         _own_metadata,
-    ),
-    Tolerance(
-        "service-port-order",
-        "a Service's ports are sorted by name (the training operator iterates a Go map, in "
-        "random order)",
-        _sorted_service_ports,
     ),
     Tolerance(
         "kueue-admitted",
