@@ -27,6 +27,7 @@ from ..builders.crd import custom_resource_definition, model_schema, owned_crds
 from ..kube import schemas as k8s
 from ..kube.apiextensions import CRDVersion, crd_versions, validate_crd, validate_custom_resource
 from ..kube.apiextensions.definition import is_crd
+from ..kube.crds import DerivedCRD, derived_crd
 from ..models.base import resource_kinds
 from ..models.errors import InputError, Problem
 from ..models.source import display_path, load_documents
@@ -76,6 +77,9 @@ def builtin_version(api_version: str, kind: str, version: tuple[int, int]) -> CR
     for info in owned_crds():
         if (info.model.API_VERSION, info.kind) == (api_version, kind):
             return crd_versions(custom_resource_definition(info.model, version), "kubetrain")[0]
+    real = derived_crd(api_version, kind)
+    if real is not None:
+        return _derived_version(real, api_version)
     model = resource_kinds().get((api_version, kind))
     if model is None:
         return None
@@ -85,11 +89,27 @@ def builtin_version(api_version: str, kind: str, version: tuple[int, int]) -> CR
     return CRDVersion(group, ver, kind, kind.lower() + "s", True, schema, "kubetrain")
 
 
+@cache
+def _derived_version(real: DerivedCRD, api_version: str) -> CRDVersion:
+    """One version of a real CRD (every Kubernetes version of a cluster runs the same CRD)."""
+    found = [
+        v for v in crd_versions(real.definition(), real.source) if v.api_version == api_version
+    ]
+    return found[0]
+
+
 def custom_resource_issues(
     crd: CRDVersion, obj: Any, version: tuple[int, int]
 ) -> list[k8s.SchemaIssue]:
     """What the API server would refuse in ``obj`` under ``crd``."""
-    return validate_custom_resource(crd.node, obj, namespaced=crd.namespaced, version=version)
+    return validate_custom_resource(
+        crd.node,
+        obj,
+        namespaced=crd.namespaced,
+        version=version,
+        scale_replicas=crd.scale_replicas,
+        status=crd.status,
+    )
 
 
 class CustomResources:

@@ -292,6 +292,13 @@ class Validator:
             result.status = "error"
             result.findings.append(Finding("schema-location", (), str(exc)))
             return result
+        if validator is None or origin == "kubetrain":
+            # A kind beyond Kubernetes' own: checked as the API server would under its CRD
+            # (customresources.py: the real CRD of a third-party kind, kubetrain's own CRD).
+            own = builtin_version(result.api_version, result.kind, version)
+            if own is not None:
+                issues = custom_resource_issues(own, obj, version)
+                return self._custom_resource(result, issues)
         if validator is None:
             if self.ignore_missing:
                 result.status = "skipped"
@@ -306,13 +313,6 @@ class Validator:
                     )
                 )
             return result
-        if origin == "kubetrain":
-            # A kind kubetrain emits beyond Kubernetes': checked as the API server would
-            # under its CRD (customresources.py).
-            own = builtin_version(result.api_version, result.kind, version)
-            if own is not None:
-                issues = custom_resource_issues(own, obj, version)
-                return self._custom_resource(result, issues)
         defs = k8s.definitions(version)["$defs"]
         for issue in k8s.schema_issues(validator, obj, defs):
             result.status = "invalid"

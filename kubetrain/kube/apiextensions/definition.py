@@ -62,6 +62,10 @@ class CRDVersion:
     namespaced: bool
     schema: Mapping[str, Any]
     source: str = ""
+    #: The scale subresource's ``specReplicasPath`` (``.spec.replicas``), or ``""``.
+    scale_replicas: str = ""
+    #: Whether the status subresource is on (a create then drops ``status``).
+    status: bool = False
     _node: Node | None = field(default=None, repr=False)
 
     @property
@@ -88,6 +92,7 @@ def crd_versions(crd: Mapping[str, Any], source: str = "") -> list[CRDVersion]:
     for version in spec.get("versions") or ():
         version = _mapping(version)
         schema = _mapping(_mapping(version.get("schema")).get("openAPIV3Schema"))
+        subresources = _mapping(version.get("subresources"))
         if schema:
             out.append(
                 CRDVersion(
@@ -98,6 +103,10 @@ def crd_versions(crd: Mapping[str, Any], source: str = "") -> list[CRDVersion]:
                     namespaced=spec.get("scope") != "Cluster",
                     schema=schema,
                     source=source,
+                    scale_replicas=str(
+                        _mapping(subresources.get("scale")).get("specReplicasPath", "")
+                    ),
+                    status="status" in subresources,
                 )
             )
     return out

@@ -555,20 +555,91 @@ def validate_value(node: Node, value: Any) -> list[k8s.SchemaIssue]:
     return walk.issues
 
 
+def _check_shape(walk: _Walk, node: Node, value: Any, path: Path) -> None:
+    """Only what server-side apply's typed object checks: types, unknown fields and the keys of
+    list maps and sets (``status`` under the status subresource, which a create then drops:
+    its value validations never run)."""
+    if _type_error(walk, node, value, path):
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            child = node.properties.get(key, node.additional)
+            if child is not None:
+                _check_shape(walk, child, item, (*path, key))
+            elif node.embedded and key in _ROOT_KNOWN:
+                continue
+            elif not node.preserve_unknown:
+                walk.add(
+                    (*path, key),
+                    "unknown field: the CRD's schema does not declare it (strict field validation)",
+                )
+    elif isinstance(value, list):
+        if node.items is not None:
+            for i, item in enumerate(value):
+                _check_shape(walk, node.items, item, (*path, i))
+        _check_list_type(walk, node, value, path)
+
+
+def _scale_replicas(walk: _Walk, obj: Mapping[str, Any], spec_replicas: str) -> None:
+    """``customResourceValidator.ValidateScaleSpec`` (apiextensions-apiserver v0.36.2,
+    ``pkg/registry/customresource/validator.go``): the value at the scale subresource's
+    ``specReplicasPath``, when there is one, is an integer from 0 to 2^31-1 (the CRD's schema
+    may say nothing of it: the Kubeflow CRDs' replicas have no minimum)."""
+    parts = tuple(spec_replicas.removeprefix(".").split("."))
+    here: Any = obj
+    for n, part in enumerate(parts):
+        if not isinstance(here, dict):
+            walk.add(
+                parts[:n],
+                f"Invalid value: 0: {spec_replicas} accessor error: {_quote(here, parts[:n])} is "
+                f"of the type {k8s.json_type(here)}, expected map[string]interface{{}}",
+            )
+            return
+        if part not in here:
+            return
+        here = here[part]
+    if here is None:
+        return
+    if not isinstance(here, int) or isinstance(here, bool):
+        walk.add(
+            parts,
+            f"Invalid value: 0: {spec_replicas} accessor error: {_quote(here, parts)} is of the "
+            f"type {k8s.json_type(here)}, expected int64",
+        )
+    elif here < 0:
+        walk.add(parts, f"Invalid value: {here}: should be a non-negative integer")
+    elif here > 2**31 - 1:
+        walk.add(parts, f"Invalid value: {here}: should be less than or equal to {2**31 - 1}")
+
+
 def validate_custom_resource(
     root: Node,
     obj: Mapping[str, Any],
     *,
     namespaced: bool = True,
     version: tuple[int, int] | None = None,
+    scale_replicas: str = "",
+    status: bool = False,
 ) -> list[k8s.SchemaIssue]:
     """Every problem the API server would find creating ``obj`` under the CRD version whose
     schema ``root`` is (``customResourceStrategy.Validate`` after defaulting); empty when it
-    would be accepted. ``version`` is the Kubernetes version whose ``ObjectMeta`` applies."""
+    would be accepted. ``version`` is the Kubernetes version whose ``ObjectMeta`` applies;
+    ``scale_replicas`` the scale subresource's ``specReplicasPath``; ``status`` whether the
+    status subresource is on (``PrepareForCreate`` then drops the object's status: only its
+    shape is checked, by server-side apply's typed object)."""
     walk = _Walk()
     value = _copy(dict(obj))
+    if status and "status" in value:
+        status_node = root.properties.get("status")
+        if status_node is not None:
+            _check_shape(walk, status_node, value["status"], ("status",))
+        else:
+            _check_shape(walk, root, {"status": value["status"]}, ())
+        del value["status"]
     apply_defaults(root, value)
     _check(walk, root, value, ())
+    if scale_replicas:
+        _scale_replicas(walk, value, scale_replicas)
     # The root's metadata is ObjectMeta whatever the schema says; the schema may only restrict
     # name and generateName.
     _check_meta(
