@@ -123,11 +123,38 @@ def _bounded(node: Any) -> Any:
     return node
 
 
+#: Fields Kubernetes' OpenAPI marks required that the API server never requires: a Go value
+#: (not a pointer) that decodes to its zero value when absent, which validation then judges
+#: (``k8s.io/api/core/v1`` ``SleepAction.Seconds int64``: ``sleep: {}`` is a sleep of 0 seconds,
+#: accepted under PodLifecycleSleepActionAllowZero by upstream ``validateSleepAction``).
+_ZERO_VALUE_REQUIRED: dict[str, frozenset[str]] = {
+    "io.k8s.api.core.v1.SleepAction": frozenset({"seconds"}),
+    # LimitRangeSpec.Limits []LimitRangeItem: no limits is a LimitRange limiting nothing.
+    "io.k8s.api.core.v1.LimitRangeSpec": frozenset({"limits"}),
+    # RoleRef.APIGroup string: empty, it is defaulted (rbac/v1 SetDefaults_RoleBinding).
+    "io.k8s.api.rbac.v1.RoleRef": frozenset({"apiGroup"}),
+}
+
+
+def _server_required(defs: dict[str, Any]) -> dict[str, Any]:
+    """``defs`` without the ``required`` of :data:`_ZERO_VALUE_REQUIRED`."""
+    table = dict(defs["$defs"])
+    for name, fields in _ZERO_VALUE_REQUIRED.items():
+        node = table.get(name)
+        if isinstance(node, dict) and node.get("required"):
+            kept = [f for f in node["required"] if f not in fields]
+            node = {k: v for k, v in node.items() if k != "required"}
+            table[name] = {**node, "required": kept} if kept else node
+    return {**defs, "$defs": table}
+
+
 @cache
 def definitions_registry(version: tuple[int, int]) -> jsonschema_rs.Registry:
     """A registry holding the shared definitions every built-in schema refers to, with the
-    ranges of their integer formats made explicit."""
-    return jsonschema_rs.Registry([(DEFINITIONS_URI, _bounded(_definitions(version)))])
+    ranges of their integer formats made explicit and only the fields the server requires
+    required."""
+    defs = _server_required(_definitions(version))
+    return jsonschema_rs.Registry([(DEFINITIONS_URI, _bounded(defs))])
 
 
 @cache

@@ -3,7 +3,8 @@
 The checks mirror the server's own validation (``pkg/apis/*/validation`` and
 ``k8s.io/apimachinery``'s), organised by API group: :mod:`.meta` (object metadata, labels,
 selectors), :mod:`.pods` and :mod:`.volumes` (pods and pod templates), :mod:`.core` (the other
-core/v1 kinds), :mod:`.apps`, :mod:`.batch`, :mod:`.rbac`, and :mod:`.lists` (keyed lists, as
+core/v1 kinds), :mod:`.policy` (PriorityClass, RuntimeClass, ResourceQuota, LimitRange),
+:mod:`.apps`, :mod:`.batch`, :mod:`.rbac`, and :mod:`.lists` (keyed lists, as
 server-side apply reads them). Each function names the upstream function it follows; where the
 server's behaviour changed between Kubernetes 1.25 and 1.37, :mod:`.features` says from which
 minor version.
@@ -19,7 +20,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import schemas as k8s
-from . import apps, batch, core, rbac
+from . import apps, batch, core, policy, rbac
+from .features import since
 from .field import Errors, Issue, Path
 from .lists import check_keyed_lists
 from .meta import (
@@ -42,9 +44,13 @@ __all__ = ["HANDLED_KINDS", "Issue", "Path", "embedded_issues", "object_issues"]
 Validate = Callable[[Errors, dict[str, Any]], None]
 
 
-def _stateful_set_name(version: tuple[int, int]) -> NameRule:
+def _versioned_name(kind: str, version: tuple[int, int]) -> NameRule:
+    if kind == "Service":
+        # Upstream ValidateServiceName (v1.36.2, pkg/apis/core/validation): a DNS label under
+        # RelaxedServiceNameValidation ("1abc" is a valid name), a DNS-1035 label before.
+        return dns_label if since(version, "RelaxedServiceNameValidation") else dns1035_label
     # Upstream ValidateStatefulSetName: a DNS label from 1.27, a subdomain before.
-    return dns_label if version >= (1, 27) else dns_subdomain
+    return dns_label if since(version, "StatefulSetNameIsLabel") else dns_subdomain
 
 
 #: (API group, kind) -> (name rule, namespaced, the kind's own checks), for the kinds whose
@@ -53,12 +59,16 @@ _KINDS: dict[tuple[str, str], tuple[NameRule | None, bool, Validate | None]] = {
     ("", "Pod"): (dns_subdomain, True, core.validate_pod),
     ("", "PodTemplate"): (dns_subdomain, True, core.validate_pod_template),
     ("", "ReplicationController"): (dns_subdomain, True, core.validate_replication_controller),
-    ("", "Service"): (dns1035_label, True, core.validate_service),
+    ("", "Service"): (None, True, core.validate_service),
     ("", "ServiceAccount"): (dns_subdomain, True, None),
     ("", "Secret"): (dns_subdomain, True, core.validate_secret),
     ("", "ConfigMap"): (dns_subdomain, True, core.validate_config_map),
     ("", "Namespace"): (dns_label, False, core.validate_namespace),
     ("", "PersistentVolumeClaim"): (dns_subdomain, True, core.validate_pvc),
+    ("", "ResourceQuota"): (dns_subdomain, True, policy.validate_resource_quota),
+    ("", "LimitRange"): (dns_subdomain, True, policy.validate_limit_range),
+    ("scheduling.k8s.io", "PriorityClass"): (dns_subdomain, False, policy.validate_priority_class),
+    ("node.k8s.io", "RuntimeClass"): (dns_subdomain, False, policy.validate_runtime_class),
     ("apps", "Deployment"): (dns_subdomain, True, apps.validate_deployment),
     ("apps", "ReplicaSet"): (dns_subdomain, True, apps.validate_replica_set),
     ("apps", "StatefulSet"): (None, True, apps.validate_stateful_set),
@@ -95,7 +105,7 @@ def object_issues(obj: Any, version: tuple[int, int]) -> list[Issue]:
     meta = obj.get("metadata")
     if entry is not None:
         rule, namespaced, validate = entry
-        rule = rule or _stateful_set_name(version)
+        rule = rule or _versioned_name(kind, version)
         validate_object_meta(errs, meta, rule, namespaced=namespaced)
         if definition is not None:
             check_keyed_lists(errs, definition, obj)
