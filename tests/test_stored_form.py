@@ -33,7 +33,9 @@ def generic(path: str) -> str:
 
 
 @needs_apiserver_corpus
-@pytest.mark.parametrize("corpus", CORPORA)
+# apiserver-corpus-r4's roundtrip records name what the server added, changed and dropped but
+# hold no stored object.
+@pytest.mark.parametrize("corpus", [c for c in CORPORA if c != "apiserver-corpus-r4"])
 def test_stored_form_of_every_roundtrip_record(corpus: str) -> None:
     """The normalisation alone, on each object exactly as it was sent (every environment of the
     corpus, Pulumi-mode Secrets included)."""

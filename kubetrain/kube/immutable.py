@@ -18,7 +18,8 @@ Kinds and the upstream functions they follow (``k8s.io/kubernetes/pkg/apis/<grou
   completionMode, podFailurePolicy, successPolicy, backoffLimitPerIndex and managedBy.
 - StatefulSet, ``ValidateStatefulSetUpdate``: everything in the spec but replicas, ordinals,
   template, updateStrategy, revisionHistoryLimit, persistentVolumeClaimRetentionPolicy and
-  minReadySeconds.
+  minReadySeconds; and a switch to OnDelete that keeps the live object's defaulted
+  rollingUpdate.
 - ReplicaSet and Deployment, ``ValidateReplicaSetUpdate`` / ``ValidateDeploymentUpdate``: the
   selector (apps/v1).
 - Service, ``ValidateServiceUpdate``: clusterIP(s) and the primary IP family, unless the Service
@@ -123,13 +124,14 @@ def _get(obj: Any, path: str) -> Any:
 
 
 def _immutable(before: Obj, after: Obj, *paths: str, default: Any = None) -> list[Refusal]:
-    """A refusal for each of ``paths`` whose value changed (``default`` stands for absent)."""
+    """A refusal for each of ``paths`` whose value changed (``default`` stands for absent or
+    empty: the server's defaulting of an empty string, ``SetDefaults_Secret``'s type)."""
     out = []
     for path in paths:
         old, new = _get(before, path), _get(after, path)
         if default is not None:
-            old = default if old is None else old
-            new = default if new is None else new
+            old = default if old in (None, "") else old
+            new = default if new in (None, "") else new
         if not semantic_equal(old, new):
             out.append(Refusal(path, IMMUTABLE))
     return out
@@ -291,7 +293,30 @@ def _statefulset(before: Obj, after: Obj) -> list[Refusal]:
                     + " are forbidden",
                 )
             )
-    return out
+    return out + _defaulted_rolling_update(before, after)
+
+
+def _defaulted_rolling_update(before: Obj, after: Obj) -> list[Refusal]:
+    """A live StatefulSet whose manifest leaves ``updateStrategy.rollingUpdate`` out got it from
+    the server's defaults (``SetDefaults_StatefulSet``: ``partition: 0`` under RollingUpdate),
+    owned by no field manager: server-side apply of a manifest switching to ``OnDelete`` keeps
+    it, and ``ValidateStatefulSetSpec`` refuses a rollingUpdate under OnDelete. Written in the
+    manifest before, it is the manager's and goes with it. A new object applies cleanly."""
+    old = _get(before, "spec.updateStrategy") or {}
+    new = _get(after, "spec.updateStrategy") or {}
+    if not isinstance(old, Mapping) or not isinstance(new, Mapping):
+        return []
+    if (old.get("type") or "RollingUpdate") != "RollingUpdate" or "rollingUpdate" in old:
+        return []
+    if new.get("type") != "OnDelete" or "rollingUpdate" in new:
+        return []
+    return [
+        Refusal(
+            "spec.updateStrategy.rollingUpdate",
+            "only allowed for updateStrategy 'RollingUpdate' (the live object's default "
+            "{partition: 0}, which server-side apply keeps)",
+        )
+    ]
 
 
 def _selector(before: Obj, after: Obj) -> list[Refusal]:
@@ -637,15 +662,44 @@ def _normalised(obj: Obj) -> dict[str, Any]:
     return stored_form(copy.deepcopy(dict(obj)))
 
 
+def _dotted(path: tuple[str | int, ...]) -> str:
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
+
+
+def crd_rule_refusals(before: Obj, after: Obj) -> list[Refusal]:
+    """The transition rules (``oldSelf``) of a third-party kind's real CRD
+    (:mod:`kubetrain.kube.crds`) that refuse the edit: Kueue's ResourceFlavor ``nodeLabels``
+    and ``topologyName`` once a topology is set, a Topology's levels...
+    (``validate_custom_resource_update``)."""
+    from .apiextensions import crd_versions, validate_custom_resource_update
+    from .crds import derived_crd
+
+    api_version, kind = str(after.get("apiVersion", "")), str(after.get("kind", ""))
+    real = derived_crd(api_version, kind)
+    if real is None or before.get("apiVersion") != api_version:
+        return []
+    found = [v for v in crd_versions(real.definition()) if v.api_version == api_version]
+    if not found:
+        return []
+    return [
+        Refusal(_dotted(issue.path), issue.message)
+        for issue in validate_custom_resource_update(found[0].node, before, after)
+    ]
+
+
 def update_refusals(before: Obj, after: Obj) -> list[Refusal]:
     """What the API server refuses when ``before`` is updated in place to ``after`` (empty: the
     update is accepted, as far as these rules go). Both are one object (same kind and name)."""
     group = str(after.get("apiVersion", "")).rpartition("/")[0]
     rules = IMMUTABLE_KINDS.get((group, str(after.get("kind"))))
     out = kueue_refusals(before, after)
-    if rules is None:
-        return out
-    return rules(_normalised(before), _normalised(after)) + out
+    if rules is not None:
+        out = rules(_normalised(before), _normalised(after)) + out
+    # The CRD's own transition rules, where the kind's hand-written rules above do not already
+    # refuse the same field.
+    named = {r.path for r in out}
+    out += [r for r in crd_rule_refusals(before, after) if r.path not in named]
+    return out
 
 
 def replacement_field(before: Obj, after: Obj) -> Refusal | None:

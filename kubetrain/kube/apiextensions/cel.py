@@ -305,14 +305,23 @@ def _message(rule: Rule, self_value: Any) -> str:
 
 
 def evaluate(
-    rule: Rule, self_value: Any, raw_value: Any, path: tuple[str | int, ...]
+    rule: Rule,
+    self_value: Any,
+    raw_value: Any,
+    path: tuple[str | int, ...],
+    *,
+    old_value: Any = None,
 ) -> RuleFailure | None:
-    """Evaluate one rule on create. ``self_value`` is the value as CEL sees it (escaped),
-    ``raw_value`` as the object holds it (for the message)."""
-    if rule.transition or rule.program is None:
+    """Evaluate one rule on create, or with ``old_value`` (as CEL sees it) a transition rule
+    on update: ``oldSelf`` is the correlated value of the live object (upstream
+    ``Validator.Validate`` with its ``oldObj``; only called where both exist). ``self_value``
+    is the value as CEL sees it (escaped), ``raw_value`` as the object holds it (for the
+    message)."""
+    if rule.program is None or rule.transition != (old_value is not None):
         return None
+    data = {"self": self_value} if old_value is None else {"self": self_value, "oldSelf": old_value}
     try:
-        result = rule.program.eval(data={"self": self_value})
+        result = rule.program.eval(data=data)
     except RuntimeError:
         # The runtime stops a comprehension at 10,000 iterations; the API server's limit is a
         # cost (1,000,000 per call), which a long list can stay under. So no verdict: a warning.

@@ -545,6 +545,62 @@ def _rule_failures(node: Node, value: Any, path: Path) -> Iterator[RuleFailure]:
             yield from _rule_failures(node.items, item, (*path, i))
 
 
+def _list_key(node: Node, item: Any) -> tuple[Any, ...] | None:
+    if not isinstance(item, dict):
+        return None
+    return tuple(json.dumps(item.get(k), sort_keys=True) for k in node.list_map_keys)
+
+
+def _transition_failures(node: Node, old: Any, new: Any, path: Path) -> Iterator[RuleFailure]:
+    """The transition rules (``oldSelf``) of ``node`` and below that fail, where the live
+    object ``old`` and the new one ``new`` both hold a value: upstream correlates object
+    properties by name and items of ``x-kubernetes-list-type: map`` lists by their keys, no
+    other list items (``apiextensions-apiserver`` v0.36.2, ``pkg/apiserver/schema/cel``
+    ``Validator.validate`` with ``correlatableOldSelf``)."""
+    if not node.subtree_rules or old is None or new is None:
+        return
+    if node.rules:
+        cel_new, cel_old = _cel_value(node, new), _cel_value(node, old)
+        for rule in node.rules:
+            failure = evaluate(rule, cel_new, new, path, old_value=cel_old)
+            if failure is not None and not failure.unchecked:
+                yield failure
+    if isinstance(new, dict) and isinstance(old, dict):
+        for key, item in new.items():
+            child = node.properties.get(key, node.additional)
+            if child is not None and key in old:
+                yield from _transition_failures(child, old[key], item, (*path, key))
+    elif (
+        isinstance(new, list)
+        and isinstance(old, list)
+        and node.items is not None
+        and node.list_type == "map"
+        and node.list_map_keys
+    ):
+        before = {_list_key(node, item): item for item in old}
+        for i, item in enumerate(new):
+            key = _list_key(node, item)
+            if key is not None and key in before:
+                yield from _transition_failures(node.items, before[key], item, (*path, i))
+
+
+def validate_custom_resource_update(
+    root: Node, old: Mapping[str, Any], new: Mapping[str, Any]
+) -> list[k8s.SchemaIssue]:
+    """What the API server refuses updating the live ``old`` to ``new`` under the CRD version
+    whose schema ``root`` is, beyond what it refuses creating ``new``
+    (:func:`validate_custom_resource`): its transition rules. Both after defaulting, status
+    left out (the status subresource's; an update of the main resource keeps the old
+    status)."""
+    before, after = _copy(dict(old)), _copy(dict(new))
+    for value in (before, after):
+        value.pop("status", None)
+        apply_defaults(root, value)
+    return [
+        k8s.SchemaIssue(f.path, f.message) for f in _transition_failures(root, before, after, ())
+    ]
+
+
 # --- entry points ----------------------------------------------------------------------------
 
 
