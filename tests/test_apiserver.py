@@ -494,6 +494,17 @@ def test_invalid_objects_are_refused(invalid: dict[str, Any], expected: str) -> 
     assert any(f.startswith(expected) for f in found), found
 
 
+def test_a_list_map_key_of_the_wrong_type_is_no_crash() -> None:
+    # Found by e2e/test_validation_oracle.py: a port's containerPort {} crashed the keyed-list
+    # check (an unhashable key); the schema reports the type, the list check skips the item.
+    ports = [{"containerPort": {}, "name": "a"}, {"containerPort": {}, "name": "b"}]
+    found = object_issues(pod(containers=[{**CONTAINER, "ports": ports}]), V)
+    assert not any("duplicate" in i.message for i in found)
+    twice = [{"containerPort": 80}, {"containerPort": 80}]
+    found = object_issues(pod(containers=[{**CONTAINER, "ports": twice}]), V)
+    assert any("duplicate entries" in i.message for i in found)
+
+
 def test_every_handled_kind_has_a_valid_case() -> None:
     kinds = {f"{o['apiVersion']}/{o['kind']}" for o in VALID}
     assert "v1/LimitRange" in kinds  # the list holds the policy kinds

@@ -26,6 +26,7 @@ Kinds and the upstream functions they follow (``k8s.io/kubernetes/pkg/apis/<grou
   becomes or stops being an ExternalName; loadBalancerClass between LoadBalancer Services;
   healthCheckNodePort while one is needed; then ``ValidateService`` of the result (a headless
   Service is a ClusterIP one).
+- ResourceQuota, ``ValidateResourceQuotaUpdate``: the set of scopes.
 - RoleBinding and ClusterRoleBinding, ``ValidateRoleBindingUpdate`` /
   ``ValidateClusterRoleBindingUpdate``: roleRef.
 - Secret and ConfigMap, ``ValidateSecretUpdate`` / ``ValidateConfigMapUpdate``: a Secret's type,
@@ -446,6 +447,16 @@ def _quantity(value: Any) -> Fraction | None:
         return None
 
 
+def _resource_quota(before: Obj, after: Obj) -> list[Refusal]:
+    """``ValidateResourceQuotaUpdate``: the set of scopes."""
+
+    def scopes(obj: Obj) -> set[str]:
+        value = _get(obj, "spec.scopes")
+        return set(map(str, value)) if isinstance(value, list) else set()
+
+    return [] if scopes(before) == scopes(after) else [Refusal("spec.scopes", IMMUTABLE)]
+
+
 def _role_binding(before: Obj, after: Obj) -> list[Refusal]:
     """``ValidateRoleBindingUpdate`` / ``ValidateClusterRoleBindingUpdate``."""
     if semantic_equal(_get(before, "roleRef"), _get(after, "roleRef")):
@@ -648,6 +659,7 @@ IMMUTABLE_KINDS: dict[tuple[str, str], Callable[[Obj, Obj], list[Refusal]]] = {
     ("", "ConfigMap"): _immutable_data,
     ("", "Namespace"): _namespace,
     ("", "PersistentVolumeClaim"): _pvc,
+    ("", "ResourceQuota"): _resource_quota,
     ("rbac.authorization.k8s.io", "RoleBinding"): _role_binding,
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"): _role_binding,
     ("apiextensions.k8s.io", "CustomResourceDefinition"): _crd,

@@ -136,9 +136,27 @@ _ZERO_VALUE_REQUIRED: dict[str, frozenset[str]] = {
 }
 
 
+def _exclusive_null(node: dict[str, Any]) -> dict[str, Any]:
+    """A ``oneOf`` whose every branch also admits null (Quantity, IntOrString: ``[string,
+    null] | [number, null]``) with null as a branch of its own: as written, null matches every
+    branch and so fails ``oneOf``, though the server takes it (server-side apply reads a null as
+    the field left out: a RuntimeClass's ``overhead.podFixed.cpu: null``)."""
+    branches = node.get("oneOf")
+    if not isinstance(branches, list) or not all(
+        isinstance(b, dict) and isinstance(b.get("type"), list) and "null" in b["type"]
+        for b in branches
+    ):
+        return node
+    plain = [{**b, "type": [t for t in b["type"] if t != "null"]} for b in branches]
+    plain = [{**b, "type": b["type"][0]} if len(b["type"]) == 1 else b for b in plain]
+    return {**node, "oneOf": [*plain, {"type": "null"}]}
+
+
 def _server_required(defs: dict[str, Any]) -> dict[str, Any]:
-    """``defs`` without the ``required`` of :data:`_ZERO_VALUE_REQUIRED`."""
-    table = dict(defs["$defs"])
+    """``defs`` without the ``required`` of :data:`_ZERO_VALUE_REQUIRED`, and with null a
+    branch of its own in each ``oneOf`` (:func:`_exclusive_null`)."""
+    table = {name: _exclusive_null(node) if isinstance(node, dict) else node
+             for name, node in defs["$defs"].items()}  # fmt: skip
     for name, fields in _ZERO_VALUE_REQUIRED.items():
         node = table.get(name)
         if isinstance(node, dict) and node.get("required"):

@@ -92,6 +92,11 @@ def _key(item: dict[str, Any], keys: tuple[str, ...]) -> tuple[Any, ...]:
     return tuple(item[k] if item.get(k) is not None else _KEY_DEFAULTS.get(k) for k in keys)
 
 
+def _scalar_key(ident: Any) -> bool:
+    parts = ident if isinstance(ident, tuple) else (ident,)
+    return all(p is None or isinstance(p, str | int | float | bool) for p in parts)
+
+
 def _duplicates(node: _Node, data: list[Any], path: Path, errs: Errors) -> None:
     if node.map_keys:
         seen: dict[Any, int] = {}
@@ -100,6 +105,8 @@ def _duplicates(node: _Node, data: list[Any], path: Path, errs: Errors) -> None:
             if type(item) is not dict:
                 continue
             ident = item.get(single) if single is not None else _key(item, node.map_keys)
+            if not _scalar_key(ident):
+                continue  # a key of the wrong type ({} for a port): the schema reports it
             if ident is not None and ident in seen:
                 idents = ident if single is None else (ident,)
                 shown = ", ".join(
