@@ -162,6 +162,9 @@ VALID = [
         {"type": "PersistentVolumeClaim", "max": {"storage": "100Gi"}},
         {"type": "Pod", "max": {"cpu": "-1"}}]}),
     obj("v1", "LimitRange", spec={}),  # LimitRangeSpec.Limits is not required by the server
+    # a volume without a source is an emptyDir (SetDefaults_Volume)
+    obj("v1", "Pod", spec={"containers": [{**CONTAINER, "volumeMounts": [
+        {"name": "scratch", "mountPath": "/s"}]}], "volumes": [{"name": "scratch"}]}),
     {**obj("rbac.authorization.k8s.io/v1", "RoleBinding"),
      "roleRef": {"apiGroup": "", "kind": "Role", "name": "r"}},  # defaulted to rbac's group
 ]  # fmt: skip
@@ -375,6 +378,20 @@ INVALID = [
     ),
     # what the server refuses in metadata before validation
     (
+        {**workload("Deployment"), "metadata": {"name": "x", "uid": "a.b"}},
+        "metadata.uid: forbidden: a manifest may not set it",
+    ),
+    (
+        workload("Deployment", template={**TEMPLATE, "metadata": {
+            "labels": {"app": "x"}, "deletionTimestamp": "yesterday"}}),
+        "spec.template.metadata.deletionTimestamp: invalid value 'yesterday': not an RFC 3339",
+    ),
+    (
+        obj("v1", "PersistentVolumeClaim", spec={"accessModes": ["ReadWriteOnce"], "resources": {
+            "requests": {"storage": "1Gi", "example.com/x": "x"}}}),
+        "spec.resources.requests[\"example.com/x\"]: 'x' is not a quantity",
+    ),
+    (
         {**workload("Deployment"), "metadata": {"name": "x", "managedFields": []}},
         "metadata.managedFields: forbidden: must be nil",
     ),
@@ -509,7 +526,6 @@ def test_every_handled_kind_has_a_valid_case() -> None:
     kinds = {f"{o['apiVersion']}/{o['kind']}" for o in VALID}
     assert "v1/LimitRange" in kinds  # the list holds the policy kinds
     tested_elsewhere = {
-        "v1/Pod",
         "apps/v1/ReplicaSet",
         "batch/v1/Job",
         "v1/ServiceAccount",

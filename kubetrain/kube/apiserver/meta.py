@@ -30,6 +30,7 @@ __all__ = [
     "validate_annotations",
     "validate_label_selector",
     "validate_labels",
+    "validate_meta_times",
     "validate_object_meta",
 ]
 
@@ -189,19 +190,33 @@ def _rfc3339(text: str) -> bool:
 
 
 def _decodable(errs: Errors, meta: dict[str, Any], path: Path, core: bool) -> None:
-    """What the server refuses in metadata before validation, whatever the kind: a
-    ``managedFields`` in an apply request (``metadata.managedFields must be nil``:
-    apimachinery v0.36.2 ``fieldmanager``'s apply patcher), a ``resourceVersion`` that is not
+    """What the server refuses in metadata before validation, whatever the kind: a ``uid``
+    (a precondition of the apply: ``uid mismatch``), a ``managedFields`` in an apply request
+    (``metadata.managedFields must be nil``: apimachinery v0.36.2 ``fieldmanager``'s apply
+    patcher), a ``resourceVersion`` that is not
     an unsigned integer (the storage layer's ``strconv.ParseUint``); and for a built-in kind a
     creation or deletion time that is not RFC 3339 (the conversion to its Go type fails)."""
     if meta.get("managedFields") is not None:
         errs.forbidden(
             (*path, "managedFields"), "must be nil: server-side apply sets it, a manifest may not"
         )
+    if as_str(meta.get("uid")):
+        errs.forbidden(
+            (*path, "uid"),
+            "a manifest may not set it: server-side apply takes it as a precondition, and no "
+            "object of that uid exists yet (a live object's uid is immutable)",
+        )
     version = meta.get("resourceVersion")
     if isinstance(version, str) and version and not re.fullmatch("[0-9]+", version):
         errs.invalid((*path, "resourceVersion"), version, "must be an unsigned integer")
-    for key in ("creationTimestamp", "deletionTimestamp") if core else ():
+    if core:
+        validate_meta_times(errs, meta, path)
+
+
+def validate_meta_times(errs: Errors, meta: dict[str, Any], path: Path) -> None:
+    """A creation or deletion time that is not RFC 3339: a built-in object's ObjectMeta, its
+    own or a template's, cannot be converted to its Go type (``metav1.Time``)."""
+    for key in ("creationTimestamp", "deletionTimestamp"):
         value = meta.get(key)
         if isinstance(value, str) and value and not _rfc3339(value):
             errs.invalid(
