@@ -12,7 +12,9 @@ A disagreement fails the test unless a tolerance of tests/apiserver_oracle.py (e
 reason, pinned by regression cases in tests/apiserver-regressions/) covers it. Every
 disagreement found is written as a regression record (the object, the server's answer and
 kubetrain's) to the session's folder, and with KUBETRAIN_E2E_RECORD=FILE appended to FILE, for
-labelling into tests/apiserver-regressions/. Deterministic: a fixed number of examples,
+labelling into tests/apiserver-regressions/ (``python tests/apiserver_oracle.py label FILE``).
+A crash of kubetrain on a generated object is a disagreement too (the run goes on and fails at
+the end, naming it). Deterministic: a fixed number of examples,
 derandomized; the counts per kind are printed.
 """
 

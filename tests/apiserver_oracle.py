@@ -9,8 +9,9 @@ both judge a case the same way:
   (rules ``schema``, ``api``, ``structure``, ``crd``, ``schema-missing``). kubetrain's own
   policy rules (``reference``, ``pod-security``...) are not the server's and are not run;
   operators' webhooks are counted apart (the server that answers runs none).
-- On an update of a live object: those of the object sent, and what kube/immutable.py says the
-  server refuses of the edit (``update_refusals``, origin the API server).
+- On an update of a live object: those of the object sent (its nulls left out: the apply
+  removes those fields), and what kube/immutable.py says the server refuses of the edit
+  (``update_refusals``, origin the API server).
 - A case agrees when both accept, or both refuse and, where the server names fields, one of
   kubetrain's refusals names one of them, or a field inside or around it (``spec.trainer.env``
   for a duplicate ``spec.trainer.env[1]``): ``path_agreement`` says which.
@@ -83,8 +84,21 @@ def _dotted(text: str) -> Path:
     return tuple(parts)
 
 
+def without_nulls(value: Any) -> Any:
+    """``value`` without the fields set to null: applied over a live object, server-side apply
+    takes a null as "remove this field of mine" (a Learner's ``spec.resources: null`` is
+    accepted as an update, refused as a create by its CRD's schema)."""
+    if isinstance(value, Mapping):
+        return {k: without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [without_nulls(v) for v in value]
+    return value
+
+
 def update_verdict(before: Mapping[str, Any], after: Mapping[str, Any]) -> Verdict:
-    """What kubetrain says of applying ``after`` over a live ``before``."""
+    """What kubetrain says of applying ``after`` over a live ``before``: the object the apply
+    leaves (``after`` without its nulls) judged as a create, and the edit by kube/immutable.py."""
+    after = without_nulls(after)
     created = create_verdict(after)
     refusals = [r for r in update_refusals(before, after) if r.origin == API_SERVER]
     if not refusals:

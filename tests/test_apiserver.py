@@ -522,6 +522,27 @@ def test_a_list_map_key_of_the_wrong_type_is_no_crash() -> None:
     assert any("duplicate entries" in i.message for i in found)
 
 
+def test_what_server_side_apply_makes_of_nulls_and_spaces() -> None:
+    # Asked of kube-apiserver v1.36.2 by server-side apply with dry run: a null element of a
+    # list keyed by its items (ports, env, volumeMounts) is refused, of an atomic list (args)
+    # accepted; a quantity with spaces around it is read without them; an empty
+    # creationTimestamp cannot be decoded, a null one is no timestamp.
+    for key in ("ports", "env", "volumeMounts"):
+        found = paths(object_issues(pod(containers=[{**CONTAINER, key: [None]}]), V))
+        assert f"spec.containers[0].{key}: element 0: associative list with keys may not have " \
+            "a null element" in found, key  # fmt: skip
+    assert paths(object_issues(pod(containers=[{**CONTAINER, "args": [None]}]), V)) == []
+    spaced = {**CONTAINER, "resources": {"limits": {"cpu": " 1"}, "requests": {"cpu": "1 "}}}
+    assert paths(object_issues(pod(containers=[spaced]), V)) == []
+    empty = {**pod(), "metadata": {"name": "x", "namespace": "ml", "creationTimestamp": ""}}
+    assert paths(object_issues(empty, V)) == [
+        "metadata.creationTimestamp: invalid value '': not an RFC 3339 time: the server cannot "
+        "decode the object"
+    ]
+    empty["metadata"]["creationTimestamp"] = None
+    assert paths(object_issues(empty, V)) == []
+
+
 def test_every_handled_kind_has_a_valid_case() -> None:
     kinds = {f"{o['apiVersion']}/{o['kind']}" for o in VALID}
     assert "v1/LimitRange" in kinds  # the list holds the policy kinds

@@ -567,3 +567,15 @@ def test_kueue_refuses_a_new_queue_for_a_running_job(
     if refused:
         assert found[0].path == "metadata.labels[kueue.x-k8s.io/queue-name]"
         assert found[0].replaceable
+
+
+@pytest.mark.parametrize("kind", ["PersistentVolumeClaim", "Pod", "StatefulSet"])
+def test_an_edit_to_a_spec_of_the_wrong_type_is_no_crash(kind: str) -> None:
+    # Found by e2e/test_validation_oracle.py: a PersistentVolumeClaim's spec set to 1.5 crashed
+    # the update rules (the schema reports the type).
+    api = "apps/v1" if kind == "StatefulSet" else "v1"
+    before = {"apiVersion": api, "kind": kind, "metadata": {"name": "x", "namespace": "ns"},
+              "spec": {"accessModes": ["ReadWriteOnce"]}}  # fmt: skip
+    after = {**before, "spec": 1.5}
+    assert isinstance(update_refusals(before, after), list)
+    assert isinstance(update_refusals(after, before), list)

@@ -124,6 +124,13 @@ def _get(obj: Any, path: str) -> Any:
     return obj
 
 
+def _map(obj: Any, path: str) -> Mapping[str, Any]:
+    """The mapping at ``path``, or an empty one (absent, or not a mapping: a ``spec: 1.5`` the
+    schema check reports)."""
+    value = _get(obj, path)
+    return value if isinstance(value, Mapping) else {}
+
+
 def _immutable(before: Obj, after: Obj, *paths: str, default: Any = None) -> list[Refusal]:
     """A refusal for each of ``paths`` whose value changed (``default`` stands for absent or
     empty: the server's defaulting of an empty string, ``SetDefaults_Secret``'s type)."""
@@ -151,8 +158,8 @@ _POD_UPDATABLE = (
 def _pod(before: Obj, after: Obj) -> list[Refusal]:
     """``ValidatePodUpdate``: munge every field the update may change back to its old value and
     require the rest of the spec to be equal."""
-    old = dict(_get(before, "spec") or {})
-    new = dict(_get(after, "spec") or {})
+    old = dict(_map(before, "spec"))
+    new = dict(_map(after, "spec"))
     out: list[Refusal] = []
     for field in ("containers", "initContainers"):
         old_c, new_c = old.get(field) or [], new.get(field) or []
@@ -230,8 +237,8 @@ _SCHEDULING_DIRECTIVES = (
 def _job(before: Obj, after: Obj) -> list[Refusal]:
     """``ValidateJobSpecUpdate``."""
     out = _immutable(before, after, "spec.selector")
-    old_template = copy.deepcopy(_get(before, "spec.template") or {})
-    new_template = copy.deepcopy(_get(after, "spec.template") or {})
+    old_template = copy.deepcopy(dict(_map(before, "spec.template")))
+    new_template = copy.deepcopy(dict(_map(after, "spec.template")))
     if _get(before, "spec.suspend") is True:
         for part, key in _SCHEDULING_DIRECTIVES:
             old_part = old_template.setdefault(part, {})
@@ -280,8 +287,8 @@ _STATEFULSET_DEFAULTS = {"podManagementPolicy": "OrderedReady"}
 
 
 def _statefulset(before: Obj, after: Obj) -> list[Refusal]:
-    old = {**_STATEFULSET_DEFAULTS, **(_get(before, "spec") or {})}
-    new = {**_STATEFULSET_DEFAULTS, **(_get(after, "spec") or {})}
+    old = {**_STATEFULSET_DEFAULTS, **_map(before, "spec")}
+    new = {**_STATEFULSET_DEFAULTS, **_map(after, "spec")}
     out = []
     for key in sorted((set(old) | set(new)) - _STATEFULSET_UPDATABLE):
         changed = first_difference(old.get(key), new.get(key), f"spec.{key}")
@@ -412,8 +419,8 @@ def _immutable_data(before: Obj, after: Obj) -> list[Refusal]:
 def _pvc(before: Obj, after: Obj) -> list[Refusal]:
     """``ValidatePersistentVolumeClaimUpdate``: the spec is immutable but its storage requests
     (expansion) and volumeAttributesClassName."""
-    old = copy.deepcopy(dict(_get(before, "spec") or {}))
-    new = copy.deepcopy(dict(_get(after, "spec") or {}))
+    old = copy.deepcopy(dict(_map(before, "spec")))
+    new = copy.deepcopy(dict(_map(after, "spec")))
     for spec in (old, new):
         spec.pop("volumeAttributesClassName", None)
         (spec.get("resources") or {}).pop("requests", None)

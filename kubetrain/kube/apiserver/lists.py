@@ -102,6 +102,12 @@ def _duplicates(node: _Node, data: list[Any], path: Path, errs: Errors) -> None:
         seen: dict[Any, int] = {}
         single = node.map_keys[0] if len(node.map_keys) == 1 else None
         for i, item in enumerate(data):
+            if item is None:
+                # Server-side apply's typed object (structured-merge-diff v6).
+                errs.add(
+                    path, f"element {i}: associative list with keys may not have a null element"
+                )
+                continue
             if type(item) is not dict:
                 continue
             ident = item.get(single) if single is not None else _key(item, node.map_keys)
@@ -135,7 +141,7 @@ def _walk(node: _Node, data: Any, path: Path, errs: Errors) -> None:
             for key, value in data.items():
                 _walk(node.values, value, (*path, key), errs)
     elif type(data) is list:
-        if len(data) > 1:
+        if data:
             _duplicates(node, data, path, errs)
         if node.items is not None:
             for i, item in enumerate(data):

@@ -218,7 +218,7 @@ def validate_meta_times(errs: Errors, meta: dict[str, Any], path: Path) -> None:
     own or a template's, cannot be converted to its Go type (``metav1.Time``)."""
     for key in ("creationTimestamp", "deletionTimestamp"):
         value = meta.get(key)
-        if isinstance(value, str) and value and not _rfc3339(value):
+        if isinstance(value, str) and not _rfc3339(value):
             errs.invalid(
                 (*path, key), value, "not an RFC 3339 time: the server cannot decode the object"
             )

@@ -112,6 +112,9 @@ def quantity_at(errs: Errors, value: Any, path: Path) -> Quantity | None:
     refuses such an object while decoding it, before validation)."""
     if value is None or isinstance(value, bool):
         return None  # the schema reports the type
+    if isinstance(value, str):
+        # Upstream Quantity.UnmarshalJSON trims the spaces around it (" 1" is 1).
+        value = value.strip()
     try:
         return parse_quantity(value)
     except ValueError as exc:
