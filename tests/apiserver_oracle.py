@@ -85,13 +85,13 @@ def _dotted(text: str) -> Path:
 
 
 def without_nulls(value: Any) -> Any:
-    """``value`` without the fields set to null: applied over a live object, server-side apply
-    takes a null as "remove this field of mine" (a Learner's ``spec.resources: null`` is
-    accepted as an update, refused as a create by its CRD's schema)."""
+    """``value`` without the fields set to null, outside lists: applied over a live object,
+    server-side apply takes a null as "remove this field of mine" (a Learner's
+    ``spec.resources: null`` is accepted as an update, refused as a create by its CRD's
+    schema); a list is applied as written (a Kustomization's atomic ``spec.patches`` with a
+    null ``annotationSelector`` inside is refused as an update too)."""
     if isinstance(value, Mapping):
         return {k: without_nulls(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [without_nulls(v) for v in value]
     return value
 
 
