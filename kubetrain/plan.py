@@ -38,8 +38,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .builders.gang import pod_requests
-from .builders.lifecycle import DATA_KINDS, group_kind, is_retained
+from .builders.lifecycle import is_retained
 from .builders.trainjob import runs_of
+from .kube import catalog
+from .kube.catalog import Life
 from .kube.engines import ENGINE_TITLES, ENGINES, Engine, Outcome, outcomes
 from .kube.paths import differences
 from .kube.quantity import Quantity, display_quantity, format_quantity, parse_quantity
@@ -226,9 +228,8 @@ class Totals:
         }
 
 
-#: Kinds of the training operator v1 and the MPI Operator, whose jobs move to TrainJobs.
-V1_KINDS = frozenset({"TFJob", "PyTorchJob", "XGBoostJob", "JAXJob", "PaddleJob", "MPIJob"})
-TRAINJOB = "TrainJob"
+TRAINJOB_KEY = ("trainer.kubeflow.org", "TrainJob")
+TRAINJOB = TRAINJOB_KEY[1]
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
 
@@ -312,7 +313,9 @@ def _migrations(
     out = []
     for job in sorted(old_jobs - new_jobs):
         kind, name = _title_kind(job)
-        if kind not in V1_KINDS or name not in arriving:
+        # Kinds of the training operator v1 and the MPI Operator: their jobs move to TrainJobs.
+        moves = any(row.successor == TRAINJOB_KEY for row in catalog.named(kind))
+        if not moves or name not in arriving:
             continue
         target = arriving[name]
         migration = Migration(
@@ -458,7 +461,7 @@ def plan_environment(
             obj, job = old[key]
             runs = _runs_pods(obj, job)
             reason = ""
-            if group_kind(obj) in DATA_KINDS:
+            if catalog.of(obj).life & Life.DATA:
                 reason = (_kept_data if is_retained(obj) else _lost_data)(kind, namespace, obj_name)
             elif is_retained(obj):
                 reason = KEPT
@@ -580,7 +583,11 @@ def _notes(
             "kubectl) delete the old ones first. To avoid it under every engine, remove the job "
             "in one change and add it back in the next."
         )
-    claims = {(c.kind, c.name): c for c in changes if c.action == "delete" and c.kind in _DATA}
+    claims = {
+        (c.kind, c.name): c
+        for c in changes
+        if c.action == "delete" and catalog.of(old[_key_of(c, old)][0]).life & Life.DATA
+    }
     for c in changes:
         moved = claims.get((c.kind, c.name))
         if c.action == "add" and moved is not None and moved.namespace != c.namespace:
@@ -605,9 +612,6 @@ def _flux_blocked(changes: Sequence[Change]) -> list[str]:
         "environment's other changes in the same Kustomization is applied until the edit is "
         "reverted or the object deleted by hand."
     ]
-
-
-_DATA = frozenset(kind for _, kind in DATA_KINDS)
 
 
 def _key_of(change: Change, objects: Mapping[Key, Sourced]) -> Key:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from .kube import catalog
 from .kube.quantity import Quantity, display_quantity, parse_quantity
 
 __all__ = ["QUEUE_LABEL", "QueuePlan", "plan_queues"]
@@ -37,23 +38,8 @@ POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
 KUEUE_GROUP = "kueue.x-k8s.io"
 #: The controller of MultiKueue's AdmissionCheck (Kueue v0.19.2 MultiKueueControllerName).
 MULTIKUEUE = "kueue.x-k8s.io/multikueue"
-#: Kinds Kueue admits as one workload each when they carry the queue label.
-_WORKLOAD_KINDS = frozenset(
-    {
-        "Job",
-        "JobSet",
-        "TFJob",
-        "PyTorchJob",
-        "XGBoostJob",
-        "PaddleJob",
-        "JAXJob",
-        "MPIJob",
-        "TrainJob",
-        "RayJob",
-    }
-)
-
 Manifest = Mapping[str, Any]
+POD = ("", "Pod")
 
 
 @dataclass
@@ -241,11 +227,13 @@ def plan_queues(
         if queue is None:
             continue
         named.setdefault(job, (str(meta.get("namespace") or ""), str(queue)))
-        if obj.get("kind") == "Pod":
+        row = catalog.of(obj)
+        if row.key == POD:
             workloads.setdefault(job, set()).add(
                 f"pod group {labels.get(POD_GROUP_LABEL, meta.get('name'))}"
             )
-        elif obj.get("kind") in _WORKLOAD_KINDS:
+        elif row.kueue is not None and row.kueue.workload:
+            # Kinds Kueue admits as one workload each when they carry the queue label.
             workloads.setdefault(job, set()).add(f"{obj.get('kind')} {meta.get('name')}")
     uses: dict[tuple[str, str], FlavorUse] = {}
     workers = _multikueue_workers(o for o, _ in objects)

@@ -29,11 +29,12 @@ differs from what was sent in two ways, recorded for every rendered object in
    default would pin today's default into every object.
 
 Kubernetes' own kinds are normalised, and the custom resources whose operator's defaulting
-webhook decodes and re-encodes them into Go types (:data:`WEBHOOK_QUANTITIES`): Kueue's
-ClusterQueue quotas are stored as quantity strings, so a quota written ``16`` differed from the
-live ``"16"`` on every comparison and Flux re-applied the ClusterQueue at every reconcile (found
-by e2e/test_lifecycle.py with Kueue v0.19.2's webhook). Any other custom resource is stored as
-it was sent (apart from its CRD's schema defaults, which are case 2), and a CRD's
+webhook decodes and re-encodes them into Go types (their row's ``webhook_quantities`` in the
+catalogue): Kueue's ClusterQueue quotas are stored as quantity strings, so a quota written
+``16`` differed from the live ``"16"`` on every comparison and Flux re-applied the ClusterQueue
+at every reconcile (found by e2e/test_lifecycle.py with Kueue v0.19.2's webhook). Any other
+custom resource is stored as it was sent (apart from its CRD's schema defaults, which are case
+2), and a CRD's
 ``openAPIV3Schema`` describes fields rather than holding them.
 """
 
@@ -44,6 +45,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from . import catalog
 from .quantity import canonical_quantity
 
 __all__ = ["LEFT_TO_SERVER", "is_builtin_api", "left_to_server", "stored_form"]
@@ -217,17 +219,6 @@ def _walk(node: Any, parent: str) -> None:
         _walk(value, key)
 
 
-#: Custom resources whose operator's mutating webhook re-encodes them, and the quantities in
-#: them (a path of keys, ``[]`` for every item of a list): Kueue v0.19.2's ClusterQueue webhook
-#: (``pkg/webhooks/clusterqueue_webhook.go`` Default) marshals ``resource.Quantity``.
-WEBHOOK_QUANTITIES: dict[tuple[str, str], tuple[tuple[str, ...], ...]] = {
-    ("kueue.x-k8s.io", "ClusterQueue"): tuple(
-        ("spec", "resourceGroups", "[]", "flavors", "[]", "resources", "[]", field)
-        for field in ("nominalQuota", "borrowingLimit", "lendingLimit")
-    ),
-}
-
-
 def _quantities_at(node: Any, path: tuple[str, ...]) -> None:
     if not path or not isinstance(node, dict | list):
         return
@@ -250,12 +241,12 @@ def _quantities_at(node: Any, path: tuple[str, ...]) -> None:
 
 def stored_form(obj: dict[str, Any]) -> dict[str, Any]:
     """Rewrite ``obj`` in place into the form the API server stores (see the module docstring)
-    and return it. Custom resources (but those of :data:`WEBHOOK_QUANTITIES`) and CRDs are
-    returned unchanged."""
+    and return it. Custom resources (but those whose catalogue row has ``webhook_quantities``)
+    and CRDs are returned unchanged."""
     if not isinstance(obj, Mapping):
         return obj
     api_version = str(obj.get("apiVersion", ""))
-    paths = WEBHOOK_QUANTITIES.get((api_version.rpartition("/")[0], str(obj.get("kind"))))
+    paths = catalog.of(obj).webhook_quantities
     if paths:
         for path in paths:
             _quantities_at(obj, path)

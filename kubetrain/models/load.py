@@ -21,8 +21,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from ..kube import apiserver, scopes
+from ..kube import apiserver, catalog, scopes
 from ..kube import schemas as k8s
+from ..kube.catalog import group_of
 from ..parallel import ChunkMapper, serial
 from .base import (
     MODE_ANNOTATION,
@@ -975,7 +976,7 @@ def _load_manifest(
     obj = plain_copy(data)
     builtin = k8s.builtin_definition(settings.version, api_version, kind) is not None
     if builtin:
-        in_namespace: bool | None = kind not in k8s.CLUSTER_SCOPED_KINDS
+        in_namespace: bool | None = catalog.lookup((group_of(api_version), kind)).namespaced
     else:
         external = settings.external
         in_namespace = scopes.namespaced(

@@ -31,6 +31,7 @@ from types import TracebackType
 from typing import Any
 
 from ..builders.delivery import CRDS_DIR
+from ..kube import catalog
 from ..models.errors import InputError, OwnershipError, Problem
 from ..models.limits import MAX_FILE_BYTES
 from ..models.source import GENERATED_MARK, display_path, file_kind
@@ -85,10 +86,12 @@ def is_crd(obj: Mapping[str, Any]) -> bool:
 
 def object_path(obj: Mapping[str, Any]) -> str:
     """``<namespace>/<kind>-<name>.yaml``, ``_cluster/<kind>-<name>.yaml`` for cluster-scoped
-    objects, and ``_crds/<kind>-<name>.yaml`` for CRDs (applied first, see ``plan_files``)."""
+    objects, and ``_crds/<kind>-<name>.yaml`` for CRDs (applied first, see ``plan_files``).
+    ``<kind>`` is the row's :attr:`kubetrain.kube.catalog.Kind.file_stem`: a kind named as one
+    of Kubernetes' own in another group (Volcano's Job) is qualified by its group."""
     meta = obj["metadata"]
     folder = CRDS_DIR if is_crd(obj) else meta.get("namespace") or CLUSTER_SCOPED_DIR
-    return f"{folder}/{obj['kind'].lower()}-{meta['name']}.yaml"
+    return f"{folder}/{catalog.of(obj).file_stem}-{meta['name']}.yaml"
 
 
 def _kustomization(resources: list[str], stack_source: str, version: str) -> str:
@@ -128,7 +131,8 @@ def iter_files(
         if path in paths:
             # Two kinds of one name from different API groups: qualify the later one.
             group = obj["apiVersion"].rpartition("/")[0]
-            path = path.replace(f"/{obj['kind'].lower()}-", f"/{obj['kind'].lower()}.{group}-", 1)
+            stem = catalog.of(obj).file_stem
+            path = path.replace(f"/{stem}-", f"/{obj['kind'].lower()}.{group}-", 1)
         paths[path] = None
         yield path, text
     crds = [p.removeprefix(f"{CRDS_DIR}/") for p in paths if p.startswith(f"{CRDS_DIR}/")]

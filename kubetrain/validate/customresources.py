@@ -24,6 +24,7 @@ from functools import cache
 from typing import Any
 
 from ..builders.crd import custom_resource_definition, model_schema, owned_crds
+from ..kube import catalog
 from ..kube import schemas as k8s
 from ..kube.apiextensions import CRDVersion, crd_versions, validate_crd, validate_custom_resource
 from ..kube.apiextensions.definition import is_crd
@@ -31,7 +32,7 @@ from ..models.base import resource_kinds
 from ..models.errors import InputError, Problem
 from ..models.source import display_path, load_documents
 
-__all__ = ["CRD_KUBERNETES", "CustomResources", "builtin_version", "custom_resource_issues"]
+__all__ = ["CustomResources", "builtin_version", "custom_resource_issues"]
 
 Key = tuple[str, str]  # (apiVersion, kind)
 
@@ -46,33 +47,13 @@ class _Everything(frozenset[str]):
 _ALL_DEFINITIONS = _Everything()
 
 
-#: The Kubernetes API (``k8s.io/api`` in the operator's ``go.mod`` at the release kubetrain
-#: follows) a third-party CRD was generated from: its pod templates and other embedded types
-#: are that version's, whatever the cluster's version (a field Kubernetes added later is
-#: unknown to the CRD, and the API server refuses it).
-CRD_KUBERNETES: dict[tuple[str, str], tuple[int, int]] = {
-    # kubeflow/training-operator v1.9.0: k8s.io/api v0.31.3
-    **{
-        ("kubeflow.org/v1", kind): (1, 31)
-        for kind in ("TFJob", "PyTorchJob", "XGBoostJob", "PaddleJob", "JAXJob")
-    },
-    # kubeflow/mpi-operator v0.8.0: k8s.io/api v0.35.1
-    ("kubeflow.org/v2beta1", "MPIJob"): (1, 35),
-    # kubernetes-sigs/jobset v0.9.1: k8s.io/api v0.33.4
-    ("jobset.x-k8s.io/v1alpha2", "JobSet"): (1, 33),
-    # kubeflow/trainer v2.3.0: k8s.io/api v0.36.2
-    **{
-        ("trainer.kubeflow.org/v1alpha1", kind): (1, 36)
-        for kind in ("TrainJob", "TrainingRuntime", "ClusterTrainingRuntime")
-    },
-}
-
-
 @cache
 def builtin_version(api_version: str, kind: str, version: tuple[int, int]) -> CRDVersion | None:
     """kubetrain's own CRD version of a kind it emits beyond Kubernetes', or ``None``. A
     third-party kind's embedded Kubernetes types are those its real CRD was generated with
-    (:data:`CRD_KUBERNETES`), not the cluster's."""
+    (its catalogue row's ``crd_kubernetes``: ``k8s.io/api`` in the operator's ``go.mod`` at the
+    release kubetrain follows; a field Kubernetes added later is unknown to the CRD, and the
+    API server refuses it), not the cluster's."""
     for info in owned_crds():
         if (info.model.API_VERSION, info.kind) == (api_version, kind):
             return crd_versions(custom_resource_definition(info.model, version), "kubetrain")[0]
@@ -80,9 +61,12 @@ def builtin_version(api_version: str, kind: str, version: tuple[int, int]) -> CR
     if model is None:
         return None
     group, ver = k8s.split_api_version(api_version)
-    embedded = CRD_KUBERNETES.get((api_version, kind), version)
+    row = catalog.lookup((group, kind))
+    embedded = row.crd_kubernetes or version
     schema = model_schema(model, embedded, _ALL_DEFINITIONS, kind, embedded_meta=True)
-    return CRDVersion(group, ver, kind, kind.lower() + "s", True, schema, "kubetrain")
+    plural = row.plural or kind.lower() + "s"
+    namespaced = row.namespaced is not False
+    return CRDVersion(group, ver, kind, plural, namespaced, schema, "kubetrain")
 
 
 def custom_resource_issues(

@@ -6,33 +6,33 @@ rendered from (:class:`CheckSettings`). Each finding names its rule id, the obje
 path, in the same report as schema findings. Rules over several objects see only the objects
 validated together: validate a whole ``rendered/<env>`` folder, not single files.
 
-Pod specs are found in Pods, in the pod templates of workloads (ReplicaSet, Deployment,
-StatefulSet, DaemonSet, Job, CronJob, ReplicationController, PodTemplate) and of the custom
-resources listed in :data:`POD_TEMPLATE_FINDERS` (a JobSet's Jobs, and the replica templates of
-every declared kind that has them, such as a TFJob's); a kind listed there gets every pod rule.
+Pod specs are found where each kind's row in the catalogue says its pods are
+(:attr:`kubetrain.kube.catalog.Kind.pods`): Pods, the pod templates of workloads (ReplicaSet,
+Deployment, StatefulSet, DaemonSet, Job, CronJob, ReplicationController, PodTemplate), a
+JobSet's Jobs, and the replica templates of every declared kind that has them, such as a
+TFJob's; a kind with pods there gets every pod rule.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
 from ..builders.security import CONTAINER_FIELDS
-from ..kube.apiserver import HANDLED_KINDS
+from ..kube import catalog
+from ..kube.apiserver import handled_kinds
 from ..kube.apiserver.volumes import pvc_dropped_fields
+from ..kube.catalog import PodTemplate
 from ..kube.images import parse_image
 from ..kube.names import DNS1123_LABEL, LABEL_VALUE, PORT_NAME, check_label_key
 from ..models.errors import PathPart, Severity, printable
-from ..models.kinds import declarations
 from ..models.resources import gpu_findings
 from ..models.secrets import external_secret_template_problems
 from ..models.stack import External, StackSettings
 from .engine import Finding, Located, ObjectResult
 
 __all__ = [
-    "POD_TEMPLATE_FINDERS",
     "RULES",
     "WARNING_RULES",
     "CheckSettings",
@@ -112,26 +112,10 @@ class CheckSettings:
 # --- finding pod templates ---------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class PodTemplate:
-    """A pod, or a pod template, inside an object: where, and how many pods it makes at once."""
-
-    path: Path
-    template: Mapping[str, Any]
-    count: int
-
-    # Read by every rule: found once.
-    @cached_property
-    def meta(self) -> Mapping[str, Any]:
-        return _mapping(self.template.get("metadata"))
-
-    @cached_property
-    def spec(self) -> Mapping[str, Any]:
-        return _mapping(self.template.get("spec"))
-
-    @cached_property
-    def labels(self) -> Mapping[str, Any]:
-        return _mapping(self.meta.get("labels"))
+def pod_templates(obj: Any) -> list[PodTemplate]:
+    """The pods and pod templates of one object (none for kinds without pods), as its row in
+    the catalogue says where they are (:func:`kubetrain.kube.catalog.pod_templates`)."""
+    return catalog.pod_templates(obj)
 
 
 def _count(value: Any, default: int = 1) -> int:
@@ -147,93 +131,6 @@ def _at(obj: Any, path: Path) -> Any:
         else:
             return None
     return obj
-
-
-def _workload(count_field: str | None) -> Callable[[Mapping[str, Any]], Iterator[PodTemplate]]:
-    def find(obj: Mapping[str, Any]) -> Iterator[PodTemplate]:
-        template = _at(obj, ("spec", "template"))
-        if isinstance(template, Mapping):
-            count = _count(_at(obj, ("spec", count_field))) if count_field else 1
-            yield PodTemplate(("spec", "template"), template, count)
-
-    return find
-
-
-def _pod(obj: Mapping[str, Any]) -> Iterator[PodTemplate]:
-    yield PodTemplate((), obj, 1)
-
-
-def _cronjob(obj: Mapping[str, Any]) -> Iterator[PodTemplate]:
-    path: Path = ("spec", "jobTemplate", "spec", "template")
-    template = _at(obj, path)
-    if isinstance(template, Mapping):
-        yield PodTemplate(
-            path, template, _count(_at(obj, ("spec", "jobTemplate", "spec", "parallelism")))
-        )
-
-
-def _jobset(obj: Mapping[str, Any]) -> Iterator[PodTemplate]:
-    """A JobSet's pod templates: each replicatedJob's ``replicas`` Jobs of ``parallelism`` pods."""
-    for i, rjob in enumerate(_list(_at(obj, ("spec", "replicatedJobs")))):
-        path: Path = ("spec", "replicatedJobs", i, "template", "spec", "template")
-        template = _at(rjob, path[3:])
-        if isinstance(template, Mapping):
-            count = _count(_at(rjob, ("replicas",))) * _count(
-                _at(rjob, ("template", "spec", "parallelism"))
-            )
-            yield PodTemplate(path, template, count)
-
-
-def _pod_template(obj: Mapping[str, Any]) -> Iterator[PodTemplate]:
-    template = obj.get("template")
-    if isinstance(template, Mapping):
-        yield PodTemplate(("template",), template, 1)
-
-
-def _replica_specs(key: str) -> Callable[[Mapping[str, Any]], Iterator[PodTemplate]]:
-    """The finder of a custom resource whose ``spec.<key>`` maps replica types to specs holding a
-    pod ``template`` and a ``replicas`` count (a Kubeflow job's ``tfReplicaSpecs``)."""
-
-    def find(obj: Mapping[str, Any]) -> Iterator[PodTemplate]:
-        specs = _at(obj, ("spec", key))
-        if isinstance(specs, Mapping):
-            for rtype, spec in specs.items():
-                template = _at(spec, ("template",))
-                if isinstance(template, Mapping):
-                    path: Path = ("spec", key, rtype, "template")
-                    yield PodTemplate(path, template, _count(_at(spec, ("replicas",))))
-
-    return find
-
-
-#: Kind -> function yielding the pod templates of an object of that kind: Kubernetes' workloads,
-#: and every declared job kind whose custom resource embeds pod templates
-#: (:mod:`kubetrain.models.kinds`).
-POD_TEMPLATE_FINDERS: dict[str, Callable[[Mapping[str, Any]], Iterator[PodTemplate]]] = {
-    "Pod": _pod,
-    "PodTemplate": _pod_template,
-    "ReplicaSet": _workload("replicas"),
-    "ReplicationController": _workload("replicas"),
-    "Deployment": _workload("replicas"),
-    "StatefulSet": _workload("replicas"),
-    "DaemonSet": _workload(None),
-    "Job": _workload("parallelism"),
-    "CronJob": _cronjob,
-    "JobSet": _jobset,
-    **{
-        d.document.KIND: _replica_specs(d.replica_specs_key)
-        for d in declarations()
-        if d.replica_specs_key is not None
-    },
-}
-
-
-def pod_templates(obj: Any) -> list[PodTemplate]:
-    """The pods and pod templates of one object (none for kinds without pods)."""
-    if not _is_mapping(obj):
-        return []
-    finder = POD_TEMPLATE_FINDERS.get(str(obj.get("kind")))
-    return list(finder(obj)) if finder else []
 
 
 def _containers(spec: Mapping[str, Any]) -> Iterator[tuple[Path, Mapping[str, Any]]]:
@@ -570,7 +467,7 @@ def _check_labels(run: _Run, i: int, labels: Any, path: Path) -> None:
 def _api_checked(obj: Mapping[str, Any]) -> bool:
     """Whether the API server checks this object's pod templates itself (a Pod, a Job, ...);
     it takes a custom resource's (a TFJob's) as they are, and their pods fail later."""
-    return f"{obj.get('apiVersion')}/{obj.get('kind')}" in HANDLED_KINDS
+    return f"{obj.get('apiVersion')}/{obj.get('kind')}" in handled_kinds()
 
 
 def _names(run: _Run) -> None:
