@@ -26,6 +26,7 @@ import copy
 from collections.abc import Callable
 from typing import Any, ClassVar, Generic, TypeVar
 
+from ..kube import catalog
 from ..models.base import NATIVE_WORKLOAD_ANNOTATION
 from ..models.kubeflow import KubeflowJob, ReplicaSpec
 from ..models.workload import JOB, POD, Workload
@@ -293,7 +294,7 @@ class ReplicaJob(Generic[J]):
     def job_set(self, objs: list[Manifest]) -> list[Manifest]:
         """``objs`` with the index Jobs folded into one JobSet named after the job, one
         replicatedJob ``<type>-<index>`` each; success as :meth:`success` says."""
-        jobs = {o["metadata"]["name"]: o for o in objs if o["kind"] == "Job"}
+        jobs = {o["metadata"]["name"]: o for o in objs if catalog.of(o).key == catalog.BATCH_JOB}
         rjobs = [
             (f"{rs.type_label}-{i}", jobs[rs.pod_name(i)])
             for rs in self.replicas
@@ -314,7 +315,7 @@ class ReplicaJob(Generic[J]):
             suspend=bool(policy.suspend),
             ttl_seconds_after_finished=policy.ttl_seconds_after_finished,
         )
-        return [*(o for o in objs if o["kind"] != "Job"), jobset]
+        return [*(o for o in objs if catalog.of(o).key != catalog.BATCH_JOB), jobset]
 
     def queue(self, objs: list[Manifest]) -> None:
         """Carry the job's Kueue queue to what Kueue admits under this workload (:mod:`.kueue`;
@@ -323,7 +324,9 @@ class ReplicaJob(Generic[J]):
         if not labels:
             return
         if not self.workload.in_jobs:
-            label_pod_group([o for o in objs if o["kind"] == "Pod"], self.name, labels)
+            label_pod_group(
+                [o for o in objs if catalog.of(o).key == catalog.POD], self.name, labels
+            )
         elif not self.workload.in_job_set:
             label_jobs(objs, labels)
             if self.job.total_replicas() > 1:
@@ -558,12 +561,14 @@ def pod_spec_origins(job: KubeflowJob, obj: Manifest) -> Origins:
         return None
 
     out: Origins = []
-    kind, spec = obj.get("kind"), obj.get("spec") or {}
-    if kind == "Pod" and (doc := origin(obj["metadata"].get("labels"))):
+    kind, spec = catalog.of(obj).key, obj.get("spec") or {}
+    if kind == catalog.POD and (doc := origin(obj["metadata"].get("labels"))):
         out.append((("spec",), doc))
-    elif kind == "Job" and (doc := origin((spec["template"].get("metadata") or {}).get("labels"))):
+    elif kind == catalog.BATCH_JOB and (
+        doc := origin((spec["template"].get("metadata") or {}).get("labels"))
+    ):
         out.append((("spec", "template", "spec"), doc))
-    elif kind == "JobSet":
+    elif kind == catalog.JOB_SET:
         for i, rjob in enumerate(spec.get("replicatedJobs") or ()):
             template = rjob["template"]["spec"]["template"]
             if doc := origin((template.get("metadata") or {}).get("labels")):

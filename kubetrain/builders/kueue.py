@@ -54,7 +54,7 @@ def kueue_labels(labels: Mapping[str, str]) -> dict[str, str]:
 def label_jobs(objs: list[Manifest], labels: Mapping[str, str]) -> None:
     """Put ``labels`` on every ``batch/v1`` Job of ``objs`` (Kueue's batch/job integration)."""
     for obj in objs:
-        if obj["kind"] == "Job" and labels:
+        if labels and catalog.of(obj).key == catalog.BATCH_JOB:
             meta = obj["metadata"]
             meta["labels"] = {**(meta.get("labels") or {}), **labels}
 

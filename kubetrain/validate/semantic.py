@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from ..builders.security import CONTAINER_FIELDS
@@ -258,7 +259,13 @@ def _service_selectors(run: _Run) -> None:
 
 # --- references ----------------------------------------------------------------------------------
 
-_REF_KINDS = ("Secret", "ConfigMap", "ServiceAccount", "PersistentVolumeClaim")
+#: The RBAC group, whose bindings' ``subjects`` name ServiceAccounts.
+_RBAC = "rbac.authorization.k8s.io"
+
+
+def _referenced(kind: str) -> catalog.Kind:
+    """The row of a core kind pods and bindings reference by name (its ``external`` key)."""
+    return catalog.lookup(("", kind))
 
 
 def _pod_references(t: PodTemplate) -> Iterator[tuple[str, str, Path]]:
@@ -318,7 +325,7 @@ def _provided(run: _Run) -> set[tuple[str, str, str]]:
     for _, obj in run.objects():
         kind, ns, name = obj.get("kind"), _namespace(obj), _meta(obj).get("name")
         group = str(obj.get("apiVersion", "")).rpartition("/")[0]
-        if kind in _REF_KINDS and group == "" and name:
+        if group == "" and isinstance(kind, str) and _referenced(kind).external and name:
             out.add((str(kind), ns, str(name)))
         elif kind == "ExternalSecret" and group == "external-secrets.io":
             target = _mapping(_mapping(obj.get("spec")).get("target")).get("name") or name
@@ -329,29 +336,25 @@ def _provided(run: _Run) -> set[tuple[str, str, str]]:
     return out
 
 
-def _external(external: External) -> dict[str, list[str]]:
-    return {
-        "Secret": external.secrets,
-        "ConfigMap": external.config_maps,
-        "ServiceAccount": external.service_accounts,
-        "PersistentVolumeClaim": external.persistent_volume_claims,
-    }
+@cache
+def _external_field(key: str) -> str:
+    """The field of :class:`External` whose alias is ``key``."""
+    return next(n for n, f in External.model_fields.items() if (f.alias or n) == key)
+
+
+def _declared(external: External, kind: str) -> list[str]:
+    """What ``kubetrain:external`` lists of a kind (under its row's ``external`` key)."""
+    names: list[str] = getattr(external, _external_field(_referenced(kind).external))
+    return names
 
 
 def _references(run: _Run) -> None:
     provided = _provided(run)
-    declared = _external(run.settings.external)
-    key_of = {
-        "Secret": "secrets",
-        "ConfigMap": "configMaps",
-        "ServiceAccount": "serviceAccounts",
-        "PersistentVolumeClaim": "persistentVolumeClaims",
-    }
 
     def check(i: int, kind: str, ns: str, name: str, path: Path) -> None:
         if (kind, ns, name) in provided:
             return
-        names = declared[kind]
+        names = _declared(run.settings.external, kind)
         if name in names or f"{ns}/{name}" in names:
             return
         run.add(
@@ -359,7 +362,7 @@ def _references(run: _Run) -> None:
             "reference",
             path,
             f"{kind} {ns + '/' if ns else ''}{name} is neither in the output nor declared in "
-            f"kubetrain:external.{key_of[kind]}",
+            f"kubetrain:external.{_referenced(kind).external}",
         )
 
     for i, t in run.pods():
@@ -367,7 +370,8 @@ def _references(run: _Run) -> None:
         for kind, name, path in _pod_references(t):
             check(i, kind, ns, str(name), path)
     for i, obj in run.objects():
-        if obj.get("kind") in ("RoleBinding", "ClusterRoleBinding"):
+        # RoleBinding and ClusterRoleBinding: RBAC's kinds with subjects.
+        if catalog.of(obj).group == _RBAC and "subjects" in obj:
             for j, subject in enumerate(_list(obj.get("subjects"))):
                 subject = _mapping(subject)
                 if subject.get("kind") == "ServiceAccount" and subject.get("name"):

@@ -25,6 +25,9 @@ from functools import cache, cached_property, lru_cache
 from typing import Any, NamedTuple
 
 __all__ = [
+    "BATCH_JOB",
+    "JOB_SET",
+    "POD",
     "ApiChecks",
     "GroupKind",
     "Kind",
@@ -60,6 +63,13 @@ class GroupKind(NamedTuple):
 
     def __str__(self) -> str:
         return f"{self.kind}.{self.group}" if self.group else self.kind
+
+
+#: The kinds several layers ask about by identity (a builder picking its own Jobs out of what it
+#: built, Kueue's batch/job integration): keys, never names alone.
+POD = GroupKind("", "Pod")
+BATCH_JOB = GroupKind("batch", "Job")
+JOB_SET = GroupKind("jobset.x-k8s.io", "JobSet")
 
 
 def group_of(api_version: str) -> str:
@@ -268,6 +278,9 @@ class Kind:
     #: The kind whose jobs replace this kind's (the training operator v1's by Trainer v2's
     #: TrainJob, as ``kubetrain convert`` maps them).
     successor: tuple[str, str] | None = None
+    #: The key of the stack's ``kubetrain:external`` that lists objects of this kind the cluster
+    #: has without the stack (what pods and bindings reference by name), ``""`` for none.
+    external: str = ""
     #: Where the row's hand columns come from (a module of this package), for messages.
     source: str = ""
     #: Attached by the layers above (see :func:`attach`): ``declared`` (a job kind's

@@ -35,12 +35,14 @@ GROUPS = (
         hand("LimitRange", rank=5, life=Life.PREREQUISITE),
         hand(
             "ServiceAccount",
+            external="serviceAccounts",
             rank=6,
             life=Life.PREREQUISITE,
             api=ApiChecks(dns_subdomain),
         ),
         hand(
             "Secret",
+            external="secrets",
             rank=9,
             api=ApiChecks(dns_subdomain, api.validate_secret),
             update_rules=im._secret,
@@ -49,6 +51,7 @@ GROUPS = (
         ),
         hand(
             "ConfigMap",
+            external="configMaps",
             rank=10,
             api=ApiChecks(dns_subdomain, api.validate_config_map),
             update_rules=im._immutable_data,
@@ -57,6 +60,7 @@ GROUPS = (
         ),
         hand(
             "PersistentVolumeClaim",
+            external="persistentVolumeClaims",
             rank=11,
             life=Life.DATA,
             api=ApiChecks(dns_subdomain, api.validate_pvc),
