@@ -50,6 +50,7 @@ from .meta import (
     pod_gpu_alias_warnings,
     to_selector,
 )
+from .names import ReplicaNames
 from .registry import BuildProblem, Origins, locator
 from .security import apply_pod_security
 from .workloads import IndexRun, index_job, job_set, pod_restart_policy
@@ -118,6 +119,8 @@ class ReplicaJob(Generic[J]):
         self.name = job.name
         self.namespace = job.namespace
         self.app_name = job.KIND.lower()
+        #: Every pod, Service and host name of the job (:mod:`.names`).
+        self.names = ReplicaNames(job.name, job.namespace, ctx.settings.cluster_domain)
         # In operator mode (where the expansion only names things, for the Pulumi outputs) the
         # operator's own bare pods run the replicas.
         self.workload: Workload = job.workload(ctx.settings) or POD
@@ -175,11 +178,10 @@ class ReplicaJob(Generic[J]):
         """Labels shared by every pod of the job (the operator's GenLabels)."""
         return {OPERATOR_NAME_LABEL: self.OPERATOR_NAME, JOB_NAME_LABEL: self.name}
 
-    def service_host(self, service: str) -> str:
-        """DNS name of one of the job's headless services: ``<service>.<namespace>.svc``, plus
-        ``.<clusterDomain>`` when the stack sets one."""
-        domain = self.ctx.settings.cluster_domain
-        return f"{service}.{self.namespace}.svc" + (f".{domain}" if domain else "")
+    def service_host(self, rtype: str, index: int) -> str:
+        """DNS name of one replica's headless service: ``<service>.<namespace>.svc``, plus
+        ``.<clusterDomain>`` when the stack sets one (:meth:`.names.ReplicaNames.fqdn`)."""
+        return self.names.fqdn(rtype, index)
 
     def gang_policy(self) -> GangPolicy | None:
         """``runPolicy.schedulingPolicy`` as the shared gang-scheduling code takes it."""
@@ -296,12 +298,12 @@ class ReplicaJob(Generic[J]):
         replicatedJob ``<type>-<index>`` each; success as :meth:`success` says."""
         jobs = {o["metadata"]["name"]: o for o in objs if catalog.of(o).key == catalog.BATCH_JOB}
         rjobs = [
-            (f"{rs.type_label}-{i}", jobs[rs.pod_name(i)])
+            (self.names.replicated_job(rs.rtype, i), jobs[rs.pod_name(i)])
             for rs in self.replicas
             for i in range(rs.spec.replicas)
         ]
         operator, leaders = self.success()
-        success = [f"{rtype.lower()}-{i}" for rtype, i in leaders]
+        success = [self.names.replicated_job(rtype, i) for rtype, i in leaders]
         labels = merge(app_labels(self.app_name, self.name), self.job.metadata.labels)
         policy = self.job.run_policy
         jobset = job_set(
@@ -390,6 +392,12 @@ class ReplicaJob(Generic[J]):
     def build(self) -> list[Manifest]:
         self.warn_rewrites()
         objs = [obj for rs in self.replicas for obj in rs.build()]
+        if missing := self.names.unrendered(objs):
+            # Names come from one place (.names): a host no Service answers is a bug here.
+            raise RuntimeError(
+                f"{self.job.KIND} {self.name}: env names hosts {missing} "
+                "that are no Service it renders"
+            )
         self.queue(objs)
         if self.workload.in_job_set:
             objs = self.job_set(objs)
@@ -413,8 +421,9 @@ class ReplicaType:
         self.spec = spec
 
     def pod_name(self, index: int) -> str:
-        """``<job>-<type>-<index>``, the name of the pod and of its service (GenGeneralName)."""
-        return f"{self.job.name}-{self.type_label}-{index}"
+        """``<job>-<type>-<index>``, the name of the pod and of its service
+        (:meth:`.names.ReplicaNames.pod`)."""
+        return self.job.names.pod(self.rtype, index)
 
     def labels(self) -> dict[str, str]:
         """Labels shared by every pod of this replica type."""
@@ -468,7 +477,9 @@ class ReplicaType:
             {"name": name, "port": port} for name, port in sorted(self.spec.named_ports().items())
         ]
         meta = object_meta(
-            self.pod_name(index), self.job.namespace, merge(self._app_labels(), labels)
+            self.job.names.service(self.rtype, index),
+            self.job.namespace,
+            merge(self._app_labels(), labels),
         )
         return manifest(
             "v1", "Service", meta, spec={"clusterIP": "None", "selector": labels, "ports": ports}
