@@ -10,10 +10,12 @@ from typing import Any
 
 import pytest
 import yaml
+from test_trainjob import build, container, native, pick, rjob, trainjob
 
+from kubetrain.builders import names as names_module
 from kubetrain.builders.names import ReplicaNames
 
-from conftest import REPO
+from conftest import REPO, needs_upstream_runtimes
 from helpers import objects, replica_pods, stack_from
 
 EXAMPLES = REPO / "stacks" / "kubeflow-examples"
@@ -128,3 +130,38 @@ def test_the_names_of_one_replica() -> None:
         "bert-master-0",
         "bert-ps-1",
     ]
+
+
+#: A TrainJob's runtimes and the env vars its nodes reach node 0 by (JobSet pod hosts).
+TRAINJOB_CASES = {
+    "torch_distributed": ("torch-distributed", ("PET_MASTER_ADDR",)),
+    "jax_distributed": ("jax-distributed", ("JAX_COORDINATOR_ADDRESS",)),
+}
+
+
+@needs_upstream_runtimes
+@pytest.mark.parametrize("runtime", sorted(TRAINJOB_CASES))
+def test_renaming_the_jobset_pod_rule_renames_a_trainjobs_addresses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runtime: str
+) -> None:
+    ref, wanted = TRAINJOB_CASES[runtime]
+    job = native(trainjob("bert", ref, trainer={"numNodes": 2}))
+
+    def node_env(folder: Path) -> dict[str, str]:
+        folder.mkdir()
+        jobset = pick(build(folder, [job], [runtime]), "JobSet", "bert")
+        env = container(rjob(jobset, "node")).get("env") or []
+        return {e["name"]: e["value"] for e in env if e["name"] in wanted}
+
+    before = node_env(tmp_path / "before")
+    assert set(before) == set(wanted) and all("bert-node-0-0.bert" in v for v in before.values())
+    rule = names_module.jobset_pod_host
+    monkeypatch.setattr(
+        names_module,
+        "jobset_pod_host",
+        lambda js, rj, j, p, sub: rule(js, rj, j, p, sub).replace("-0-0.", "-j0-p0."),
+    )
+    after = node_env(tmp_path / "after")
+    assert set(after) == set(wanted)
+    for var, value in after.items():
+        assert value == before[var].replace("bert-node-0-0.bert", "bert-node-j0-p0.bert"), var

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..kube import catalog
 
-__all__ = ["ReplicaNames"]
+__all__ = ["ReplicaNames", "jobset_pod_host"]
 
 
 class ReplicaNames:
@@ -70,3 +70,12 @@ class ReplicaNames:
 
 
 SERVICE = catalog.GroupKind("", "Service")
+
+
+def jobset_pod_host(
+    jobset: str, replicated_job: str, job_index: int, pod_index: int, subdomain: str
+) -> str:
+    """``<jobset>-<replicatedJob>-<jobIndex>-<podIndex>.<subdomain>``: the host of one pod of a
+    JobSet (JobSet v0.9.1 ``pkg/util/placement`` ``GenPodName``, under the JobSet's headless
+    Service), as Kubeflow Trainer's env and rendezvous name it (``IdentifyPodNetwork``)."""
+    return f"{jobset}-{replicated_job}-{job_index}-{pod_index}.{subdomain}"

@@ -65,6 +65,7 @@ from ..models.trainjob import (
     TRAINJOB_CONTROLLER,
     TrainJob,
 )
+from . import names
 from .context import BuildContext
 from .kueue import kueue_labels
 from .meta import canonical
@@ -499,7 +500,7 @@ def _cpus(resources: Mapping[str, Any]) -> int:
 
 def _master_env(name: str) -> list[dict[str, Any]]:
     return [
-        {"name": "PET_MASTER_ADDR", "value": f"{name}-{NODE}-0-0.{name}"},
+        {"name": "PET_MASTER_ADDR", "value": names.jobset_pod_host(name, NODE, 0, 0, name)},
         {"name": "PET_MASTER_PORT", "value": str(TRAINER_PORT)},
     ]
 
@@ -543,7 +544,8 @@ def _torch(info: _Info, job: TrainJob) -> list[str] | None:
                 or (isinstance(num_proc, int) and num_proc > 1)
                 or (num_proc == "auto" and gpus > 1)
             ):
-                extra.append(f"--rdzv_endpoint={job.name}-{NODE}-0-0.{job.name}:{TRAINER_PORT}")
+                host = names.jobset_pod_host(job.name, NODE, 0, 0, job.name)
+                extra.append(f"--rdzv_endpoint={host}:{TRAINER_PORT}")
             model = torchtune_model(job.spec.runtime_ref.name)
             recipe, config = torchtune_recipe(
                 nodes,
@@ -664,7 +666,7 @@ def _jax(info: _Info, job: TrainJob) -> None:
         {"name": "JAX_PROCESS_ID", "valueFrom": {"fieldRef": {"fieldPath": COMPLETION_INDEX}}},
         {
             "name": "JAX_COORDINATOR_ADDRESS",
-            "value": f"{job.name}-{NODE}-0-0.{job.name}:{TRAINER_PORT}",
+            "value": f"{names.jobset_pod_host(job.name, NODE, 0, 0, job.name)}:{TRAINER_PORT}",
         },
     )
     upsert_ports(container.ports, {"containerPort": TRAINER_PORT})
@@ -684,7 +686,10 @@ def _xgboost(info: _Info, job: TrainJob) -> None:
     workers = gpus_of(_resources_per_node(info, job)) or 1
     upsert_env(
         container.env,
-        {"name": "DMLC_TRACKER_URI", "value": f"{job.name}-{NODE}-0-0.{job.name}"},
+        {
+            "name": "DMLC_TRACKER_URI",
+            "value": names.jobset_pod_host(job.name, NODE, 0, 0, job.name),
+        },
         {"name": "DMLC_TRACKER_PORT", "value": str(TRAINER_PORT)},
         {"name": "DMLC_TASK_ID", "valueFrom": {"fieldRef": {"fieldPath": COMPLETION_INDEX}}},
         {"name": "DMLC_NUM_WORKER", "value": str(trainer_ps.count * workers)},
@@ -711,7 +716,7 @@ def _endpoints(info: _Info, job: TrainJob) -> None:
     for rjob, ps in zip(info.spec.get("replicatedJobs") or [], info.podsets, strict=False):
         replicas = int(rjob.get("replicas", 1))
         ps.endpoints = [
-            f"{job.name}-{rjob.get('name')}-{r}-{p}.{subdomain}"
+            names.jobset_pod_host(job.name, str(rjob.get("name")), r, p, subdomain)
             for r in range(replicas)
             for p in range(ps.count)
         ]
