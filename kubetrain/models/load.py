@@ -886,6 +886,10 @@ def _native_workload_problems(
                 f"replicas; the native objects of {job.KIND} jobs are fixed: remove the annotation",
             )
         ]
+    supported = job.normalized().NATIVE_WORKLOADS
+    if value not in supported:
+        # A TrainJob runs natively only as its JobSet: "pod" would leave it in operator mode.
+        return [(path, f"a {job.KIND} runs natively as {' or '.join(supported)}, got {value!r}")]
     return []
 
 
