@@ -498,9 +498,15 @@ def _cpus(resources: Mapping[str, Any]) -> int:
     return math.ceil(requested)
 
 
+def _node_0(name: str) -> str:
+    """The host of the trainer's first node, which every node reaches (the master, the
+    rendezvous, the coordinator or the tracker): ``<job>-node-0-0.<job>``."""
+    return names.jobset_pod_host(name, NODE, 0, 0, name)
+
+
 def _master_env(name: str) -> list[dict[str, Any]]:
     return [
-        {"name": "PET_MASTER_ADDR", "value": names.jobset_pod_host(name, NODE, 0, 0, name)},
+        {"name": "PET_MASTER_ADDR", "value": _node_0(name)},
         {"name": "PET_MASTER_PORT", "value": str(TRAINER_PORT)},
     ]
 
@@ -544,8 +550,7 @@ def _torch(info: _Info, job: TrainJob) -> list[str] | None:
                 or (isinstance(num_proc, int) and num_proc > 1)
                 or (num_proc == "auto" and gpus > 1)
             ):
-                host = names.jobset_pod_host(job.name, NODE, 0, 0, job.name)
-                extra.append(f"--rdzv_endpoint={host}:{TRAINER_PORT}")
+                extra.append(f"--rdzv_endpoint={_node_0(job.name)}:{TRAINER_PORT}")
             model = torchtune_model(job.spec.runtime_ref.name)
             recipe, config = torchtune_recipe(
                 nodes,
@@ -666,7 +671,7 @@ def _jax(info: _Info, job: TrainJob) -> None:
         {"name": "JAX_PROCESS_ID", "valueFrom": {"fieldRef": {"fieldPath": COMPLETION_INDEX}}},
         {
             "name": "JAX_COORDINATOR_ADDRESS",
-            "value": f"{names.jobset_pod_host(job.name, NODE, 0, 0, job.name)}:{TRAINER_PORT}",
+            "value": f"{_node_0(job.name)}:{TRAINER_PORT}",
         },
     )
     upsert_ports(container.ports, {"containerPort": TRAINER_PORT})
@@ -686,10 +691,7 @@ def _xgboost(info: _Info, job: TrainJob) -> None:
     workers = gpus_of(_resources_per_node(info, job)) or 1
     upsert_env(
         container.env,
-        {
-            "name": "DMLC_TRACKER_URI",
-            "value": names.jobset_pod_host(job.name, NODE, 0, 0, job.name),
-        },
+        {"name": "DMLC_TRACKER_URI", "value": _node_0(job.name)},
         {"name": "DMLC_TRACKER_PORT", "value": str(TRAINER_PORT)},
         {"name": "DMLC_TASK_ID", "valueFrom": {"fieldRef": {"fieldPath": COMPLETION_INDEX}}},
         {"name": "DMLC_NUM_WORKER", "value": str(trainer_ps.count * workers)},
