@@ -11,11 +11,11 @@ import pytest
 import yaml
 
 import components
+from kubetrain.kube import catalog
 from kubetrain.models import JobDocument, declarations
 from kubetrain.models.editor import job_schema
 from kubetrain.models.kinds import attach_builder, attach_component, declaration, declare
 from kubetrain.models.tfjob import TFJob
-from kubetrain.kube import catalog
 
 from conftest import REPO
 
