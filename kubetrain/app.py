@@ -996,8 +996,11 @@ def plan(
 def _plan_folders(
     name: str, folders: list[Path], after: list[tuple[dict[str, Any], str]]
 ) -> EnvironmentPlan:
-    before = [item for folder in folders for item in read_rendered(folder)]
-    return plan_environment(name, [display_path(f) for f in folders], before, after)
+    unreadable: list[str] = []
+    before = [item for folder in folders for item in read_rendered(folder, unreadable)]
+    plan = plan_environment(name, [display_path(f) for f in folders], before, after)
+    plan.notes[:0] = unreadable
+    return plan
 
 
 def _stale_folders(project: Project, stacks: Sequence[Stack]) -> list[Path]:

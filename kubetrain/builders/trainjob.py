@@ -67,6 +67,7 @@ from ..models.trainjob import (
 )
 from .context import BuildContext
 from .kueue import kueue_labels
+from .lifecycle import annotations_of
 from .meta import canonical
 from .registry import BuildProblem, builder
 from .secrets import CredentialRef, SecretSpec, secret_manifests
@@ -1009,7 +1010,7 @@ def _operator(job: TrainJob, runtime: Runtime, ctx: BuildContext) -> Manifest:
 
 def runs_of(obj: Mapping[str, Any]) -> list[dict[str, Any]]:
     """What a rendered TrainJob says it runs (:data:`RUNS_ANNOTATION`), or nothing."""
-    text = ((obj.get("metadata") or {}).get("annotations") or {}).get(RUNS_ANNOTATION)
+    text = annotations_of(obj).get(RUNS_ANNOTATION)
     if not isinstance(text, str):
         return []
     try:

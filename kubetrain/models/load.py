@@ -39,6 +39,7 @@ from .errors import InputError, PathPart, Problem, format_path
 from .limits import MAX_OBJECT_BYTES, MAX_OBJECTS, MAX_OUTPUT_BYTES
 from .patches import apply_patches, patch_sources
 from .resources import as_built
+from .scheduling import ObjectMeta
 from .runtimes import (
     UPSTREAM,
     Runtime,
@@ -1023,9 +1024,17 @@ def _runtimes(
         )
         before = len(problems)
         runtime = _validate(model_cls, manifest.source.document, problems, data=obj)
+        if runtime is None:
+            continue
+        # The embedded Kubernetes types (metadata, the Job templates), then the trainer's
+        # runtime webhook: each reads values of the types the one before it admitted.
+        for path, message in _embedded_problems(runtime, settings):
+            problems.append(manifest.source.problem(path, message))
+        if len(problems) > before:
+            continue
         for path, message in runtime_problems(obj):
             problems.append(manifest.source.problem(path, message))
-        if runtime is None or len(problems) > before:
+        if len(problems) > before:
             continue
         meta = obj["metadata"]
         key = runtime_key(obj["kind"], meta["name"], meta.get("namespace") or "")
@@ -1062,7 +1071,9 @@ def _runtimes(
         if declared.spec is not None:
             spec_doc = stack_doc.sub((*where, "spec"))
         elif declared.file is not None:
-            read = _declared_runtime_file(stack_doc, where, declared, namespace, root, problems)
+            read = _declared_runtime_file(
+                stack_doc, where, declared, namespace, root, problems, settings
+            )
             if read is None:
                 continue
             spec_doc, labels = read
@@ -1157,6 +1168,7 @@ def _declared_runtime_file(
     namespace: str,
     root: Path,
     problems: list[Problem],
+    settings: StackSettings,
 ) -> tuple[Document, dict[str, str]] | None:
     """The spec document of a runtime declared with ``file:``: a file of the project (as
     jobFiles are), holding the runtime of the declared kind and name."""
@@ -1172,17 +1184,27 @@ def _declared_runtime_file(
         return None
     for doc in docs:
         data = doc.data
-        if (
+        if not (
             isinstance(data, dict)
             and is_runtime_manifest(data)
             and data.get("kind") == declared.kind
-            and (data.get("metadata") or {}).get("name") == declared.name
+            and isinstance(data.get("metadata"), dict)
+            and data["metadata"].get("name") == declared.name
         ):
-            if not isinstance(data.get("spec"), dict):
-                problems.append(doc.problem(("spec",), "required field is missing"))
-                return None
-            labels = (data.get("metadata") or {}).get("labels") or {}
-            return doc.sub(("spec",)), {str(k): str(v) for k, v in labels.items()}
+            continue
+        if not isinstance(data.get("spec"), dict):
+            problems.append(doc.problem(("spec",), "required field is missing"))
+            return None
+        # Its metadata as the API server reads it (labels a map of strings...): the trainer
+        # and Kueue read the runtime's labels.
+        before = len(problems)
+        meta = doc.sub(("metadata",))
+        for path, message in _embedded_value(meta.data, ObjectMeta, None, (), settings):
+            problems.append(meta.problem(path, message))
+        if len(problems) > before:
+            return None
+        labels = data["metadata"].get("labels") or {}
+        return doc.sub(("spec",)), {str(k): str(v) for k, v in labels.items()}
     problems.append(
         stack_doc.problem(
             file_where,

@@ -243,6 +243,11 @@ class Validator:
                 result.status = "invalid"
         return result
 
+    def shape(self, item: Located, version: tuple[int, int] | None = None) -> ObjectResult:
+        """Only the object's schema (what ``kubetrain plan`` needs of a file it reads: that
+        every field it looks at has its type)."""
+        return self._check_schema(item, version)
+
     def _check_schema(self, item: Located, version: tuple[int, int] | None) -> ObjectResult:
         obj = item.obj
         result = ObjectResult(

@@ -1,0 +1,433 @@
+"""The contract on the surfaces added last (issue 30), under generated hostile input
+(hypothesis): TrainJob runtimes of every wrong shape, quantities past kubetrain's bound, ``plan``
+on a hand-edited ``rendered/``... Each ends in exit 0, 1 or 2, never a traceback, and writes
+nothing unless it succeeds (``check_contract``)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+from typing import Any
+
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from test_hostile_properties import HOSTILE, at, check_contract, paths, project
+
+#: A ClusterTrainingRuntime as Kubeflow publishes them (torch-distributed, v2.3.0).
+RUNTIME: dict[str, Any] = {
+    "apiVersion": "trainer.kubeflow.org/v1alpha1",
+    "kind": "ClusterTrainingRuntime",
+    "metadata": {"name": "rt", "labels": {"trainer.kubeflow.org/framework": "torch"}},
+    "spec": {
+        "mlPolicy": {"numNodes": 1, "torch": {}},
+        "template": {
+            "spec": {
+                "replicatedJobs": [
+                    {
+                        "name": "node",
+                        "template": {
+                            "metadata": {
+                                "labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}
+                            },
+                            "spec": {
+                                "template": {
+                                    "spec": {
+                                        "containers": [{"name": "node", "image": "pytorch/pytorch:2"}]
+                                    }
+                                }
+                            },
+                        },
+                    }
+                ]
+            }
+        },
+    },
+}
+TRAINJOB: dict[str, Any] = {
+    "apiVersion": "trainer.kubeflow.org/v1alpha1",
+    "kind": "TrainJob",
+    "metadata": {"name": "tj"},
+    "spec": {
+        "runtimeRef": {"name": "rt"},
+        "trainer": {"numNodes": 2, "image": "pytorch/pytorch:2", "command": ["torchrun", "t.py"]},
+    },
+}
+
+
+def mutated(draw: st.DrawFn, base: dict[str, Any], changes: tuple[int, int] = (1, 2)) -> Any:
+    """``base`` with one or two values replaced by hostile ones (or keys removed)."""
+    obj = copy.deepcopy(base)
+    for _ in range(draw(st.integers(*changes))):
+        candidates = list(paths(obj))[1:]
+        if not candidates:
+            break
+        where = draw(st.sampled_from(candidates))
+        parent, key = at(obj, where[:-1]), where[-1]
+        if draw(st.booleans()) or not isinstance(parent, dict):
+            parent[key] = copy.deepcopy(draw(HOSTILE))
+        else:
+            del parent[key]
+    return obj
+
+
+@st.composite
+def hostile_runtimes(draw: st.DrawFn) -> Any:
+    return mutated(draw, RUNTIME)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    runtime=hostile_runtimes(),
+    mode=st.sampled_from(["native", "operator"]),
+    where=st.sampled_from(["manifests", "file", "spec"]),
+)
+def test_no_runtime_of_a_wrong_shape_breaks_the_contract(
+    runtime: Any, mode: str, where: str
+) -> None:
+    """A ClusterTrainingRuntime whose replicatedJobs, template, metadata, labels or pod spec
+    have the wrong type, delivered among the manifests or declared (by ``file:``, or its
+    ``spec:``), is an input error (or a valid runtime), never a traceback: the runtime checks
+    run on what the schema admitted only."""
+    root = project()
+    try:
+        config: dict[str, Any] = {"kubetrain:namespace": "ml", "kubetrain:mode": mode}
+        config["kubetrain:jobs"] = [TRAINJOB]
+        declared = {"kind": "ClusterTrainingRuntime", "name": "rt"}
+        if where == "file":
+            (root / "stacks" / "rt.yaml").write_text(yaml.safe_dump(runtime))
+            declared["file"] = "stacks/rt.yaml"
+        elif where == "spec":
+            declared["spec"] = runtime.get("spec") if isinstance(runtime, dict) else runtime
+        else:
+            config["kubetrain:manifests"] = [runtime]
+        if where != "manifests":
+            config["kubetrain:external"] = {"trainingRuntimes": [declared]}
+        (root / "stacks" / "Pulumi.dev.yaml").write_text(yaml.safe_dump({"config": config}))
+        check_contract(root, "render")
+        check_contract(root, "plan")
+    finally:
+        shutil.rmtree(root)
+
+
+PATCHED_TRAINJOB: dict[str, Any] = {
+    **TRAINJOB,
+    "spec": {
+        **TRAINJOB["spec"],
+        "initializer": {"dataset": {"storageUri": "hf://datasets/x"}},
+        "runtimePatches": [
+            {
+                "manager": "example.io/platform",
+                "trainingRuntimeSpec": {
+                    "template": {
+                        "spec": {
+                            "replicatedJobs": [
+                                {
+                                    "name": "node",
+                                    "template": {
+                                        "spec": {
+                                            "template": {
+                                                "spec": {
+                                                    "nodeSelector": {"pool": "gpu"},
+                                                    "containers": [
+                                                        {"name": "node", "volumeMounts": []}
+                                                    ],
+                                                }
+                                            }
+                                        }
+                                    },
+                                }
+                            ]
+                        }
+                    }
+                },
+            }
+        ],
+    },
+}
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    job=st.builds(lambda d: d, st.sampled_from([TRAINJOB, PATCHED_TRAINJOB])).flatmap(
+        lambda base: st.composite(lambda draw: mutated(draw, base))()
+    ),
+    mode=st.sampled_from(["native", "operator"]),
+)
+def test_no_trainjob_on_a_runtime_breaks_the_contract(job: Any, mode: str) -> None:
+    """A TrainJob (its trainer, initializer and runtime patches) of any wrong shape, on a valid
+    runtime among the manifests."""
+    root = project()
+    try:
+        config: dict[str, Any] = {
+            "kubetrain:namespace": "ml",
+            "kubetrain:mode": mode,
+            "kubetrain:manifests": [RUNTIME],
+            "kubetrain:jobs": [job],
+        }
+        (root / "stacks" / "Pulumi.dev.yaml").write_text(yaml.safe_dump({"config": config}))
+        check_contract(root, "render")
+    finally:
+        shutil.rmtree(root)
+
+
+#: A stack whose rendered tree holds what ``plan`` reads: Jobs and Services of a TFJob, a
+#: TrainJob (operator mode, its runs annotation), Kueue's queues and a workload of a manifest.
+PLANNED: dict[str, Any] = {
+    "kubetrain:namespace": "ml",
+    "kubetrain:manifests": [
+        RUNTIME,
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "f"}},
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "ClusterQueue",
+            "metadata": {"name": "cq"},
+            "spec": {
+                "namespaceSelector": {},
+                "resourceGroups": [
+                    {
+                        "coveredResources": ["cpu", "memory"],
+                        "flavors": [
+                            {
+                                "name": "f",
+                                "resources": [
+                                    {"name": "cpu", "nominalQuota": 16},
+                                    {"name": "memory", "nominalQuota": "64Gi"},
+                                ],
+                            }
+                        ],
+                    }
+                ],
+            },
+        },
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "LocalQueue",
+            "metadata": {"name": "lq", "namespace": "ml"},
+            "spec": {"clusterQueue": "cq"},
+        },
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "board"},
+            "spec": {
+                "replicas": 1,
+                "selector": {"matchLabels": {"app": "board"}},
+                "template": {
+                    "metadata": {"labels": {"app": "board"}},
+                    "spec": {
+                        "containers": [
+                            {
+                                "name": "b",
+                                "image": "tensorflow/tensorflow:2",
+                                "resources": {"requests": {"cpu": "1"}},
+                            }
+                        ]
+                    },
+                },
+            },
+        },
+    ],
+    "kubetrain:jobs": [
+        {
+            **TRAINJOB,
+            "metadata": {"name": "tj", "labels": {"kueue.x-k8s.io/queue-name": "lq"}},
+            "spec": {
+                **TRAINJOB["spec"],
+                "trainer": {
+                    **TRAINJOB["spec"]["trainer"],
+                    "resourcesPerNode": {"requests": {"cpu": "2", "memory": "4Gi"}},
+                },
+            },
+        },
+        {
+            "apiVersion": "kubeflow.org/v1",
+            "kind": "TFJob",
+            "metadata": {"name": "tf"},
+            "spec": {
+                "runPolicy": {"activeDeadlineSeconds": 600},
+                "tfReplicaSpecs": {
+                    "Worker": {
+                        "replicas": 2,
+                        "template": {
+                            "spec": {
+                                "containers": [
+                                    {
+                                        "name": "tensorflow",
+                                        "image": "tf:2",
+                                        "resources": {"limits": {"nvidia.com/gpu": 1}},
+                                    }
+                                ]
+                            }
+                        },
+                    }
+                },
+            },
+        },
+    ],
+}
+
+
+def _rendered_base() -> dict[str, str]:
+    """The files ``kubetrain render`` writes for :data:`PLANNED` (path -> text), once."""
+    if not _RENDERED:
+        root = project()
+        try:
+            (root / "stacks" / "Pulumi.dev.yaml").write_text(yaml.safe_dump({"config": PLANNED}))
+            assert check_contract(root, "render") == 0
+            rendered = root / "rendered"
+            for path in sorted(rendered.rglob("*.yaml")):
+                _RENDERED[str(path.relative_to(root))] = path.read_text()
+        finally:
+            shutil.rmtree(root)
+    return _RENDERED
+
+
+_RENDERED: dict[str, str] = {}
+
+
+@st.composite
+def hand_edits(draw: st.DrawFn) -> tuple[str, str]:
+    """A rendered file (not a kustomization) edited by hand, its header kept: a value of its
+    object replaced by a hostile one, or removed."""
+    files = sorted(p for p in _rendered_base() if not p.endswith("kustomization.yaml"))
+    name = draw(st.sampled_from(files))
+    text = _rendered_base()[name]
+    header = "".join(line for line in text.splitlines(keepends=True) if line.startswith("#"))
+    obj = mutated(draw, yaml.safe_load(text), (1, 3))
+    annotations = (obj.get("metadata") or {}) if isinstance(obj, dict) else {}
+    annotations = annotations.get("annotations") if isinstance(annotations, dict) else None
+    if isinstance(annotations, dict) and RUNS in annotations and draw(st.booleans()):
+        # What the TrainJob says it runs, as JSON of any shape (the schema sees a string).
+        runs = draw(st.lists(st.dictionaries(st.sampled_from(["pods", "requests"]), HOSTILE)))
+        annotations[RUNS] = json.dumps(draw(st.sampled_from([runs, runs[:1], {"pods": 1}])))
+    return name, header + yaml.safe_dump(obj)
+
+
+RUNS = "kubetrain.io/runs"
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(edits=st.lists(hand_edits(), min_size=1, max_size=2))
+def test_no_hand_edited_rendered_tree_breaks_plan(edits: list[tuple[str, str]]) -> None:
+    """``plan`` (and ``diff``) reads what a person left in ``rendered/``: annotations,
+    ``kubetrain.io/runs``, metadata, containers, quota of the wrong type, and answers."""
+    root = project()
+    try:
+        (root / "stacks" / "Pulumi.dev.yaml").write_text(yaml.safe_dump({"config": PLANNED}))
+        for name, text in _rendered_base().items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text(text)
+        for name, text in edits:
+            (root / name).write_text(text)
+        assert check_contract(root, "plan") in (0, 1, 2)
+        assert check_contract(root, "plan", "--output", "json") in (0, 1, 2)
+    finally:
+        shutil.rmtree(root)
+
+
+# --- CRDs: float extremes in value validations ----------------------------------------------
+
+EXTREME_NUMBERS = st.one_of(
+    st.sampled_from(
+        [1e-300, 5e-324, 1e-320, 2.2250738585072014e-308, 1e300, 1e308, 1.7976931348623157e308,
+         -1e308, 0.5, 3.0, 0, -2, 2**53, 2**53 + 1, 2**63 - 1, -(2**63), 9.3e18, 1e21]
+    ),  # fmt: skip
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.integers(-(2**63), 2**63 - 1),
+)
+
+
+def _crd(node: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "names": {"kind": "Widget", "plural": "widgets", "singular": "widget"},
+            "scope": "Namespaced",
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "properties": {
+                                "spec": {"type": "object", "properties": {"x": node}}
+                            },
+                        }
+                    },
+                }
+            ],
+        },
+    }
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    kind=st.sampled_from(
+        [("number", None), ("integer", None), ("integer", "int32"), ("number", "float"),
+         ("number", "double"), ("integer", "int64")]
+    ),  # fmt: skip
+    bounds=st.dictionaries(
+        st.sampled_from(["multipleOf", "minimum", "maximum"]), EXTREME_NUMBERS, min_size=1
+    ),
+    exclusive=st.booleans(),
+    value=EXTREME_NUMBERS,
+)
+def test_no_float_extreme_in_a_crd_breaks_validate(
+    kind: tuple[str, str | None], bounds: dict[str, Any], exclusive: bool, value: Any
+) -> None:
+    """``validate --crd`` of a CRD whose ``multipleOf``, ``minimum`` or ``maximum`` is a float
+    extreme (``1e-300``, the smallest subnormal, ``1e308``) and of a value that is one: a verdict
+    (exit 0 or 1) or a refused CRD, never a traceback or an overflow."""
+    node: dict[str, Any] = {"type": kind[0], **bounds}
+    if kind[1]:
+        node["format"] = kind[1]
+    if exclusive:
+        node["exclusiveMinimum" if "minimum" in bounds else "exclusiveMaximum"] = True
+    root = project()
+    try:
+        (root / "crd.yaml").write_text(yaml.safe_dump(_crd(node)))
+        widget = {
+            "apiVersion": "example.com/v1",
+            "kind": "Widget",
+            "metadata": {"name": "w", "namespace": "d"},
+            "spec": {"x": value},
+        }
+        (root / "w.yaml").write_text(yaml.safe_dump(widget))
+        check_contract(root, "validate", "--crd", "crd.yaml", "w.yaml")
+        check_contract(root, "validate", "--crd", "crd.yaml", "w.yaml", "--output", "json")
+    finally:
+        shutil.rmtree(root)
+
+
+def test_multiple_of_a_tiny_factor_is_judged_as_kube_openapi_judges_it(tmp_path, run) -> None:
+    """kube-openapi divides by the factor in float64 and asks go-openapi/swag whether the
+    quotient is a JSON integer (at most 2^53, 1e-9 relative error): 0.5 is no multiple of
+    1e-300 (the quotient, 5e299, is past 2^53), nor is 1e-300 itself (1 / 1e-300 * 1e-300 is
+    0.9999999999999999 in float64); an integer value is compared with int64(factor), 0."""
+    lines = []
+    for factor, value in ((1e-300, 0.5), (1e-300, 3), (1e-300, 1e-300), (0.25, 0.75)):
+        crd = _crd({"type": "number", "multipleOf": factor})
+        (tmp_path / "crd.yaml").write_text(yaml.safe_dump(crd))
+        widget = {
+            "apiVersion": "example.com/v1",
+            "kind": "Widget",
+            "metadata": {"name": "w", "namespace": "d"},
+            "spec": {"x": value},
+        }
+        (tmp_path / "w.yaml").write_text(yaml.safe_dump(widget))
+        result = run("validate", "--crd", "crd.yaml", "w.yaml", cwd=tmp_path)
+        lines.append((result.exit_code, result.stdout.splitlines()[0]))
+    assert lines == [
+        (1, "w.yaml:7: spec.x: Invalid value: 0.5: should be a multiple of 1e-300 (schema) [Widget d/w]"),
+        (1, "w.yaml:7: spec.x: Invalid value: 0: factor MultipleOf declared for spec.x must be positive: 0 (schema) [Widget d/w]"),
+        (1, "w.yaml:7: spec.x: Invalid value: 1e-300: should be a multiple of 1e-300 (schema) [Widget d/w]"),
+        (0, "Summary: 1 object: 1 valid, 0 invalid, 0 errors, 0 skipped"),
+    ]
