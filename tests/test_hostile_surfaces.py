@@ -7,12 +7,16 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import shutil
 from typing import Any
 
 import yaml
+from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from kubetrain.cli import main
 
 from test_hostile_properties import HOSTILE, at, check_contract, paths, project
 
@@ -431,3 +435,123 @@ def test_multiple_of_a_tiny_factor_is_judged_as_kube_openapi_judges_it(tmp_path,
         (1, "w.yaml:7: spec.x: Invalid value: 1e-300: should be a multiple of 1e-300 (schema) [Widget d/w]"),
         (0, "Summary: 1 object: 1 valid, 0 invalid, 0 errors, 0 skipped"),
     ]
+
+
+# --- quantities -------------------------------------------------------------------------------
+
+#: Quantities of every magnitude: past 2^63-1 (``1e5000``, ``9Ei``...), tiny, negative, and text
+#: that only looks like one.
+QUANTITIES = st.one_of(
+    st.sampled_from(
+        ["1e5000", "1E4300", "1e-5000", "9.3e18", "9223372036854775807", "9223372036854775808",
+         "8Ei", "9Ei", "100000000000000000000000000000000000000000", "-1e5000", "1e10001", "0.5",
+         "1", "2", "1.5Gi", "1e3", 10**19, 2**63 - 1, 1e308, -1, "1" * 5000]
+    ),  # fmt: skip
+    st.from_regex(r"\A[0-9]{1,30}(\.[0-9]{0,9})?(e[0-9]{1,5}|[KMGTPE]i|[numkMGTPE])?\Z"),
+)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    where=st.sampled_from(["gpu", "cpu", "memory", "quota", "trainjob-gpu", "trainjob-cpu"]),
+    quantity=QUANTITIES,
+    command=st.sampled_from(["render", "plan"]),
+)
+def test_no_quantity_breaks_render_or_plan(where: str, quantity: Any, command: str) -> None:
+    """A quantity of any magnitude (GPU and CPU requests, memory, a Kueue ``nominalQuota``, a
+    TrainJob's ``resourcesPerNode``) is a count, or an input error at its field: never an
+    integer too long to print, never summed as none."""
+    config = copy.deepcopy(PLANNED)
+    tf = config["kubetrain:jobs"][1]["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]
+    trainjob = config["kubetrain:jobs"][0]["spec"]["trainer"]["resourcesPerNode"]
+    if where == "gpu":
+        tf["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = quantity
+    elif where in ("cpu", "memory"):
+        tf["containers"][0]["resources"]["limits"][where] = quantity
+    elif where == "quota":
+        queue = config["kubetrain:manifests"][2]
+        queue["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"] = quantity
+    elif where == "trainjob-gpu":
+        trainjob["limits"] = {"nvidia.com/gpu": quantity}
+    else:
+        trainjob["requests"]["cpu"] = quantity
+    root = project()
+    try:
+        (root / "stacks" / "Pulumi.dev.yaml").write_text(yaml.safe_dump({"config": config}))
+        code = check_contract(root, command)
+        out_of_range = _magnitude(quantity) > 2**63 - 1
+        if out_of_range:
+            assert code == 2
+    finally:
+        shutil.rmtree(root)
+
+
+def _magnitude(quantity: Any) -> Any:
+    """What ``quantity`` is worth, roughly (a test's own reading, for the bound only)."""
+    from decimal import Decimal, InvalidOperation
+
+    text = str(quantity)
+    suffixes = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+    suffixes |= {"n": 1e-9, "u": 1e-6, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+    suffixes |= {"P": 1e15, "E": 1e18}
+    factor: Any = 1
+    if isinstance(quantity, float):
+        return Decimal(repr(abs(quantity)))
+    for suffix, value in suffixes.items():
+        if text.endswith(suffix) and not text.endswith("e" + suffix):
+            text, factor = text[: -len(suffix)], value
+            break
+    try:
+        return abs(Decimal(text) * Decimal(factor))
+    except InvalidOperation:
+        return Decimal(0)
+
+
+def test_a_queue_of_a_quota_past_the_bound_is_refused_at_its_field(tmp_path, run) -> None:
+    config = copy.deepcopy(PLANNED)
+    queue = config["kubetrain:manifests"][2]
+    queue["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"] = "1e5000"
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "Pulumi.yaml").write_text("name: kubetrain\nruntime: python\n")
+    (tmp_path / "stacks" / "Pulumi.dev.yaml").write_text(yaml.safe_dump({"config": config}))
+    result = run("plan", cwd=tmp_path)
+    assert result.exit_code == 2
+    assert "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: '1e5000' is out of range" in result.stderr
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    name=st.from_regex(r"\A[a-z]([a-z0-9-]{0,20}[a-z0-9])?\Z"),
+    where=st.sampled_from(["manifest", "external", "nowhere"]),
+)
+def test_a_priority_class_that_does_not_exist_is_refused(name: str, where: str) -> None:
+    """``kueue.x-k8s.io/priority-class`` names a WorkloadPriorityClass the stack delivers or
+    declares, as a LocalQueue must be: Kueue never creates the Workload of a job whose class is
+    missing."""
+    config = copy.deepcopy(PLANNED)
+    config["kubetrain:jobs"][0]["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] = name
+    if where == "manifest":
+        config["kubetrain:manifests"].append(
+            {
+                "apiVersion": "kueue.x-k8s.io/v1beta2",
+                "kind": "WorkloadPriorityClass",
+                "metadata": {"name": name},
+                "value": 1000,
+            }
+        )
+    elif where == "external":
+        config["kubetrain:external"] = {"workloadPriorityClasses": [name]}
+    root = project()
+    try:
+        (root / "stacks" / "Pulumi.dev.yaml").write_text(yaml.safe_dump({"config": config}))
+        old = os.getcwd()
+        os.chdir(root)
+        try:
+            result = CliRunner().invoke(main, ["render"], catch_exceptions=False)
+        finally:
+            os.chdir(old)
+        refused = f"WorkloadPriorityClass {name} is neither among the stack's manifests"
+        assert (refused in result.stderr) == (where == "nowhere"), result.stderr
+        assert result.exit_code == (2 if where == "nowhere" else 0), result.stderr
+    finally:
+        shutil.rmtree(root)
