@@ -15,10 +15,9 @@ import yaml
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_hostile_properties import HOSTILE, at, check_contract, paths, project
 
 from kubetrain.cli import main
-
-from test_hostile_properties import HOSTILE, at, check_contract, paths, project
 
 #: A ClusterTrainingRuntime as Kubeflow publishes them (torch-distributed, v2.3.0).
 RUNTIME: dict[str, Any] = {
@@ -39,7 +38,9 @@ RUNTIME: dict[str, Any] = {
                             "spec": {
                                 "template": {
                                     "spec": {
-                                        "containers": [{"name": "node", "image": "pytorch/pytorch:2"}]
+                                        "containers": [
+                                            {"name": "node", "image": "pytorch/pytorch:2"}
+                                        ]
                                     }
                                 }
                             },
@@ -183,7 +184,11 @@ PLANNED: dict[str, Any] = {
     "kubetrain:namespace": "ml",
     "kubetrain:manifests": [
         RUNTIME,
-        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "f"}},
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "ResourceFlavor",
+            "metadata": {"name": "f"},
+        },
         {
             "apiVersion": "kueue.x-k8s.io/v1beta2",
             "kind": "ClusterQueue",
@@ -336,9 +341,27 @@ def test_no_hand_edited_rendered_tree_breaks_plan(edits: list[tuple[str, str]]) 
 
 EXTREME_NUMBERS = st.one_of(
     st.sampled_from(
-        [1e-300, 5e-324, 1e-320, 2.2250738585072014e-308, 1e300, 1e308, 1.7976931348623157e308,
-         -1e308, 0.5, 3.0, 0, -2, 2**53, 2**53 + 1, 2**63 - 1, -(2**63), 9.3e18, 1e21]
-    ),  # fmt: skip
+        [
+            1e-300,
+            5e-324,
+            1e-320,
+            2.2250738585072014e-308,
+            1e300,
+            1e308,
+            1.7976931348623157e308,
+            -1e308,
+            0.5,
+            3.0,
+            0,
+            -2,
+            2**53,
+            2**53 + 1,
+            2**63 - 1,
+            -(2**63),
+            9.3e18,
+            1e21,
+        ]
+    ),
     st.floats(allow_nan=False, allow_infinity=False),
     st.integers(-(2**63), 2**63 - 1),
 )
@@ -361,9 +384,7 @@ def _crd(node: dict[str, Any]) -> dict[str, Any]:
                     "schema": {
                         "openAPIV3Schema": {
                             "type": "object",
-                            "properties": {
-                                "spec": {"type": "object", "properties": {"x": node}}
-                            },
+                            "properties": {"spec": {"type": "object", "properties": {"x": node}}},
                         }
                     },
                 }
@@ -375,9 +396,15 @@ def _crd(node: dict[str, Any]) -> dict[str, Any]:
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     kind=st.sampled_from(
-        [("number", None), ("integer", None), ("integer", "int32"), ("number", "float"),
-         ("number", "double"), ("integer", "int64")]
-    ),  # fmt: skip
+        [
+            ("number", None),
+            ("integer", None),
+            ("integer", "int32"),
+            ("number", "float"),
+            ("number", "double"),
+            ("integer", "int64"),
+        ]
+    ),
     bounds=st.dictionaries(
         st.sampled_from(["multipleOf", "minimum", "maximum"]), EXTREME_NUMBERS, min_size=1
     ),
@@ -430,9 +457,18 @@ def test_multiple_of_a_tiny_factor_is_judged_as_kube_openapi_judges_it(tmp_path,
         result = run("validate", "--crd", "crd.yaml", "w.yaml", cwd=tmp_path)
         lines.append((result.exit_code, result.stdout.splitlines()[0]))
     assert lines == [
-        (1, "w.yaml:7: spec.x: Invalid value: 0.5: should be a multiple of 1e-300 (schema) [Widget d/w]"),
-        (1, "w.yaml:7: spec.x: Invalid value: 0: factor MultipleOf declared for spec.x must be positive: 0 (schema) [Widget d/w]"),
-        (1, "w.yaml:7: spec.x: Invalid value: 1e-300: should be a multiple of 1e-300 (schema) [Widget d/w]"),
+        (
+            1,
+            "w.yaml:7: spec.x: Invalid value: 0.5: should be a multiple of 1e-300 (schema) [Widget d/w]",
+        ),
+        (
+            1,
+            "w.yaml:7: spec.x: Invalid value: 0: factor MultipleOf declared for spec.x must be positive: 0 (schema) [Widget d/w]",
+        ),
+        (
+            1,
+            "w.yaml:7: spec.x: Invalid value: 1e-300: should be a multiple of 1e-300 (schema) [Widget d/w]",
+        ),
         (0, "Summary: 1 object: 1 valid, 0 invalid, 0 errors, 0 skipped"),
     ]
 
@@ -443,10 +479,30 @@ def test_multiple_of_a_tiny_factor_is_judged_as_kube_openapi_judges_it(tmp_path,
 #: that only looks like one.
 QUANTITIES = st.one_of(
     st.sampled_from(
-        ["1e5000", "1E4300", "1e-5000", "9.3e18", "9223372036854775807", "9223372036854775808",
-         "8Ei", "9Ei", "100000000000000000000000000000000000000000", "-1e5000", "1e10001", "0.5",
-         "1", "2", "1.5Gi", "1e3", 10**19, 2**63 - 1, 1e308, -1, "1" * 5000]
-    ),  # fmt: skip
+        [
+            "1e5000",
+            "1E4300",
+            "1e-5000",
+            "9.3e18",
+            "9223372036854775807",
+            "9223372036854775808",
+            "8Ei",
+            "9Ei",
+            "100000000000000000000000000000000000000000",
+            "-1e5000",
+            "1e10001",
+            "0.5",
+            "1",
+            "2",
+            "1.5Gi",
+            "1e3",
+            10**19,
+            2**63 - 1,
+            1e308,
+            -1,
+            "1" * 5000,
+        ]
+    ),
     st.from_regex(r"\A[0-9]{1,30}(\.[0-9]{0,9})?(e[0-9]{1,5}|[KMGTPE]i|[numkMGTPE])?\Z"),
 )
 
@@ -516,7 +572,10 @@ def test_a_queue_of_a_quota_past_the_bound_is_refused_at_its_field(tmp_path, run
     (tmp_path / "stacks" / "Pulumi.dev.yaml").write_text(yaml.safe_dump({"config": config}))
     result = run("plan", cwd=tmp_path)
     assert result.exit_code == 2
-    assert "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: '1e5000' is out of range" in result.stderr
+    assert (
+        "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: '1e5000' is out of range"
+        in result.stderr
+    )
 
 
 @settings(max_examples=20, deadline=None)

@@ -40,7 +40,6 @@ from .errors import InputError, PathPart, Problem, format_path
 from .limits import MAX_OBJECT_BYTES, MAX_OBJECTS, MAX_OUTPUT_BYTES
 from .patches import apply_patches, patch_sources
 from .resources import as_built
-from .scheduling import ObjectMeta
 from .runtimes import (
     UPSTREAM,
     Runtime,
@@ -52,6 +51,7 @@ from .runtimes import (
     trainjob_problems,
 )
 from .runtimes import key_of as runtime_key_of
+from .scheduling import ObjectMeta
 from .secrets import (
     configmap_credential_problems,
     credential_problems,

@@ -462,7 +462,7 @@ def _go_float(value: float) -> str:
         return "+Inf" if value > 0 else ("-Inf" if value < 0 else "NaN")
     if value == 0:
         return "0"
-    sign, digits, exponent = Decimal(repr(abs(value))).normalize().as_tuple()
+    _, digits, exponent = Decimal(repr(abs(value))).normalize().as_tuple()
     text = "".join(map(str, digits))
     assert isinstance(exponent, int)
     exp = len(text) + exponent - 1  # of the first digit
