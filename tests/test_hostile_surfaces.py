@@ -11,6 +11,7 @@ import os
 import shutil
 from typing import Any
 
+import pytest
 import yaml
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
@@ -614,3 +615,43 @@ def test_a_priority_class_that_does_not_exist_is_refused(name: str, where: str) 
         assert result.exit_code == (2 if where == "nowhere" else 0), result.stderr
     finally:
         shutil.rmtree(root)
+
+
+# --- the Pulumi TrainJob component ------------------------------------------------------------
+
+COMPONENT_ARGS: dict[str, Any] = {
+    "metadata": {"name": "bert", "namespace": "ml"},
+    "spec": {
+        "runtime_ref": {"name": "rt"},
+        "trainer": {"num_nodes": 2, "command": ["torchrun", "train.py"], "image": "torch:2"},
+        "initializer": {"dataset": {"storage_uri": "hf://datasets/x"}},
+    },
+    "runtime": {"kind": "ClusterTrainingRuntime", "name": "rt", "spec": RUNTIME["spec"]},
+    "settings": {"mode": "native", "secret_store": {"name": "vault"}},
+}
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(args=st.composite(lambda draw: mutated(draw, COMPONENT_ARGS, (1, 3)))())
+def test_no_trainjob_component_argument_breaks_the_contract(args: Any) -> None:
+    """The TrainJob component given arguments of the wrong type (its runtime, spec, settings,
+    the whole of them) raises an ``InputError``, as the other components do."""
+    from components._job import expand
+    from kubetrain.models import InputError
+    from kubetrain.models.trainjob import TrainJob
+
+    try:
+        expand(TrainJob, args, "TrainJob ml/bert")
+    except InputError as exc:
+        assert exc.problems
+        assert all(p.file == "TrainJob ml/bert" for p in exc.problems)
+
+
+@pytest.mark.parametrize("args", [None, [], "x", 3, {"metadata": []}, {"runtime": "rt"}])
+def test_trainjob_component_arguments_that_are_no_mapping(args: Any) -> None:
+    from components._job import expand
+    from kubetrain.models import InputError
+    from kubetrain.models.trainjob import TrainJob
+
+    with pytest.raises(InputError):
+        expand(TrainJob, args, "TrainJob ml/bert")

@@ -372,7 +372,15 @@ def load_job(
     attribute names (``tf_replica_specs``), which is how Pulumi SDKs send component inputs.
     Problems name ``file`` and the field path (``settings.*`` for settings).
     """
-    problems: list[Problem] = [
+    problems: list[Problem] = []
+    for path, value in (((), document), (("settings",), settings or {})):
+        if not isinstance(value, Mapping):
+            problems.append(
+                Problem(file, None, path, f"must be a mapping, got {_kind_of(value)}")
+            )
+    if problems:
+        raise InputError(problems)
+    problems = [
         Problem(file, None, path, message)
         for path, message in (
             *value_problems(dict(document)),
@@ -448,6 +456,21 @@ def load_stack_data(
         raise InputError(problems)
     doc = Document(label, 0, dict(data))
     return _load_stack_document(doc, name, file, project_root, extra=(jobs, manifests))
+
+
+def _kind_of(value: Any) -> str:
+    """What ``value`` is, for a message that must not quote it (it may be a credential)."""
+    if value is None:
+        return "nothing (null)"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list | tuple):
+        return "a list"
+    return "a " + type(value).__name__
 
 
 def document_keys(model: type[BaseModel], data: Any) -> Any:
