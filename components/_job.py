@@ -66,9 +66,9 @@ def expand(kind: type[JobDocument], args: Mapping[str, Any], where: str) -> Expa
     if not isinstance(args, Mapping):
         raise InputError([Problem(where, None, (), "the arguments must be a mapping")])
     plain = _plain(dict(args), (), where)
-    for key in ("settings", "runtime"):
-        if plain.get(key) is not None and not isinstance(plain[key], dict):
-            raise InputError([Problem(where, None, (key,), "must be a mapping")])
+    for part in ("settings", "runtime"):
+        if plain.get(part) is not None and not isinstance(plain[part], dict):
+            raise InputError([Problem(where, None, (part,), "must be a mapping")])
     key = (f"{kind.API_VERSION} {kind.KIND}", json.dumps(plain, sort_keys=True))
     cached = _CACHE.get(key)
     if cached is not None:

@@ -13,6 +13,7 @@ import dataclasses
 import gc
 import json
 import os
+import signal
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -722,12 +723,20 @@ def run(args: list[str] | None = None) -> NoReturn:
     validators, caches) object by object before it ends, which took a twentieth of a render or
     validate of 10,000 objects; kubetrain registers nothing to run at exit, and its files are
     all written and closed by then."""
-    tune_gc()
     try:
+        tune_gc()
         main(args)
         code: object = 0
     except SystemExit as exc:
-        code = exc.code
+        code = exc.code if exc.code is not None else 0
+    except KeyboardInterrupt:  # before the command's own handler is reached (click's parsing)
+        code = None
+    # The command is over: a Ctrl-C now ends the process at once (exit 130), no traceback.
+    with contextlib.suppress(ValueError, OSError):
+        signal.signal(signal.SIGINT, lambda *_: os._exit(EXIT_INTERRUPTED))
+    if code is None:
+        _echo("kubetrain: interrupted", err=True)
+        code = EXIT_INTERRUPTED
     if code is not None and not isinstance(code, int):  # as sys.exit("message") does
         _echo(str(code), err=True)
         code = 1

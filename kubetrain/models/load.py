@@ -375,9 +375,7 @@ def load_job(
     problems: list[Problem] = []
     for path, value in (((), document), (("settings",), settings or {})):
         if not isinstance(value, Mapping):
-            problems.append(
-                Problem(file, None, path, f"must be a mapping, got {_kind_of(value)}")
-            )
+            problems.append(Problem(file, None, path, f"must be a mapping, got {_kind_of(value)}"))
     if problems:
         raise InputError(problems)
     problems = [
