@@ -540,7 +540,8 @@ def _check(
     not laid out here: ``then(planned)`` is called first (render starts a process that lays the
     files out and writes them, beside the checks)."""
     items = _items(planned)
-    settings = CheckSettings.from_stack(planned.stack.settings)
+    # Built from documents the credential rule passed at load: not walked for it again.
+    settings = CheckSettings.from_stack(planned.stack.settings, inputs_checked=True)
 
     def each() -> None:
         progress.phase(f"checking {planned.stack.name}", len(items))

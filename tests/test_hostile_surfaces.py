@@ -655,3 +655,156 @@ def test_trainjob_component_arguments_that_are_no_mapping(args: Any) -> None:
 
     with pytest.raises(InputError):
         expand(TrainJob, args, "TrainJob ml/bert")
+
+
+# --- credentials in URLs ----------------------------------------------------------------------
+
+SECRET = "pl4ntedS3cretValue9"
+
+
+@st.composite
+def credential_urls(draw: st.DrawFn) -> str:
+    """A URL carrying :data:`SECRET` as a password, as a token user, as a parameter named like
+    a credential, or in a JDBC URL."""
+    scheme = draw(st.sampled_from(["https", "http", "s3", "gs", "hf", "postgresql", "ftp"]))
+    host = draw(st.sampled_from(["bucket", "github.com", "db.example.com:5432"]))
+    path = draw(st.sampled_from(["", "/x", "/datasets/y.git"]))
+    form = draw(st.sampled_from(["password", "token-user", "parameter", "jdbc", "oracle"]))
+    if form == "password":
+        user = draw(st.sampled_from(["", "AKIAEXAMPLE", "user", "x-access-token"]))
+        return f"{scheme}://{user}:{SECRET}@{host}{path}"
+    if form == "token-user":
+        prefix = draw(st.sampled_from(["ghp_", "glpat-", "hf_", "AKIA", "github_pat_11", "x1"]))
+        return f"{scheme}://{prefix}{SECRET}0123456789@{host}{path}"
+    name = draw(
+        st.sampled_from(["password", "token", "access_token", "sig", "X-Amz-Signature", "PWD"])
+    )
+    if form == "parameter":
+        return f"{scheme}://{host}{path}?a=1&{name}={SECRET}"
+    if form == "jdbc":
+        return f"jdbc:sqlserver://{host};user=u;{name}={SECRET}"
+    return f"jdbc:oracle:thin:scott/{SECRET}@//{host}:1521/svc"
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    url=credential_urls(),
+    where=st.sampled_from(["storageUri", "model", "env", "args", "annotation"]),
+    mode=st.sampled_from(["native", "operator"]),
+)
+def test_no_url_credential_reaches_rendered_or_a_message(url: str, where: str, mode: str) -> None:
+    """A credential inside a URL (a TrainJob initializer's ``storageUri``, an env value, an
+    argument, an annotation) is an input error naming the field, never written to
+    ``rendered/`` (the TrainJob, the JobSet's ``STORAGE_URI``) nor shown."""
+    job = copy.deepcopy(TRAINJOB)
+    if where in ("storageUri", "model"):
+        step = "dataset" if where == "storageUri" else "model"
+        job["spec"]["initializer"] = {step: {"storageUri": url}}
+        runtime = copy.deepcopy(RUNTIME)
+        jobs = runtime["spec"]["template"]["spec"]["replicatedJobs"]
+        init = f"{step}-initializer"
+        mount = [{"name": "initializer", "mountPath": "/workspace"}]
+        jobs.insert(
+            0,
+            {
+                "name": init,
+                "template": {
+                    "metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": init}},
+                    "spec": {
+                        "template": {
+                            "spec": {
+                                "containers": [
+                                    {"name": init, "image": "i:1", "volumeMounts": mount}
+                                ],
+                                "volumes": [{"name": "initializer", "emptyDir": {}}],
+                            }
+                        }
+                    },
+                },
+            },
+        )
+    else:
+        runtime = RUNTIME
+        if where == "env":
+            job["spec"]["trainer"]["env"] = [{"name": "DATA", "value": url}]
+        elif where == "args":
+            job["spec"]["trainer"]["args"] = ["--data", url]
+        else:
+            job["metadata"]["annotations"] = {"example.com/source": url}
+    root = project()
+    try:
+        config = {
+            "kubetrain:namespace": "ml",
+            "kubetrain:mode": mode,
+            "kubetrain:manifests": [runtime],
+            "kubetrain:jobs": [job],
+        }
+        (root / "stacks" / "Pulumi.dev.yaml").write_text(yaml.safe_dump({"config": config}))
+        assert check_contract(root, "render", never=(SECRET,)) == 2
+        assert not (root / "rendered").exists()
+    finally:
+        shutil.rmtree(root)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    url=credential_urls(),
+    plant=st.sampled_from(["env", "annotation", "args", "configmap"]),
+    output=st.sampled_from(["text", "json", "junit"]),
+)
+def test_a_credential_planted_in_a_rendered_file_fails_validate(
+    url: str, plant: str, output: str
+) -> None:
+    """``kubetrain validate rendered`` refuses a credential a hand edit put into a rendered
+    file (a URL with a token, a password env value, a ConfigMap key), without showing it."""
+    files = sorted(p for p in _rendered_base() if "job-tf-worker-0" in p)
+    assert files
+    root = project()
+    try:
+        for name, text in _rendered_base().items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text(text)
+        target = root / files[0]
+        text = target.read_text()
+        header = "".join(line for line in text.splitlines(keepends=True) if line.startswith("#"))
+        obj = yaml.safe_load(text)
+        container = obj["spec"]["template"]["spec"]["containers"][0]
+        if plant == "env":
+            container["env"] = [{"name": "DB_PASSWORD", "value": SECRET}]
+        elif plant == "annotation":
+            obj["metadata"].setdefault("annotations", {})["example.com/source"] = url
+        elif plant == "args":
+            container["args"] = ["--data", url]
+        else:
+            obj = {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": "c", "namespace": "ml"},
+                "data": {"api-token": SECRET},
+            }
+        target.write_text(header + yaml.safe_dump(obj))
+        assert (
+            check_contract(root, "validate", "rendered", "--output", output, never=(SECRET,)) == 1
+        )
+    finally:
+        shutil.rmtree(root)
+
+
+@settings(max_examples=30, deadline=None)
+@given(url=credential_urls())
+def test_no_url_credential_reaches_the_trainjob_components_inputs(url: str) -> None:
+    """The TrainJob component refuses a ``storage_uri`` holding a credential before anything is
+    registered (Pulumi's inputs, and its state, never see it), without quoting it."""
+    from components._job import expand
+    from kubetrain.models import InputError
+    from kubetrain.models.trainjob import TrainJob
+
+    args = copy.deepcopy(COMPONENT_ARGS)
+    args["spec"]["initializer"] = {"dataset": {"storage_uri": url}}
+    with pytest.raises(InputError) as caught:
+        expand(TrainJob, args, "TrainJob ml/bert")
+    assert {p.path for p in caught.value.problems} == {
+        ("spec", "initializer", "dataset", "storageUri")
+    }
+    assert any("a credential value is not allowed" in p.message for p in caught.value.problems)
+    assert SECRET not in str(caught.value)

@@ -14,6 +14,8 @@ every declared kind that has them, such as a TFJob's); a kind listed there gets 
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -27,7 +29,11 @@ from ..kube.names import DNS1123_LABEL, LABEL_VALUE, PORT_NAME, check_label_key
 from ..models.errors import PathPart, Severity, printable
 from ..models.kinds import declarations
 from ..models.resources import gpu_findings
-from ..models.secrets import external_secret_template_problems
+from ..models.secrets import (
+    configmap_credential_problems,
+    credential_problems,
+    external_secret_template_problems,
+)
 from ..models.stack import External, StackSettings
 from .engine import Finding, Located, ObjectResult
 
@@ -58,7 +64,10 @@ RULES: dict[str, str] = {
     "template (in its own kinds the API server refuses it: rule `api`)",
     "duplicate-port-name": "no container port name twice in one pod",
     "secret-data": "no Secret with `data` or `stringData`, no ExternalSecret template with a "
-    "literal value (render output holds no secret material)",
+    "literal value, and no credential written in plain text: a credential-named env value, "
+    "annotation, label or flag, a ConfigMap key named like one, a URL holding a password or "
+    "token (the rule of job documents, docs/security.md; render output holds no secret "
+    "material)",
     "name-format": "label keys and values, container names and port names (IANA service "
     "names) in the pod templates of custom resources (a TFJob's replicas) within Kubernetes' "
     "formats and lengths (the API server checks them only when the operator creates the pods; "
@@ -96,16 +105,26 @@ class CheckSettings:
     gpu_resource: str = "nvidia.com/gpu"
     external: External = field(default_factory=External)
     skip: frozenset[str] = frozenset()
+    #: The objects were built by kubetrain from documents that passed the credential rule at
+    #: load time (render): the rule is not run over them again.
+    inputs_checked: bool = False
 
     @classmethod
-    def from_stack(cls, settings: StackSettings | None, skip: Sequence[str] = ()) -> CheckSettings:
+    def from_stack(
+        cls,
+        settings: StackSettings | None,
+        skip: Sequence[str] = (),
+        *,
+        inputs_checked: bool = False,
+    ) -> CheckSettings:
         if settings is None:
-            return cls(skip=frozenset(skip))
+            return cls(skip=frozenset(skip), inputs_checked=inputs_checked)
         return cls(
             pod_security=settings.pod_security,
             gpu_resource=settings.gpu_resource,
             external=settings.external,
             skip=frozenset(skip) | frozenset(settings.skip_checks),
+            inputs_checked=inputs_checked,
         )
 
 
@@ -522,10 +541,26 @@ def _duplicates(run: _Run) -> None:
 # --- secrets -------------------------------------------------------------------------------------
 
 
+#: Words one of which every credential the rule of :func:`credential_problems` finds has in
+#: its object's JSON (a credential-named key or flag, a URL's userinfo or parameter): an
+#: object without any is not walked.
+_CREDENTIAL_HINT = re.compile(r"(?i)pass|secret|token|key|user|pwd|sig|@|jdbc:")
+
+
 def _secret_data(run: _Run) -> None:
     for i, obj in run.objects():
         for path, message in external_secret_template_problems(obj):
             run.add(i, "secret-data", path, message)
+        if not run.settings.inputs_checked and _CREDENTIAL_HINT.search(
+            json.dumps(obj, default=str)
+        ):
+            # A credential planted by hand in a file (rendered/ edited, a manifest of the
+            # team's): the one rule of job documents, and a ConfigMap key named like one.
+            found = credential_problems(obj)
+            if obj.get("kind") == "ConfigMap" and obj.get("apiVersion") == "v1":
+                found += configmap_credential_problems(obj)
+            for path, message in found:
+                run.add(i, "secret-data", path, message)
         if obj.get("kind") != "Secret" or obj.get("apiVersion") != "v1":
             continue
         for key in ("data", "stringData"):
