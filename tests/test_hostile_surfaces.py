@@ -808,3 +808,74 @@ def test_no_url_credential_reaches_the_trainjob_components_inputs(url: str) -> N
     }
     assert any("a credential value is not allowed" in p.message for p in caught.value.problems)
     assert SECRET not in str(caught.value)
+
+
+# --- CEL messageExpressions -------------------------------------------------------------------
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    pin=st.integers(10**6, 2**53),
+    key=st.text(alphabet="ABCDEFGHJKLMNPQRSTUVWXYZ0123456789", min_size=8, max_size=20),
+    expression=st.sampled_from(
+        [
+            "'pin ' + string(self.password) + ' is wrong'",
+            "string(self.apiToken)",
+            "'%d!'.format([self.password])",
+            "'keys: ' + self.credentials.map(k, k).join(', ')",
+            "self.credentials.map(k, k)[0] + ' is not allowed'",
+            "'has ' + string(self.credentials.exists(k, k.startsWith('AKIA')))",
+            "string(self.secretKey) + ' too short'",
+        ]
+    ),
+)
+def test_no_message_expression_prints_a_secret_number_or_map_key(
+    pin: int, key: str, expression: str
+) -> None:
+    """A messageExpression that prints a number, a boolean or a map key of a field named like
+    a credential (``password``, ``credentials``, ``apiToken``) is not shown: its text changes
+    when those are masked."""
+    from kubetrain.kube.apiextensions import validate_custom_resource
+    from kubetrain.kube.apiextensions.schema import compile_schema
+
+    node = compile_schema(
+        {
+            "type": "object",
+            "properties": {
+                "spec": {
+                    "type": "object",
+                    "properties": {
+                        "password": {"type": "integer"},
+                        "apiToken": {"type": "number"},
+                        "secretKey": {"type": "boolean"},
+                        "credentials": {
+                            "type": "object",
+                            "maxProperties": 4,
+                            "additionalProperties": {"type": "string", "maxLength": 8},
+                        },
+                    },
+                    "x-kubernetes-validations": [
+                        {"rule": "self.password < 0", "messageExpression": expression}
+                    ],
+                }
+            },
+        }
+    )
+    obj = {
+        "apiVersion": "example.com/v1",
+        "kind": "Widget",
+        "metadata": {"name": "w", "namespace": "ml"},
+        "spec": {
+            "password": pin,
+            "apiToken": pin + 0.5,
+            "secretKey": True,
+            "credentials": {f"AKIA{key}": "v"},
+        },
+    }
+    issues = validate_custom_resource(node, obj)
+    assert issues, "the rule fails: the pin is positive"
+    for issue in issues:
+        assert str(pin) not in issue.message
+        assert key not in issue.message
+        assert "true" not in issue.message.replace("(the rule's", "")
+        assert "messageExpression prints a value of the object" in issue.message

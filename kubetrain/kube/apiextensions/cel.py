@@ -24,7 +24,7 @@ kubetrain never refuses what the server would accept because of a missing librar
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -259,11 +259,18 @@ def compile_rule(props: Mapping[str, Any], node: Node) -> Rule:
 
 
 def _masked(value: Any, char: str) -> Any:
-    """``value`` with every string replaced by one of the same length made of ``char``."""
+    """``value`` with every scalar and every mapping key replaced (strings by ``char`` of the
+    same length, numbers by 0 or 1, booleans by false or true, keys by ``x0``, ``x1``...):
+    without a schema to tell an object's properties from a map's keys, every key is one."""
+    flag = char == "y"
+    if isinstance(value, bool):
+        return flag
+    if isinstance(value, int | float):
+        return type(value)(flag)
     if isinstance(value, str):
         return char * len(value)
     if isinstance(value, dict):
-        return {k: _masked(v, char) for k, v in value.items()}
+        return {f"{char}{i}": _masked(v, char) for i, v in enumerate(value.values())}
     if isinstance(value, list):
         return [_masked(v, char) for v in value]
     return value
@@ -285,10 +292,11 @@ def _eval_message(rule: Rule, self_value: Any) -> str | None:
     return None
 
 
-def _message(rule: Rule, self_value: Any) -> str:
+def _message(rule: Rule, self_value: Any, masked: Callable[[str], Any] | None = None) -> str:
     """The failure's message: the messageExpression's text when it has one and it does not
-    depend on the strings of the object (it is evaluated again with every string masked: a
-    message that changes prints the object's values, maybe a password, which kubetrain's
+    depend on the values of the object (it is evaluated again with every value and map key
+    masked, twice: ``masked(char)``; a message that changes prints something of the object,
+    maybe a password, a number under a secret field or a map key of one, which kubetrain's
     reports never do), else the static message, else ``failed rule: <rule>``."""
     fallback = rule.message or f"failed rule: {rule.rule}"
     if rule.message_program is None:
@@ -296,7 +304,8 @@ def _message(rule: Rule, self_value: Any) -> str:
     text = _eval_message(rule, self_value)
     if text is None:
         return fallback
-    if any(_eval_message(rule, _masked(self_value, c)) != text for c in "xy"):
+    mask = masked or (lambda char: _masked(self_value, char))
+    if any(_eval_message(rule, mask(c)) != text for c in "xy"):
         return (
             f"{fallback} (the rule's messageExpression prints a value of the object; kubetrain "
             "does not show it)"
@@ -305,10 +314,15 @@ def _message(rule: Rule, self_value: Any) -> str:
 
 
 def evaluate(
-    rule: Rule, self_value: Any, raw_value: Any, path: tuple[str | int, ...]
+    rule: Rule,
+    self_value: Any,
+    raw_value: Any,
+    path: tuple[str | int, ...],
+    masked: Callable[[str], Any] | None = None,
 ) -> RuleFailure | None:
     """Evaluate one rule on create. ``self_value`` is the value as CEL sees it (escaped),
-    ``raw_value`` as the object holds it (for the message)."""
+    ``raw_value`` as the object holds it (for the message); ``masked(char)`` gives the value
+    with its values and map keys masked (see :func:`_message`)."""
     if rule.transition or rule.program is None:
         return None
     try:
@@ -328,7 +342,7 @@ def evaluate(
         return None
     if kind == "BOOL":
         what = _REASONS.get(rule.reason, "Invalid value")
-        detail = _message(rule, self_value)
+        detail = _message(rule, self_value, masked)
         if what == "Invalid value":
             detail = f'Invalid value: "{json_type(raw_value)}": {detail}'
         else:

@@ -651,13 +651,52 @@ def _cel_value(node: Node, value: Any) -> Any:
     return value
 
 
+def _masked(node: Node | None, value: Any, char: str, path: Path) -> Any:
+    """``value`` (at ``path`` of the object) as CEL sees it with what a message must not show
+    replaced: every string (by ``char``, the same length), and under a sensitive path
+    (:func:`kubetrain.kube.schemas.sensitive_path`: a credential-named field, ``data``...) every
+    number (0 or 1), boolean (false or true) and map key (``x0``, ``x1``...; an object's
+    properties keep their names). A messageExpression whose text changes under both masks
+    prints one of them, maybe a password or a secret's key, and is not shown
+    (:func:`.cel.evaluate`)."""
+    flag = char == "y"
+    if isinstance(value, str):
+        return char * len(value)
+    if isinstance(value, bool | int | float):
+        if not k8s.sensitive_path(path):
+            return value
+        return flag if isinstance(value, bool) else type(value)(flag)
+    if isinstance(value, list):
+        items = node.items if node is not None else None
+        return [_masked(items, item, char, (*path, i)) for i, item in enumerate(value)]
+    if not isinstance(value, dict):
+        return value
+    secret_keys = k8s.sensitive_path(path)
+    out: dict[str, Any] = {}
+    for i, (key, item) in enumerate(value.items()):
+        child = node.properties.get(key) if node is not None else None
+        here = (*path, key)
+        if child is not None:
+            name = escape_property(key)
+            if name is not None:
+                out[name] = _masked(child, item, char, here)
+                if key in RESERVED:
+                    out[key] = out[name]
+            continue
+        masked = _masked(node.additional if node is not None else None, item, char, here)
+        out[f"{char}{i}" if secret_keys else key] = masked
+    return out
+
+
 def _rule_failures(node: Node, value: Any, path: Path) -> Iterator[RuleFailure]:
     if not node.subtree_rules or value is None:
         return
     if node.rules:
         cel_value = _cel_value(node, value)
         for rule in node.rules:
-            failure = evaluate(rule, cel_value, value, path)
+            failure = evaluate(
+                rule, cel_value, value, path, lambda char: _masked(node, value, char, path)
+            )
             if failure is not None:
                 yield failure
     if isinstance(value, dict):
