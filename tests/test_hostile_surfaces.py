@@ -879,3 +879,102 @@ def test_no_message_expression_prints_a_secret_number_or_map_key(
         assert key not in issue.message
         assert "true" not in issue.message.replace("(the rule's", "")
         assert "messageExpression prints a value of the object" in issue.message
+
+
+# --- Pod Security of what a TrainJob's runtime runs (operator mode) -------------------------
+
+#: Ways a runtime, or a patch of it, makes a pod that Pod Security's baseline refuses.
+PRIVILEGED = {
+    "privileged": ("runtime", {"containers": [{"name": "node", "securityContext": {"privileged": True}}]}),
+    "hostPID": ("runtime", {"hostPID": True}),
+    "hostPath": ("runtime", {"volumes": [{"name": "root", "hostPath": {"path": "/"}}]}),
+    "patch-privileged": ("patch", {"containers": [{"name": "node", "securityContext": {"privileged": True}}]}),
+    "patch-hostPath": ("patch", {"volumes": [{"name": "root", "hostPath": {"path": "/"}}]}),
+    "patch-capability": ("patch", {"containers": [{"name": "node", "securityContext": {"capabilities": {"add": ["SYS_ADMIN"]}}}]}),
+}  # fmt: skip
+
+
+def _deep_merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in extra.items():
+        if key == "containers":
+            out[key] = [{**base[key][0], **value[0]}]
+        elif isinstance(value, dict) and isinstance(base.get(key), dict):
+            out[key] = _deep_merge(base[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    how=st.sampled_from(sorted(PRIVILEGED)),
+    where=st.sampled_from(["manifests", "spec"]),
+    level=st.sampled_from(["baseline", "restricted", "privileged"]),
+)
+def test_pod_security_judges_what_a_trainjobs_runtime_will_run(
+    how: str, where: str, level: str
+) -> None:
+    """In operator mode kubetrain writes the TrainJob, and the trainer builds its pods from the
+    runtime (delivered or declared with its spec) and the job's runtime patches: a privileged
+    container, hostPID, a hostPath ``/`` mount or an added capability there is refused under
+    the stack's Pod Security level, as the namespace's admission would refuse those pods."""
+    origin, change = PRIVILEGED[how]
+    runtime = copy.deepcopy(RUNTIME)
+    job = copy.deepcopy(TRAINJOB)
+    if origin == "runtime":
+        pod = runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"][
+            "template"
+        ]
+        pod["spec"] = _deep_merge(pod["spec"], change)
+    else:
+        job["spec"]["runtimePatches"] = [
+            {
+                "manager": "example.io/platform",
+                "trainingRuntimeSpec": {
+                    "template": {
+                        "spec": {
+                            "replicatedJobs": [
+                                {
+                                    "name": "node",
+                                    "template": {"spec": {"template": {"spec": change}}},
+                                }
+                            ]
+                        }
+                    }
+                },
+            }
+        ]
+    config: dict[str, Any] = {
+        "kubetrain:namespace": "ml",
+        "kubetrain:mode": "operator",
+        "kubetrain:podSecurity": level,
+        "kubetrain:jobs": [job],
+    }
+    if where == "manifests":
+        config["kubetrain:manifests"] = [runtime]
+    else:
+        config["kubetrain:external"] = {
+            "trainingRuntimes": [
+                {"kind": "ClusterTrainingRuntime", "name": "rt", "spec": runtime["spec"]}
+            ]
+        }
+    root = project()
+    try:
+        (root / "stacks" / "Pulumi.dev.yaml").write_text(yaml.safe_dump({"config": config}))
+        old = os.getcwd()
+        os.chdir(root)
+        try:
+            result = CliRunner().invoke(main, ["render"], catch_exceptions=False)
+        finally:
+            os.chdir(old)
+        if level == "privileged":
+            assert result.exit_code == 0, result.stderr
+            return
+        assert result.exit_code == 2, result.stderr
+        blamed = "spec.runtimePatches:" if origin == "patch" else "spec.runtimeRef.name:"
+        assert blamed in result.stderr, result.stderr
+        assert f"Pod Security ({level}) refuses" in result.stderr
+        assert not (root / "rendered").exists()
+    finally:
+        shutil.rmtree(root)

@@ -41,7 +41,9 @@ from fractions import Fraction
 from typing import Any
 
 from ..kube import schemas as k8s
+from ..kube.podsecurity import pod_security_problems
 from ..kube.quantity import Quantity, format_quantity, parse_quantity
+from ..models.errors import format_path
 from ..models.fields import FieldNode
 from ..models.mpijob import SSH_CREDENTIAL_ANNOTATION
 from ..models.runtimes import (
@@ -990,11 +992,12 @@ def _operator(job: TrainJob, runtime: Runtime, ctx: BuildContext) -> Manifest:
     ref.setdefault("kind", CLUSTER_TRAINING_RUNTIME)
     spec.setdefault("managedBy", TRAINJOB_CONTROLLER)
     spec.setdefault("suspend", False)
-    runs = (
-        jobset_of(job, runtime, ctx, companions=False).runs
-        if runtime.spec_data is not None
-        else _shape_runs(job, runtime)
-    )
+    if runtime.spec_data is not None:
+        built = jobset_of(job, runtime, ctx, companions=False)
+        _operator_pod_security(job, runtime, built, ctx)
+        runs = built.runs
+    else:
+        runs = _shape_runs(job, runtime)
     meta = doc["metadata"]
     annotations = {
         k: v
@@ -1006,6 +1009,55 @@ def _operator(job: TrainJob, runtime: Runtime, ctx: BuildContext) -> Manifest:
     if not meta.get("labels"):
         meta.pop("labels", None)
     return doc
+
+
+def _pod_security_of(jobset: Manifest, level: str) -> list[tuple[str, tuple[str | int, ...], str]]:
+    """(replicated job, field path in its pod template, message) of everything Pod Security's
+    ``level`` refuses in the pods of ``jobset``."""
+    found = []
+    for rjob in jobset["spec"].get("replicatedJobs") or []:
+        template = ((rjob.get("template") or {}).get("spec") or {}).get("template") or {}
+        for path, message in pod_security_problems(
+            level, (), template.get("metadata") or {}, template.get("spec") or {}
+        ):
+            found.append((str(rjob.get("name")), path, message))
+    return found
+
+
+def _operator_pod_security(
+    job: TrainJob, runtime: Runtime, built: Built, ctx: BuildContext
+) -> None:
+    """In operator mode the trainer builds the JobSet in the cluster, from the runtime and the
+    TrainJob's runtime patches, so nothing kubetrain writes holds its pods: they are judged
+    here, as the namespace's Pod Security admission will judge them (the stack's
+    ``kubetrain:podSecurity``). A refusal names the patches when they bring it, else the
+    runtime."""
+    level = ctx.settings.pod_security
+    found = _pod_security_of(built.jobset, level)
+    if not found:
+        return
+    path: tuple[str | int, ...] = ("spec", "runtimeRef", "name")
+    origin = runtime.title
+    if job.spec.runtime_patches:
+        unpatched = job.model_copy(
+            update={"spec": job.spec.model_copy(update={"runtime_patches": None})}
+        )
+        before = set(_pod_security_of(jobset_of(unpatched, runtime, ctx, companions=False).jobset, level))
+        brought = [f for f in found if f not in before]
+        if brought:
+            found = brought
+            path, origin = ("spec", "runtimePatches"), f"{runtime.title} and these patches"
+    shown = "; ".join(
+        f"replicatedJob {name}: {format_path(('template', 'spec', 'template', *where))}: {message}"
+        for name, where, message in found[:3]
+    )
+    more = f" (and {len(found) - 3} more)" if len(found) > 3 else ""
+    raise BuildProblem(
+        path,
+        f"would run pods that Pod Security ({level}) refuses (the trainer builds them from "
+        f"{origin}): {shown}{more}; the namespace's admission would refuse them, so the "
+        "TrainJob would never run (kubetrain:podSecurity)",
+    )
 
 
 def runs_of(obj: Mapping[str, Any]) -> list[dict[str, Any]]:
