@@ -215,7 +215,7 @@ class Validator:
         if problems:
             raise InputError.single("--schema-location", "; ".join(problems))
         # CRDs given with --crd, and those found among the objects (see customresources.py).
-        self.custom = CustomResources([(path, list(_files([path]))) for path in crds])
+        self.custom = CustomResources([(path, list(_files([path]))) for path in crds], version)
         self.version = version
         self.locations = list(schema_locations)
         self.ignore_missing = ignore_missing_schemas
@@ -323,7 +323,7 @@ class Validator:
             result.status = "invalid"
             result.findings.append(Finding("schema", issue.path, issue.message))
         if is_crd(obj):
-            for issue in validate_crd(obj):
+            for issue in validate_crd(obj, version):
                 result.status = "invalid"
                 result.findings.append(Finding("crd", issue.path, issue.message))
         return result

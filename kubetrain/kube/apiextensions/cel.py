@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..schemas import json_type
+from .cellibs import Requirement, requirement
 
 if TYPE_CHECKING:
     from .schema import Node
@@ -88,13 +89,10 @@ KUBERNETES_LIBRARY = frozenset(
         "patch",
         "named",
         "validate",
-        "contains",
-        "equivalent",
-        "intersects",
-        "authorizer",
     }
 )
 _UNDECLARED = re.compile(r"undeclared reference to '([A-Za-z_][A-Za-z0-9_]*)'")
+_NO_OVERLOAD = re.compile(r"found no matching overload for '([A-Za-z_][A-Za-z0-9_]*)'")
 _OLD_SELF = re.compile(r"\boldSelf\b")
 #: CEL's reserved words, escaped as ``__<word>__`` when they name a property.
 RESERVED = frozenset(
@@ -144,15 +142,55 @@ def _env() -> Any:
         from cel_expr_python import cel
         from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
 
+        # Strings at version 2, as Kubernetes enables them (ext.Strings(ext.StringsVersion(2))):
+        # a later version would accept strings v3's reverse(), which the server refuses. The
+        # bindings extension is kubetrain's own (for optionalOldSelf, below): a rule's
+        # cel.bind is refused before it gets here (cellibs: not in Kubernetes' base
+        # environment).
         _ENV = cel.NewEnv(
             variables={"self": cel.Type.DYN, "oldSelf": cel.Type.DYN},
             extensions=[
-                ext_strings.ExtStrings(),
+                ext_strings.ExtStrings(2),
                 ext_optional.ExtOptional(),
                 ext_bindings.ExtBindings(),
             ],
+            functions=_sets(cel),
         )
     return _ENV
+
+
+def _sets(cel: Any) -> list[Any]:
+    """cel-go's sets extension (``ext.Sets``: ``sets.contains``, ``sets.equivalent``,
+    ``sets.intersects`` of two lists, compared with CEL's equality), which the C++ runtime
+    lacks."""
+    lists = [cel.Type.List(cel.Type.DYN), cel.Type.List(cel.Type.DYN)]
+
+    def contains(a: list[Any], b: list[Any]) -> bool:
+        return all(any(_equal(x, y) for x in a) for y in b)
+
+    def intersects(a: list[Any], b: list[Any]) -> bool:
+        return any(any(_equal(x, y) for x in a) for y in b)
+
+    functions = {
+        "contains": contains,
+        "equivalent": lambda a, b: contains(a, b) and contains(b, a),
+        "intersects": intersects,
+    }
+    return [
+        cel.FunctionDecl(
+            f"sets.{name}",
+            [cel.Overload(f"sets_{name}_list_list", cel.Type.BOOL, lists, False, impl)],
+        )
+        for name, impl in functions.items()
+    ]
+
+
+def _equal(a: Any, b: Any) -> bool:
+    """CEL's equality of plain values: numbers across int, uint and double; no bool equals a
+    number."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    return bool(a == b)
 
 
 def escape_property(name: str) -> str | None:
@@ -184,6 +222,17 @@ class Rule:
     transition: bool = False
     #: Calls a Kubernetes CEL library function the runtime lacks: kept, not evaluated.
     unsupported: str = ""
+    #: The Kubernetes feature of the rule (or its messageExpression) that needs the newest
+    #: API server, and the expression's text (:mod:`.cellibs`); ``None``: every version.
+    requires: tuple[Requirement, str] | None = None
+
+    def refusal(self, minor: int) -> str | None:
+        """What the API server of Kubernetes 1.``minor`` says of the rule in a new CRD, or
+        ``None`` when it compiles it."""
+        if self.requires is None or minor >= self.requires[0].minor:
+            return None
+        needed, source = self.requires
+        return needed.message(source, minor)
 
 
 @dataclass(frozen=True)
@@ -196,16 +245,17 @@ class RuleFailure:
     unchecked: bool = False
 
 
-def _compile(expression: str) -> tuple[Any, str]:
+def _compile(expression: str, uses: Requirement | None = None) -> tuple[Any, str]:
     """(program, unsupported function) of one expression; ``ValueError`` when it does not
-    compile for another reason."""
+    compile for another reason. ``uses``: the Kubernetes feature the expression needs
+    (:mod:`.cellibs`): one the runtime lacks leaves the expression unevaluated, not refused."""
     try:
         return _env().compile(expression), ""
     except RuntimeError as exc:
         text = str(exc)
-        missing = _UNDECLARED.search(text)
-        if missing and missing[1] in KUBERNETES_LIBRARY:
-            return None, missing[1]
+        missing = _UNDECLARED.search(text) or _NO_OVERLOAD.search(text)
+        if missing and (missing[1] in KUBERNETES_LIBRARY or uses is not None):
+            return None, uses.name if uses is not None else missing[1]
         first = text.removeprefix("INVALID_ARGUMENT: ").split("\n", 1)[0]
         raise ValueError(f"compilation failed: {first}") from None
 
@@ -231,15 +281,24 @@ def parse_field_path(text: str) -> tuple[str | int, ...] | None:
 def compile_rule(props: Mapping[str, Any], node: Node) -> Rule:
     """Compile one rule (``ValueError`` when its expression or fieldPath is malformed)."""
     text = str(props.get("rule") or "")
+    uses = requirement(text)
+    message_text = props.get("messageExpression")
+    message_uses = requirement(message_text) if isinstance(message_text, str) else None
     transition = bool(_OLD_SELF.search(text))
     expression = text
     if transition and props.get("optionalOldSelf") is True:
         # On create, oldSelf is optional.none(): bind it around the rule.
         expression, transition = f"cel.bind(oldSelf, optional.none(), {text})", False
-    program, unsupported = _compile(expression)
+    program, unsupported = _compile(expression, uses)
     message_program = None
-    if isinstance(props.get("messageExpression"), str) and props["messageExpression"]:
-        message_program, _ = _compile(props["messageExpression"])
+    if isinstance(message_text, str) and message_text:
+        message_program, _ = _compile(message_text, message_uses)
+    found = [
+        (needed, str(source))
+        for needed, source in ((uses, text), (message_uses, message_text))
+        if needed is not None
+    ]
+    requires = max(found, key=lambda pair: pair[0].minor, default=None)
     field_path: tuple[str | int, ...] = ()
     if isinstance(props.get("fieldPath"), str) and props["fieldPath"]:
         parsed = parse_field_path(props["fieldPath"])
@@ -255,6 +314,7 @@ def compile_rule(props: Mapping[str, Any], node: Node) -> Rule:
         message_program=message_program,
         transition=transition,
         unsupported=unsupported,
+        requires=requires,
     )
 
 
