@@ -20,6 +20,8 @@ from test_hostile_properties import HOSTILE, at, check_contract, paths, project
 
 from kubetrain.cli import main
 
+from helpers import KubectlDumper
+
 #: A ClusterTrainingRuntime as Kubeflow publishes them (torch-distributed, v2.3.0).
 RUNTIME: dict[str, Any] = {
     "apiVersion": "trainer.kubeflow.org/v1alpha1",
@@ -603,7 +605,9 @@ def test_a_priority_class_that_does_not_exist_is_refused(name: str, where: str) 
         config["kubetrain:external"] = {"workloadPriorityClasses": [name]}
     root = project()
     try:
-        (root / "stacks" / "Pulumi.dev.yaml").write_text(yaml.safe_dump({"config": config}))
+        # Quoted as kubectl needs (a name such as `n` or `y` is a boolean in YAML 1.1).
+        text = yaml.dump({"config": config}, Dumper=KubectlDumper)
+        (root / "stacks" / "Pulumi.dev.yaml").write_text(text)
         old = os.getcwd()
         os.chdir(root)
         try:
