@@ -982,3 +982,149 @@ def test_pod_security_judges_what_a_trainjobs_runtime_will_run(
         assert not (root / "rendered").exists()
     finally:
         shutil.rmtree(root)
+
+
+# --- output estimates: refused before building, never under the size written ----------------
+
+XGBOOST: dict[str, Any] = {
+    "apiVersion": "kubeflow.org/v1",
+    "kind": "XGBoostJob",
+    "metadata": {"name": "xgb"},
+    "spec": {
+        "xgbReplicaSpecs": {
+            "Master": {
+                "replicas": 1,
+                "template": {"spec": {"containers": [{"name": "xgboost", "image": "x:1"}]}},
+            },
+            "Worker": {
+                "replicas": 2,
+                "template": {"spec": {"containers": [{"name": "xgboost", "image": "x:1"}]}},
+            },
+        }
+    },
+}
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(workers=st.integers(1, 400), name=st.sampled_from(["xgb", "x" * 40]))
+def test_an_xgboost_jobs_estimate_bounds_what_it_writes(
+    tmp_path_factory, workers: int, name: str
+) -> None:
+    """``WORKER_ADDRS`` lists every worker in every pod: the estimate the loader checks before
+    building counts it, so what is written is never larger than estimated."""
+    from kubetrain.builders import build_stack
+    from kubetrain.models import load_stack
+    from kubetrain.render.yamlout import dump
+
+    job = copy.deepcopy(XGBOOST)
+    job["metadata"]["name"] = name
+    job["spec"]["xgbReplicaSpecs"]["Worker"]["replicas"] = workers
+    root = tmp_path_factory.mktemp("xgb")
+    (root / "stacks").mkdir()
+    (root / "Pulumi.yaml").write_text("name: kubetrain\nruntime: python\n")
+    config = {"kubetrain:namespace": "ml", "kubetrain:jobs": [job]}
+    (root / "stacks" / "Pulumi.dev.yaml").write_text(yaml.safe_dump({"config": config}))
+    stack = load_stack(root / "stacks" / "Pulumi.dev.yaml")
+    [loaded] = stack.jobs
+    estimate = loaded.job.output_estimate(stack.settings, loaded.mode)
+    sizes = [len(dump(b.obj).encode()) for b in build_stack(stack, "render")]
+    assert sizes
+    assert max(sizes) <= estimate.largest
+    assert sum(sizes) <= estimate.bytes
+
+
+def test_an_xgboost_job_of_ten_thousand_workers_is_refused_before_it_is_built(
+    tmp_path, run
+) -> None:
+    job = copy.deepcopy(XGBOOST)
+    job["spec"]["xgbReplicaSpecs"]["Worker"]["replicas"] = 10_000
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "Pulumi.yaml").write_text("name: kubetrain\nruntime: python\n")
+    config = {"kubetrain:namespace": "ml", "kubetrain:jobs": [job]}
+    (tmp_path / "stacks" / "Pulumi.dev.yaml").write_text(yaml.safe_dump({"config": config}))
+    result = run("render", "--stdout", cwd=tmp_path)
+    assert result.exit_code == 2
+    assert "spec.xgbReplicaSpecs.Worker.replicas: the stack would render" in result.stderr
+
+
+MPI_RUNTIME: dict[str, Any] = {
+    "apiVersion": "trainer.kubeflow.org/v1alpha1",
+    "kind": "ClusterTrainingRuntime",
+    "metadata": {"name": "mpi", "labels": {"trainer.kubeflow.org/framework": "mpi"}},
+    "spec": {
+        "mlPolicy": {"numNodes": 1, "mpi": {"numProcPerNode": 1, "mpiImplementation": "OpenMPI"}},
+        "template": {
+            "spec": {
+                "replicatedJobs": [
+                    {
+                        "name": "launcher",
+                        "template": {
+                            "metadata": {
+                                "labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}
+                            },
+                            "spec": {
+                                "template": {
+                                    "spec": {"containers": [{"name": "node", "image": "mpi:1"}]}
+                                }
+                            },
+                        },
+                    },
+                    {
+                        "name": "node",
+                        "replicas": 1,
+                        "template": {
+                            "spec": {
+                                "template": {
+                                    "spec": {"containers": [{"name": "node", "image": "mpi:1"}]}
+                                }
+                            }
+                        },
+                    },
+                ]
+            }
+        },
+    },
+}
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    nodes=st.sampled_from([1, 2, 50, 5_000, 100_000, 2**31 - 1]),
+    replicas=st.sampled_from([1, 3, 100_000]),
+    mode=st.sampled_from(["native", "operator"]),
+)
+def test_an_mpi_trainjobs_hostfile_is_bounded_before_it_is_built(
+    nodes: int, replicas: int, mode: str
+) -> None:
+    """The MPI hostfile of a native TrainJob lists every node of every node replica: past what
+    Kubernetes stores in one object, the job is refused at its numNodes before anything is
+    built; in operator mode nothing kubetrain writes grows with the nodes (a TrainJob of any
+    numNodes renders)."""
+    runtime = copy.deepcopy(MPI_RUNTIME)
+    runtime["spec"]["template"]["spec"]["replicatedJobs"][1]["replicas"] = replicas
+    job = {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": "mpi-job", "annotations": {"kubetrain.io/mode": mode}},
+        "spec": {"runtimeRef": {"name": "mpi"}, "trainer": {"numNodes": nodes}},
+    }
+    root = project()
+    try:
+        config = {
+            "kubetrain:namespace": "ml",
+            "kubetrain:secretStore": {"name": "vault"},
+            "kubetrain:manifests": [runtime],
+            "kubetrain:jobs": [job],
+        }
+        (root / "stacks" / "Pulumi.dev.yaml").write_text(yaml.safe_dump({"config": config}))
+        code = check_contract(root, "render")
+        lines = nodes * replicas
+        if mode == "operator" or lines * (2 * len("mpi-job") + 48) <= 3 * 2**19:
+            assert code == 0
+        else:
+            assert code == 2
+        if code == 0:
+            sizes = [p.stat().st_size for p in (root / "rendered").rglob("*.yaml")]
+            assert sizes and max(sizes) < 3 * 2**19
+    finally:
+        shutil.rmtree(root)

@@ -35,7 +35,7 @@ from __future__ import annotations
 import copy
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -277,7 +277,6 @@ class PodSet:
     volumes: list[dict[str, Any]]
     #: ``resourcehelpers.PodRequests`` of one pod.
     requests: dict[str, Quantity]
-    endpoints: list[str] = field(default_factory=list)
     #: What one pod requests once the API server has defaulted its containers' requests from
     #: their limits (what the scheduler and quota count: ``kubetrain.io/runs``).
     defaulted: dict[str, Quantity] = field(default_factory=dict)
@@ -708,16 +707,17 @@ def _plain(info: _Info, job: TrainJob) -> None:
         upsert_env(container.env, *env_vars(trainer.env))
 
 
-def _endpoints(info: _Info, job: TrainJob) -> None:
-    """The JobSet plugin's ``IdentifyPodNetwork``."""
+def _endpoints(info: _Info, job: TrainJob, ps: PodSet) -> Iterator[str]:
+    """The JobSet plugin's ``IdentifyPodNetwork`` for one pod set, produced as read: only the
+    MPI hostfile lists them, and the loader bounds its size (``models.load``) before this
+    runs."""
     subdomain = (info.spec.get("network") or {}).get("subdomain") or job.name
-    for rjob, ps in zip(info.spec.get("replicatedJobs") or [], info.podsets, strict=False):
-        replicas = int(rjob.get("replicas", 1))
-        ps.endpoints = [
-            f"{job.name}-{rjob.get('name')}-{r}-{p}.{subdomain}"
-            for r in range(replicas)
-            for p in range(ps.count)
-        ]
+    for rjob, other in zip(info.spec.get("replicatedJobs") or [], info.podsets, strict=False):
+        if other is ps:
+            replicas = int(rjob.get("replicas", 1))
+            for r in range(replicas):
+                for p in range(ps.count):
+                    yield f"{job.name}-{rjob.get('name')}-{r}-{p}.{subdomain}"
 
 
 def _jobset_build(info: _Info, job: TrainJob, command: list[str] | None) -> Manifest:
@@ -884,7 +884,7 @@ def _mpi_objects(info: _Info, job: TrainJob, slots: int, ctx: BuildContext) -> l
         f"{endpoint} slots={slots}\n"
         for ps in info.podsets
         if ps.name == NODE or (launcher_as_node and ps.name == LAUNCHER)
-        for endpoint in ps.endpoints
+        for endpoint in _endpoints(info, job, ps)
     ]
     hostfile = {
         "apiVersion": "v1",
@@ -938,7 +938,6 @@ def jobset_of(
         info.pod_labels[PODGROUP_LABEL] = job.name
     if "volcano" in info.pod_groups:
         info.pod_annotations[VOLCANO_GROUP] = job.name
-    _endpoints(info, job)
     jobset = _jobset_build(info, job, command)
     others: list[Manifest] = []
     if companions and "mpi" in policy:
@@ -1042,7 +1041,8 @@ def _operator_pod_security(
         unpatched = job.model_copy(
             update={"spec": job.spec.model_copy(update={"runtime_patches": None})}
         )
-        before = set(_pod_security_of(jobset_of(unpatched, runtime, ctx, companions=False).jobset, level))
+        jobset = jobset_of(unpatched, runtime, ctx, companions=False).jobset
+        before = set(_pod_security_of(jobset, level))
         brought = [f for f in found if f not in before]
         if brought:
             found = brought

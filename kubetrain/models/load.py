@@ -1282,7 +1282,36 @@ def _trainjob_problems(
                         "natively: use operator mode",
                     )
                 )
+            elif runtime.shape.policy == "mpi" and (found := _hostfile_problem(job, runtime)):
+                problems.append(loaded.source.problem(("spec", "trainer", "numNodes"), found))
     return problems
+
+
+def _hostfile_problem(job: TrainJob, runtime: Runtime) -> str | None:
+    """The MPI plugin's hostfile (one ConfigMap, native mode) lists every pod of the node job
+    (and of the launcher, run as a node), each of its replicas: its size is known from the
+    runtime before anything is built, and past what Kubernetes stores it is refused here, as
+    a TFJob past the output budget is, instead of being built in memory."""
+    shape = runtime.shape
+    trainer = job.spec.trainer
+    nodes = (trainer.num_nodes if trainer else None) or shape.num_nodes or 1
+    lines = 0
+    for rjob in shape.jobs:
+        if rjob.name == "node":
+            count = max(nodes - 1, 1) if shape.run_launcher_as_node else nodes
+        elif rjob.name == "launcher" and shape.run_launcher_as_node:
+            count = 1
+        else:
+            continue
+        lines += rjob.replicas * count
+    size = lines * (2 * len(job.name) + 48)
+    if size <= MAX_OBJECT_BYTES:
+        return None
+    return (
+        f"the MPI hostfile of this TrainJob would list {lines:,} pods, about {_mib(size)} in one "
+        f"ConfigMap; Kubernetes stores objects of at most {_mib(MAX_OBJECT_BYTES)} (etcd's "
+        "request limit), so it could never be created: use fewer nodes or node replicas"
+    )
 
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
