@@ -1128,3 +1128,95 @@ def test_an_mpi_trainjobs_hostfile_is_bounded_before_it_is_built(
             assert sizes and max(sizes) < 3 * 2**19
     finally:
         shutil.rmtree(root)
+
+
+# --- the earlier hostile suites' open items -------------------------------------------------
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    char=st.sampled_from([chr(c) for c in (*range(1, 9), 11, 12, *range(14, 32), 127)]),
+    where=st.sampled_from(["value", "quoted", "key"]),
+    line=st.integers(0, 3),
+)
+def test_a_control_character_is_reported_at_its_line_not_as_an_object(
+    char: str, where: str, line: int
+) -> None:
+    """A YAML control character in a file given to ``validate``: ``FILE:LINE: invalid YAML:
+    ...`` at the character's line, never ``FILE:LINE: (object): ...``."""
+    rows = ["apiVersion: v1", "kind: ConfigMap", "metadata: {name: x}", "data:"]
+    rows += [f"  k{i}: v{i}" for i in range(4)]
+    target = 4 + line
+    if where == "value":
+        rows[target] = f"  k{line}: v{char}x"
+    elif where == "quoted":
+        rows[target] = f'  k{line}: "v{char}x"'
+    else:
+        rows[target] = f"  k{char}{line}: v"
+    root = project()
+    try:
+        (root / "a.yaml").write_text("\n".join(rows) + "\n")
+        old = os.getcwd()
+        os.chdir(root)
+        try:
+            result = CliRunner().invoke(main, ["validate", "a.yaml"], catch_exceptions=False)
+        finally:
+            os.chdir(old)
+        assert result.exit_code == 1, result.stdout
+        first = result.stdout.splitlines()[0]
+        assert first.startswith(f"a.yaml:{target + 1}: invalid YAML: "), first
+        assert "(object)" not in result.stdout
+    finally:
+        shutil.rmtree(root)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    error=st.sampled_from(
+        [(28, "No space left on device"), (13, "Permission denied"), (5, "Input/output error"),
+         (36, "File name too long"), (122, "Disk quota exceeded")]
+    ),  # fmt: skip
+    at=st.sampled_from(["open", "write"]),
+    nth=st.integers(1, 6),
+    workers=st.sampled_from(["1", "2"]),
+)
+def test_an_os_error_while_writing_names_the_path_it_concerns(
+    monkeypatch_session: Any, error: tuple[int, str], at: str, nth: int, workers: str
+) -> None:
+    """A disk that fails while render writes (full, read-only, a quota): exit 2 naming the file
+    under ``rendered/<env>/`` it concerns, never the staging folder (gone by then), and no
+    ``rendered/`` left behind."""
+    import errno as _errno
+
+    root = project()
+    count = [0]
+    real = {"open": os.open, "write": os.write}
+
+    def failing(*args: Any, **kw: Any) -> Any:
+        path = str(args[0]) if at == "open" else ""
+        if at == "write" and len(args[1]) > 100 or ".tmp-" in path:
+            count[0] += 1
+            if count[0] == nth:
+                raise OSError(error[0], error[1])
+        return real[at](*args, **kw)
+
+    try:
+        config = {"kubetrain:namespace": "ml", "kubetrain:jobs": [PLANNED["kubetrain:jobs"][1]]}
+        (root / "stacks" / "Pulumi.dev.yaml").write_text(yaml.safe_dump({"config": config}))
+        with monkeypatch_session.context() as patch:
+            patch.setenv("KUBETRAIN_WORKERS", workers)
+            patch.setattr(os, at, failing)
+            old = os.getcwd()
+            os.chdir(root)
+            try:
+                result = CliRunner().invoke(main, ["render"], catch_exceptions=False)
+            finally:
+                os.chdir(old)
+        assert _errno.errorcode[error[0]]
+        assert result.exit_code == 2, result.stderr
+        assert result.stderr.startswith("rendered/"), result.stderr
+        assert result.stderr.endswith(f": {error[1]}\n"), result.stderr
+        assert ".tmp-" not in result.stderr
+        assert not (root / "rendered").exists()
+    finally:
+        shutil.rmtree(root)

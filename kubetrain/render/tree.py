@@ -648,10 +648,13 @@ class PendingTree:
             return
         staging = self._staging
         assert staging is not None and self._pairs is not None
-        with _naming(staging):
-            shutil.rmtree(staging)
-            staging.mkdir(mode=0o700)
-        self._written = _write_files(str(staging), self._pairs, self._cancel)
+        try:
+            with _naming(staging):
+                shutil.rmtree(staging)
+                staging.mkdir(mode=0o700)
+            self._written = _write_files(str(staging), self._pairs, self._cancel)
+        except OSError as exc:
+            raise self._as_final(exc) from None
 
     def _join(self) -> None:
         """Wait for the writer, however often the wait is interrupted (Ctrl-C): nothing may
@@ -670,9 +673,25 @@ class PendingTree:
                 raise interrupted
 
     def _finish(self) -> None:
-        self._join()
-        if self._failure:
-            raise self._failure[0]
+        try:
+            self._join()
+            if self._failure:
+                raise self._failure[0]
+        except OSError as exc:
+            raise self._as_final(exc) from None
+
+    def _as_final(self, exc: OSError) -> OSError:
+        """``exc`` naming the path it concerns in ``folder`` rather than in the staging folder
+        (``rendered/dev/ml/x.yaml``, not ``rendered/.dev.tmp-1a2b3c4d/ml/x.yaml``): the staging
+        folder is gone once the error is shown."""
+        staging = os.fspath(self._staging) if self._staging is not None else None
+        for attribute in ("filename", "filename2"):
+            name = getattr(exc, attribute, None)
+            if staging is None or not isinstance(name, str):
+                continue
+            if name == staging or name.startswith(staging + os.sep):
+                setattr(exc, attribute, os.fspath(self.folder) + name[len(staging) :])
+        return exc
 
     def commit(self) -> TreeChange:
         """Swap the new tree in (nothing happens for an unchanged tree)."""
@@ -690,7 +709,7 @@ class PendingTree:
             folder = self.folder
             # The swap, and the removal of the tree it retires, Ctrl-C held: every folder holds
             # its old tree or its new one, and nothing set aside is left behind.
-            with interrupts_held(), _naming(folder):
+            with interrupts_held(), _naming(folder), self._final_names():
                 os.chmod(staging, 0o755)
                 if os.path.lexists(folder):
                     retired = Path(
@@ -710,6 +729,13 @@ class PendingTree:
             self._discard()
         self._made = []
         return self.change
+
+    @contextlib.contextmanager
+    def _final_names(self) -> Iterator[None]:
+        try:
+            yield
+        except OSError as exc:
+            raise self._as_final(exc) from None
 
     def abort(self) -> None:
         """Throw the new tree away; ``folder`` stays as it was."""
