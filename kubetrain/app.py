@@ -562,7 +562,9 @@ def _check(
 
 def _relocate(planned: Planned) -> None:
     """Locate each finding on an object built from a job at the field of the job document (or
-    of the patch) the user wrote it in, where the object copies it from a pod template."""
+    of the patch) the user wrote it in, where the object copies it from a pod template; and
+    each finding on a plain manifest at its own field (the object is the manifest: its paths
+    are the document's)."""
     for result, built in zip(planned.report.results, planned.built, strict=False):
         loaded = built.job
         if not result.findings or (loaded is None and built.manifest is None):

@@ -1173,8 +1173,13 @@ def test_a_control_character_is_reported_at_its_line_not_as_an_object(
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     error=st.sampled_from(
-        [(28, "No space left on device"), (13, "Permission denied"), (5, "Input/output error"),
-         (36, "File name too long"), (122, "Disk quota exceeded")]
+        [
+            (28, "No space left on device"),
+            (13, "Permission denied"),
+            (5, "Input/output error"),
+            (36, "File name too long"),
+            (122, "Disk quota exceeded"),
+        ]
     ),  # fmt: skip
     at=st.sampled_from(["open", "write"]),
     nth=st.integers(1, 6),
@@ -1194,7 +1199,7 @@ def test_an_os_error_while_writing_names_the_path_it_concerns(
 
     def failing(*args: Any, **kw: Any) -> Any:
         path = str(args[0]) if at == "open" else ""
-        if at == "write" and len(args[1]) > 100 or ".tmp-" in path:
+        if (at == "write" and len(args[1]) > 100) or ".tmp-" in path:
             count[0] += 1
             if count[0] == nth:
                 raise OSError(error[0], error[1])
@@ -1218,5 +1223,81 @@ def test_an_os_error_while_writing_names_the_path_it_concerns(
         assert result.stderr.endswith(f": {error[1]}\n"), result.stderr
         assert ".tmp-" not in result.stderr
         assert not (root / "rendered").exists()
+    finally:
+        shutil.rmtree(root)
+
+
+WORKLOAD_KINDS = {
+    "DaemonSet": ("apps/v1", True),
+    "Deployment": ("apps/v1", True),
+    "StatefulSet": ("apps/v1", True),
+    "ReplicaSet": ("apps/v1", True),
+    "Job": ("batch/v1", False),
+    "Pod": ("v1", False),
+}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    kind=st.sampled_from(sorted(WORKLOAD_KINDS)),
+    flaw=st.sampled_from(["privileged", "hostPort", "serviceAccountName"]),
+    inline=st.booleans(),
+)
+def test_a_manifests_finding_is_at_its_fields_line(kind: str, flaw: str, inline: bool) -> None:
+    """A rule's finding on a plain manifest (a DaemonSet, any workload) is located at the line
+    of the field it names, in the stack file or the manifest file, not at the document's
+    first line."""
+    api_version, selects = WORKLOAD_KINDS[kind]
+    container: dict[str, Any] = {"name": "c", "image": "busybox:1"}
+    pod: dict[str, Any] = {"containers": [container]}
+    if flaw == "privileged":
+        container["securityContext"] = {"privileged": True}
+    elif flaw == "hostPort":
+        container["ports"] = [{"containerPort": 80, "hostPort": 80}]
+    else:
+        pod["serviceAccountName"] = "missing-sa"
+    if kind == "Pod":
+        pod["restartPolicy"] = "Never"
+        body: dict[str, Any] = {"spec": pod}
+    else:
+        template = {"metadata": {"labels": {"app": "w"}}, "spec": pod}
+        spec: dict[str, Any] = {"template": template}
+        if kind == "Job":
+            pod["restartPolicy"] = "Never"
+        if selects:
+            spec["selector"] = {"matchLabels": {"app": "w"}}
+        if kind == "StatefulSet":
+            spec["serviceName"] = "w"
+        body = {"spec": spec}
+    manifest = {"apiVersion": api_version, "kind": kind, "metadata": {"name": "w"}, **body}
+    root = project()
+    try:
+        config: dict[str, Any] = {"kubetrain:namespace": "ml"}
+        if inline:
+            config["kubetrain:manifests"] = [manifest]
+            file = root / "stacks" / "Pulumi.dev.yaml"
+        else:
+            config["kubetrain:manifestFiles"] = ["stacks/w.yaml"]
+            file = root / "stacks" / "w.yaml"
+            file.write_text(yaml.safe_dump(manifest, default_flow_style=False))
+        (root / "stacks" / "Pulumi.dev.yaml").write_text(
+            yaml.safe_dump({"config": config}, default_flow_style=False)
+        )
+        key = {"privileged": "privileged:", "hostPort": "hostPort:"}.get(
+            flaw, "serviceAccountName:"
+        )
+        lines = file.read_text().splitlines()
+        expected = next(i + 1 for i, line in enumerate(lines) if line.strip().startswith(key))
+        old = os.getcwd()
+        os.chdir(root)
+        try:
+            result = CliRunner().invoke(main, ["render"], catch_exceptions=False)
+        finally:
+            os.chdir(old)
+        assert result.exit_code == 1, result.stderr
+        shown = f"{file.relative_to(root)}:{expected}: "
+        finding = [line for line in result.stderr.splitlines() if f"[{kind} ml/w]" in line]
+        assert finding, result.stderr
+        assert all(line.startswith(shown) for line in finding), (shown, finding)
     finally:
         shutil.rmtree(root)
