@@ -1180,7 +1180,7 @@ def test_a_control_character_is_reported_at_its_line_not_as_an_object(
             (36, "File name too long"),
             (122, "Disk quota exceeded"),
         ]
-    ),  # fmt: skip
+    ),
     at=st.sampled_from(["open", "write"]),
     nth=st.integers(1, 6),
     workers=st.sampled_from(["1", "2"]),
