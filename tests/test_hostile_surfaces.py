@@ -1301,3 +1301,87 @@ def test_a_manifests_finding_is_at_its_fields_line(kind: str, flaw: str, inline:
         assert all(line.startswith(shown) for line in finding), (shown, finding)
     finally:
         shutil.rmtree(root)
+
+
+# --- YAML nodes: memory bounded by what a document may hold ----------------------------------
+
+
+def _composed_nodes(text: str) -> list[int]:
+    """Nodes of each document as PyYAML composes them (an alias counted once)."""
+    counts = []
+    for root in yaml.compose_all(text, Loader=yaml.SafeLoader):
+        seen: set[int] = set()
+        todo = [root]
+        while todo:
+            node = todo.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            if isinstance(node, yaml.MappingNode):
+                todo += [part for pair in node.value for part in pair]
+            elif isinstance(node, yaml.SequenceNode):
+                todo += node.value
+        counts.append(len(seen))
+    return counts
+
+
+@st.composite
+def dense_yaml(draw: st.DrawFn) -> str:
+    """Documents of flow and block collections, dense or not, with anchors and aliases."""
+    docs = []
+    for _ in range(draw(st.integers(1, 4))):
+        items = draw(st.integers(0, 400))
+        shape = draw(
+            st.sampled_from(["flow-maps", "flow-list", "block-list", "block-map", "alias"])
+        )
+        if shape == "flow-maps":
+            body = "items: [" + ",".join("{}" for _ in range(items)) + "]"
+        elif shape == "flow-list":
+            body = "[" + ", ".join(f"{{a: {i}, b}}" for i in range(items)) + "]"
+        elif shape == "block-list":
+            body = "\n".join(f"- k{i}: [x, y]" for i in range(items)) or "[]"
+        elif shape == "block-map":
+            body = "\n".join(f"k{i}: {{x: {i}}}" for i in range(items)) or "{}"
+        else:
+            body = "a: &x [1, 2, 3]\nb: [" + ", ".join("*x" for _ in range(items)) + "]"
+        docs.append(body)
+    return "---\n" + "\n---\n".join(docs) + "\n"
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=dense_yaml(), per_document=st.integers(50, 1500), per_file=st.integers(100, 3000))
+def test_a_document_past_the_node_bound_is_refused_before_it_is_composed(
+    monkeypatch_session: Any, text: str, per_document: int, per_file: int
+) -> None:
+    """The node bounds (scaled down here) refuse exactly the texts whose documents, or whose
+    whole, hold more nodes than they allow, before PyYAML composes them (composing is where
+    the memory goes), and never a text within them."""
+    from kubetrain.models import InputError, source
+
+    counts = _composed_nodes(text)
+    refused = any(c > per_document for c in counts) or sum(counts) > per_file
+    with monkeypatch_session.context() as patch:
+        patch.setattr(source, "MAX_DOCUMENT_NODES", per_document)
+        patch.setattr(source, "MAX_FILE_NODES", per_file)
+
+        def never(*args: Any) -> None:
+            raise AssertionError("composed a text past the node bound")
+
+        if refused:
+            patch.setattr(source._Loader, "get_node", never)
+        try:
+            source.load_all(text, "x.yaml")
+        except InputError as exc:
+            assert refused, exc
+            assert "YAML nodes" in str(exc) and "docs/limits.md" in str(exc)
+        else:
+            assert not refused
+
+
+def test_a_list_of_two_million_empty_items_is_refused_without_composing_it() -> None:
+    from kubetrain.models import InputError
+    from kubetrain.models.source import load_all
+
+    text = "apiVersion: v1\nkind: List\nitems: [" + ",".join(["{}"] * 2_000_000) + "]\n"
+    with pytest.raises(InputError, match="more than 1,000,000 YAML nodes"):
+        load_all(text, "list.yaml")

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from yaml import _yaml  # type: ignore[attr-defined]
 
 from ..parallel import ChunkMapper, serial
 from .errors import InputError, PathPart, Problem
@@ -50,7 +51,9 @@ from .limits import (
     INT64_MIN,
     MAX_ALIAS_VALUES,
     MAX_DEPTH,
+    MAX_DOCUMENT_NODES,
     MAX_FILE_BYTES,
+    MAX_FILE_NODES,
     MAX_OBJECTS,
 )
 from .scalars import BOOL, FLOAT, INT, MERGE, NULL, plain_value, resolve_plain
@@ -807,6 +810,73 @@ def expand_list_values(data: Any, within: Path_ = ()) -> Iterator[tuple[Path_, A
 # --- reading YAML ----------------------------------------------------------------------------
 
 
+#: Characters one of which every YAML node but a document's root follows or is announced by
+#: (a mapping's ":" or "?", a list's "-", a flow collection's "[", "{" or ",", a line break):
+#: twice their number bounds the nodes of a text from above (a flow mapping's entry may be a
+#: key and its null value).
+_NODE_MARKS = (":", "?", "-", "[", "{", ",", "\n")
+
+
+def _node_bound(text: str) -> int:
+    return 2 * sum(text.count(mark) for mark in _NODE_MARKS) + 2
+
+
+def node_problem(text: str) -> tuple[int | None, str] | None:
+    """(line, message) when a document of ``text`` holds more than
+    :data:`~.limits.MAX_DOCUMENT_NODES` nodes or the text more than
+    :data:`~.limits.MAX_FILE_NODES`, else ``None``; found before anything is composed, so
+    such a file costs no more memory than its text. A cheap upper bound settles almost every
+    text; past it, the parser's events are counted (streamed: nothing is kept)."""
+    bound = _node_bound(text)
+    if bound <= MAX_DOCUMENT_NODES:
+        return None
+    pieces = _pieces(text, PIECE_CHARS) if len(text) >= 2 * PIECE_CHARS else None
+    if pieces is not None:
+        bounds = [(before, piece, _node_bound(piece)) for before, piece in pieces]
+        if sum(b for _, _, b in bounds) <= MAX_FILE_NODES and all(
+            b <= MAX_DOCUMENT_NODES for _, _, b in bounds
+        ):
+            return None
+    return _counted_nodes(text)
+
+
+def _counted_nodes(text: str) -> tuple[int | None, str] | None:
+    """:func:`node_problem` by the parser's events (a YAML error is for the reading to report,
+    with its line)."""
+    total = in_document = 0
+    start = 1
+    parser = _yaml.CParser(text)
+    try:
+        while (event := parser.get_event()) is not None:
+            kind = type(event)
+            if kind is yaml.DocumentStartEvent:
+                in_document = 0
+                start = event.start_mark.line + 1
+            elif kind in _NODE_EVENTS:
+                in_document += 1
+                total += 1
+                if in_document > MAX_DOCUMENT_NODES:
+                    return start, (
+                        f"a document of more than {MAX_DOCUMENT_NODES:,} YAML nodes (scalars, "
+                        "mappings and lists) from this line: kubetrain reads at most that many "
+                        "per document (docs/limits.md)"
+                    )
+                if total > MAX_FILE_NODES:
+                    return event.start_mark.line + 1, (
+                        f"more than {MAX_FILE_NODES:,} YAML nodes (scalars, mappings and lists) "
+                        "by this line: kubetrain reads at most that many per file "
+                        "(docs/limits.md)"
+                    )
+    except yaml.YAMLError:
+        return None
+    finally:
+        parser.dispose()
+    return None
+
+
+_NODE_EVENTS = (yaml.ScalarEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent)
+
+
 def load_all(
     text: str, file: str, *, fast: FastReader | None = None, skip: Skip | None = None
 ) -> list[Any]:
@@ -829,6 +899,9 @@ def _load(
 ) -> tuple[list[Any], list[int] | None]:
     """:func:`load_all`, and the line where each document starts when it was free to note
     (``None`` otherwise). A large text is read in pieces by ``chunks`` (see :func:`_pieces`)."""
+    if (too_many := node_problem(text)) is not None:
+        line, message = too_many
+        raise InputError.single(file, message, line=line)
     docs = fast(text) if fast is not None else None
     if docs is not None:
         return docs, None
@@ -968,6 +1041,9 @@ def parse_documents(text: str, file: str, *, skip: Skip | None = None) -> list[D
     """Parse ``text`` (named ``file`` in messages) into documents with their line tables; empty
     documents are skipped. Any problem (see the module docstring) is an :class:`InputError`.
     ``skip``: see :func:`value_problems`."""
+    if (too_many := node_problem(text)) is not None:
+        line, message = too_many
+        raise InputError.single(file, message, line=line)
     loader = _Loader(text)
     docs: list[Document] = []
     tables: list[dict[Path_, int]] = []
