@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from yaml import _yaml  # type: ignore[attr-defined]
+from yaml import _yaml
 
 from ..parallel import ChunkMapper, serial
 from .errors import InputError, PathPart, Problem
@@ -851,7 +851,7 @@ def _counted_nodes(text: str) -> tuple[int | None, str] | None:
             kind = type(event)
             if kind is yaml.DocumentStartEvent:
                 in_document = 0
-                start = event.start_mark.line + 1
+                start = _line_of(event)
             elif kind in _NODE_EVENTS:
                 in_document += 1
                 total += 1
@@ -862,7 +862,7 @@ def _counted_nodes(text: str) -> tuple[int | None, str] | None:
                         "per document (docs/limits.md)"
                     )
                 if total > MAX_FILE_NODES:
-                    return event.start_mark.line + 1, (
+                    return _line_of(event), (
                         f"more than {MAX_FILE_NODES:,} YAML nodes (scalars, mappings and lists) "
                         "by this line: kubetrain reads at most that many per file "
                         "(docs/limits.md)"
@@ -875,6 +875,10 @@ def _counted_nodes(text: str) -> tuple[int | None, str] | None:
 
 
 _NODE_EVENTS = (yaml.ScalarEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent)
+
+
+def _line_of(event: yaml.Event) -> int:
+    return event.start_mark.line + 1 if event.start_mark is not None else 1
 
 
 def load_all(
