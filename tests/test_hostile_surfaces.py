@@ -1385,3 +1385,38 @@ def test_a_list_of_two_million_empty_items_is_refused_without_composing_it() -> 
     text = "apiVersion: v1\nkind: List\nitems: [" + ",".join(["{}"] * 2_000_000) + "]\n"
     with pytest.raises(InputError, match="more than 1,000,000 YAML nodes"):
         load_all(text, "list.yaml")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    name=st.text(alphabet="aAbBcdEeHhiIkKmnoOpPrRsStTuUwWyY_-.", min_size=1, max_size=24),
+    where=st.sampled_from(["env", "annotation", "flag", "url"]),
+    value=st.sampled_from([SECRET, "https://x@y", "s3://a:b@c", "jdbc:oracle:thin:u/p@h"]),
+    style=st.sampled_from(["yaml", "json", "flow"]),
+)
+def test_the_credential_prefilter_misses_no_credential(
+    name: str, where: str, value: str, style: str
+) -> None:
+    """validate walks an object for credentials only when its text holds one of the words
+    every credential has (:func:`credential_words`): whatever name or URL the rule of job
+    documents calls a credential, its text is walked."""
+    from kubetrain.models.secrets import credential_problems
+    from kubetrain.validate.engine import credential_words
+
+    container: dict[str, Any] = {"name": "c", "image": "i:1"}
+    meta: dict[str, Any] = {"name": "p"}
+    if where == "env":
+        container["env"] = [{"name": name, "value": value}]
+    elif where == "annotation":
+        meta["annotations"] = {name: value}
+    elif where == "flag":
+        container["args"] = [f"--{name}={value}"]
+    else:
+        container["args"] = [value]
+    obj = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": {"containers": [container]}}
+    if style == "json":
+        text = json.dumps(obj)
+    else:
+        text = yaml.safe_dump(obj, default_flow_style=style == "flow")
+    if credential_problems(obj):
+        assert credential_words(text), text

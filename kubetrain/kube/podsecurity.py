@@ -33,6 +33,8 @@ def pod_security_problems(
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
+    if type(value) is dict:  # the common case, without the ABC check
+        return value
     return value if isinstance(value, Mapping) else {}
 
 
@@ -45,7 +47,7 @@ def _containers(spec: Mapping[str, Any]) -> Iterator[tuple[Path, Mapping[str, An
         items = spec.get(fld)
         if isinstance(items, list):
             for i, c in enumerate(items):
-                if isinstance(c, Mapping):
+                if type(c) is dict or isinstance(c, Mapping):
                     yield (fld, i), c
 
 

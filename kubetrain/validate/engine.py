@@ -197,6 +197,9 @@ class Located:
     within: tuple[PathPart, ...] = ()
     #: The cluster it is delivered to (see :attr:`ObjectResult.cluster`).
     cluster: str = ""
+    #: Its file's text shows it holds no credential-named word (:func:`credential_words`):
+    #: validate's credential rule need not walk it.
+    no_credential_words: bool = False
 
 
 class Validator:
@@ -501,6 +504,30 @@ def _unreadable(shown: str, findings: list[Finding]) -> ObjectResult:
     return ObjectResult(shown, 0, "", "", "", "", "error", findings)
 
 
+#: Words one of which every credential the rule of job documents finds
+#: (:func:`~kubetrain.models.secrets.credential_problems`) has in the text that holds it, once
+#: lower-cased and stripped of all but letters, digits and "@", as credential names are
+#: compared (``P_A_S_S_WORD`` is a password): ``looks_like_credential``'s words all hold one,
+#: and so does a URL's user (``@``), a credential parameter or a JDBC URL.
+CREDENTIAL_HINTS = (
+    "pass", "secret", "token", "key", "user", "auth", "hmac", "pwd", "sig", "credential",
+    "jdbc", "@",
+)  # fmt: skip
+_SQUASH = str.maketrans(
+    "", "", "".join(chr(c) for c in range(128) if not (chr(c).isalnum() or chr(c) == "@"))
+)
+
+
+def credential_words(text: str) -> bool:
+    """Whether ``text`` (YAML, or JSON) may hold a credential by the rule of job documents;
+    ``False`` proves it holds none. A backslash (an escape of YAML's double-quoted scalars,
+    which could spell a word otherwise) makes it ``True``."""
+    if "\\" in text:
+        return True
+    squashed = text.lower().translate(_SQUASH)
+    return any(hint in squashed for hint in CREDENTIAL_HINTS)
+
+
 def read_objects(
     paths: Sequence[str], *, fast: FastReader | None = None, chunks: ChunkMapper = serial
 ) -> tuple[list[Located], list[ObjectResult], dict[str, tuple[int, int]], dict[str, str]]:
@@ -538,12 +565,13 @@ def read_objects(
         if version is not None:
             versions[shown] = version
         source = source_from_header(text)
+        clean = not credential_words(text)
         for index, doc in enumerate(docs):
             if (message := list_problem(doc)) is not None:
                 early.append(_unreadable(shown, [Finding("structure", ("items",), message)]))
                 continue
             items.extend(
-                Located(item, shown, index, source=source, within=within)
+                Located(item, shown, index, source=source, within=within, no_credential_words=clean)
                 for within, item in expand_list_values(doc)
             )
     return items, early, versions, texts

@@ -15,7 +15,6 @@ every declared kind that has them, such as a TFJob's); a kind listed there gets 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -36,7 +35,7 @@ from ..models.secrets import (
     external_secret_template_problems,
 )
 from ..models.stack import External, StackSettings
-from .engine import Finding, Located, ObjectResult
+from .engine import Finding, Located, ObjectResult, credential_words
 
 __all__ = [
     "POD_TEMPLATE_FINDERS",
@@ -542,19 +541,17 @@ def _duplicates(run: _Run) -> None:
 # --- secrets -------------------------------------------------------------------------------------
 
 
-#: Words one of which every credential the rule of :func:`credential_problems` finds has in
-#: its object's JSON (a credential-named key or flag, a URL's userinfo or parameter): an
-#: object without any is not walked.
-_CREDENTIAL_HINT = re.compile(r"(?i)pass|secret|token|key|user|pwd|sig|@|jdbc:")
+def _may_hold_credentials(item: Located) -> bool:
+    if item.no_credential_words:
+        return False
+    return credential_words(json.dumps(item.obj, default=str, ensure_ascii=False))
 
 
 def _secret_data(run: _Run) -> None:
     for i, obj in run.objects():
         for path, message in external_secret_template_problems(obj):
             run.add(i, "secret-data", path, message)
-        if not run.settings.inputs_checked and _CREDENTIAL_HINT.search(
-            json.dumps(obj, default=str)
-        ):
+        if not run.settings.inputs_checked and _may_hold_credentials(run.items[i]):
             # A credential planted by hand in a file (rendered/ edited, a manifest of the
             # team's): the one rule of job documents, and a ConfigMap key named like one.
             found = credential_problems(obj)
