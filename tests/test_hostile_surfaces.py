@@ -1392,7 +1392,7 @@ def test_a_list_of_two_million_empty_items_is_refused_without_composing_it() -> 
     name=st.text(alphabet="aAbBcdEeHhiIkKmnoOpPrRsStTuUwWyY_-.", min_size=1, max_size=24),
     where=st.sampled_from(["env", "annotation", "flag", "url"]),
     value=st.sampled_from([SECRET, "https://x@y", "s3://a:b@c", "jdbc:oracle:thin:u/p@h"]),
-    style=st.sampled_from(["yaml", "json", "flow"]),
+    style=st.sampled_from(["yaml", "json", "flow", "escaped", "continued"]),
 )
 def test_the_credential_prefilter_misses_no_credential(
     name: str, where: str, value: str, style: str
@@ -1416,6 +1416,16 @@ def test_the_credential_prefilter_misses_no_credential(
     obj = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": {"containers": [container]}}
     if style == "json":
         text = json.dumps(obj)
+    elif style in ("escaped", "continued"):
+        # The name spelt with YAML's double-quoted escapes, or cut by a line continuation.
+        if style == "escaped":
+            spelt = "".join(f"\\x{ord(c):02x}" for c in name)
+        else:
+            spelt = name[:1] + "\\\n  " + name[1:]
+        placeholder = "N4MEPLACEHOLDER"
+        swapped = json.loads(json.dumps(obj).replace(json.dumps(name)[1:-1], placeholder))
+        text = yaml.safe_dump(swapped).replace(placeholder, '"' + spelt + '"')
+        assert yaml.safe_load(text) == obj or where == "flag", text
     else:
         text = yaml.safe_dump(obj, default_flow_style=style == "flow")
     if credential_problems(obj):

@@ -520,9 +520,11 @@ _SQUASH = str.maketrans(
 
 def credential_words(text: str) -> bool:
     """Whether ``text`` (YAML, or JSON) may hold a credential by the rule of job documents;
-    ``False`` proves it holds none. A backslash (an escape of YAML's double-quoted scalars,
-    which could spell a word otherwise) makes it ``True``."""
-    if "\\" in text:
+    ``False`` proves it holds none. Of the escapes of YAML's double-quoted scalars (and JSON's),
+    only ``\\x``, ``\\u`` and ``\\U`` can spell a letter or a digit: a text with one is
+    ``True``; the others (``\\"``, ``\\n``, a line continuation) are stripped as the
+    separators are."""
+    if "\\x" in text or "\\u" in text or "\\U" in text:
         return True
     squashed = text.lower().translate(_SQUASH)
     return any(hint in squashed for hint in CREDENTIAL_HINTS)
