@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from .builders import Built, build_stack
 from .builders.crd import kubeconform_schema, openapi_schema, owned_crds
@@ -26,8 +26,6 @@ from .builders.delivery import ClusterBuild, delivery_name, delivery_objects, en
 from .builders.lifecycle import is_prerequisite
 from .builders.namespaces import pod_security_labels
 from .builders.registry import document_path
-from .convert.run import ConvertResult, plan_conversion
-from .convert.run import Mode as ConvertMode
 from .kube.names import DNS1123_LABEL, DNS1123_SUBDOMAIN
 from .kube.schemas import builtin_kinds, split_api_version
 from .models import CheckFailed, InputError, Problem, Stack, discover_stacks, load_stack
@@ -79,6 +77,10 @@ from .validate import (
     warning_lines,
 )
 from .validate.kubeconform import find_kubeconform, merge_results, run_kubeconform
+
+if TYPE_CHECKING:  # imported where used: no render or validate needs kubetrain convert
+    from .convert.run import ConvertResult
+    from .convert.run import Mode as ConvertMode
 
 __all__ = [
     "JOB_SCHEMA_FILE",
@@ -1215,6 +1217,8 @@ def convert(
     ``write`` writes the files beside their sources, ``in-place`` replaces the job files, and
     neither ever writes over a file that exists; ``stdout`` and ``compare`` write nothing."""
     stack_file = project.stack_files([stack])[0] if stack is not None else None
+    from .convert.run import plan_conversion
+
     result = plan_conversion(
         project.root, stack_file, files, jobs, mode=mode, skip_refused=skip_refused
     )

@@ -19,20 +19,20 @@ import time
 from collections.abc import Callable, Iterator
 from functools import wraps
 from pathlib import Path
-from typing import IO, Any, NoReturn, TypeVar, cast
+from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar, cast
 
 import click
 
 from . import __version__, app
-from .convert.compare import format_comparison
-from .convert.run import Mode as ConvertMode
-from .convert.run import convert_json
 from .kube.schemas import parse_version
 from .models import CheckFailed, InputError, declarations
 from .models.errors import printable
 from .models.source import display_path
 from .plan import format_kubectl, format_text, to_json
 from .validate import DEFAULT_VERSION, format_report
+
+if TYPE_CHECKING:  # imported where used: only kubetrain convert needs them
+    from .convert.run import Mode as ConvertMode
 
 __all__ = ["main", "run", "tune_gc"]
 
@@ -563,11 +563,15 @@ def convert(
     result = app.convert(project, files, stack, jobs, mode=mode, skip_refused=skip_refused)
     refusals = [dataclasses.replace(p, severity="warning") for p in result.problems]
     if output == "json":
+        from .convert.run import convert_json
+
         _echo(json.dumps(convert_json(result, mode), indent=2, sort_keys=True))
         return
     # The comparison shows the notes itself; refusals skipped are warnings.
     _echo_warnings([str(w) for w in [*refusals, *([] if compare else result.warnings)]])
     if mode == "compare":
+        from .convert.compare import format_comparison
+
         _echo(format_comparison(result.comparisons), nl=False)
         return
     if mode == "stdout":

@@ -6,6 +6,7 @@ All problems found in one pass are reported together, each as ``FILE:LINE: path:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import difflib
 import glob
 import json
@@ -1729,11 +1730,83 @@ def _embedded_problems(
 ) -> Iterator[tuple[tuple[PathPart, ...], str]]:
     """Problems of every :class:`K8sType` field against the stack's Kubernetes version: its
     schema, then what the API server would refuse once the field is built into an object."""
-    for name, info in type(model).model_fields.items():
-        path: tuple[PathPart, ...] = (info.alias or name,)
+    for name, alias, marker, annotation in _embedded_fields(type(model)):
         value = getattr(model, name)
+        if value is not None:
+            yield from _embedded_value(value, annotation, marker, (alias,), settings)
+
+
+@functools.cache
+def _embedded_fields(cls: type[BaseModel]) -> tuple[tuple[str, str, K8sType | None, Any], ...]:
+    """(attribute, key, marker, annotation) of the fields of ``cls`` that may hold an embedded
+    Kubernetes type, at any depth (the others, scalars mostly, are not walked)."""
+    out = []
+    for name, info in cls.model_fields.items():
         marker = next((m for m in info.metadata if isinstance(m, K8sType)), None)
-        yield from _embedded_value(value, info.annotation, marker, path, settings)
+        if marker is not None or _may_embed(info.annotation, set()):
+            out.append((name, info.alias or name, marker, info.annotation))
+    return tuple(out)
+
+
+def _may_embed(annotation: Any, seen: set[Any]) -> bool:
+    """Whether a value of ``annotation`` may hold a :class:`K8sType` field."""
+    if typing.get_origin(annotation) is typing.Annotated:
+        if any(isinstance(m, K8sType) for m in typing.get_args(annotation)[1:]):
+            return True
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        if annotation in seen:
+            return False
+        seen.add(annotation)
+        return any(
+            any(isinstance(m, K8sType) for m in info.metadata)
+            or _may_embed(info.annotation, seen)
+            for info in annotation.model_fields.values()
+        )
+    return any(_may_embed(arg, seen) for arg in typing.get_args(annotation))
+
+
+#: The findings of embedded Kubernetes values already checked, by what decides them (the
+#: stack's version and GPU resource, the definition, where the value is and the value itself):
+#: the job documents of a stack repeat the same pod templates hundreds of times.
+_EMBEDDED: dict[tuple[Any, ...], tuple[tuple[tuple[PathPart, ...], str], ...]] = {}
+_EMBEDDED_SIZE = 4096
+
+
+def _embedded_found(
+    value: Any, definition: str, path: tuple[PathPart, ...], settings: StackSettings
+) -> Iterator[tuple[tuple[PathPart, ...], str]]:
+    """The schema's findings of an embedded Kubernetes value, then (only of a value the
+    schema accepts: the checks read values of their types) what the API server checks beyond
+    it, of the value as it is built into an object; remembered by the value's JSON."""
+    try:
+        text = json.dumps(value, sort_keys=True)
+    except (TypeError, ValueError):  # not plain data: checked, never remembered
+        text = None
+    key = (settings.version, settings.gpu_resource, definition, path, text)
+    found = _EMBEDDED.get(key) if text is not None else None
+    if found is None:
+        version = settings.version
+        validator = k8s.embedded_validator(version, definition)
+        defs = k8s.definitions(version)["$defs"]
+        schema = [
+            (issue.path, _placed(definition, defs, issue.path, issue.message, path))
+            for issue in k8s.schema_issues(validator, value, defs, base=path)
+        ]
+        found = tuple(
+            schema
+            or [
+                (issue.path, issue.message)
+                for issue in apiserver.embedded_issues(
+                    definition, as_built(definition, value, settings.gpu_resource), version
+                )
+            ]
+        )
+        if text is not None:
+            if len(_EMBEDDED) >= _EMBEDDED_SIZE:
+                _EMBEDDED.clear()
+            _EMBEDDED[key] = found
+    for sub_path, message in found:
+        yield (*path, *sub_path), message
 
 
 def _placed(
@@ -1776,24 +1849,7 @@ def _embedded_value(
     if marker is None and typing.get_origin(annotation) is typing.Annotated:
         marker = next((m for m in typing.get_args(annotation)[1:] if isinstance(m, K8sType)), None)
     if marker is not None:
-        validator = k8s.embedded_validator(version, marker.definition)
-        defs = k8s.definitions(version)["$defs"]
-        schema = [
-            (issue.path, _placed(marker.definition, defs, issue.path, issue.message, path))
-            for issue in k8s.schema_issues(validator, value, defs, base=path)
-        ]
-        # What the API server checks beyond the schema, of the value as it is built into an
-        # object (only of a value the schema accepts: the checks read values of their types).
-        found = schema or [
-            (issue.path, issue.message)
-            for issue in apiserver.embedded_issues(
-                marker.definition,
-                as_built(marker.definition, value, settings.gpu_resource),
-                version,
-            )
-        ]
-        for sub_path, message in found:
-            yield (*path, *sub_path), message
+        yield from _embedded_found(value, marker.definition, path, settings)
     elif isinstance(value, BaseModel):
         for sub_path, message in _embedded_problems(value, settings):
             yield (*path, *sub_path), message
