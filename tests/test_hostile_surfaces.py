@@ -1430,3 +1430,48 @@ def test_the_credential_prefilter_misses_no_credential(
         text = yaml.safe_dump(obj, default_flow_style=style == "flow")
     if credential_problems(obj):
         assert credential_words(text), text
+
+
+# --- the fast constructor of plain documents ------------------------------------------------
+
+YAML_VALUES = st.recursive(
+    st.one_of(
+        st.none(), st.booleans(), st.integers(-(2**63), 2**63 - 1), st.floats(allow_nan=False),
+        st.text(max_size=8), st.sampled_from(["yes", "0o17", "1e3", "~", "<<", "010", "1:20", ""]),
+    ),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=25,
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    value=YAML_VALUES,
+    style=st.sampled_from([False, True, None]),
+    extra=st.sampled_from(
+        ["", "x: &a [1, 2]\ny: *a\n", "m: {<<: {k: 1}, j: 2}\n", "t: !!binary aGk=\n"]
+    ),
+)
+def test_the_fast_constructor_reads_what_pyyaml_reads(value: Any, style: Any, extra: str) -> None:
+    """kubetrain's constructor of plain documents (``_construct``) gives exactly the values
+    PyYAML's constructors give through kubetrain's loader, or leaves the document to them."""
+    from kubetrain.models.source import _construct, _Loader, _Unusual
+
+    text = yaml.dump({"v": value}, Dumper=KubectlDumper, default_flow_style=style) + extra
+    try:
+        expected = yaml.load(text, Loader=_Loader)
+    except yaml.YAMLError:
+        return
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+    finally:
+        loader.dispose()
+    try:
+        got = _construct(node)
+    except _Unusual:
+        return
+    assert got == expected
+    assert json.dumps(got, sort_keys=True, default=repr) == json.dumps(
+        expected, sort_keys=True, default=repr
+    )

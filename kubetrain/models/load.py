@@ -6,8 +6,8 @@ All problems found in one pass are reported together, each as ``FILE:LINE: path:
 from __future__ import annotations
 
 import dataclasses
-import functools
 import difflib
+import functools
 import glob
 import json
 import os
@@ -1758,8 +1758,7 @@ def _may_embed(annotation: Any, seen: set[Any]) -> bool:
             return False
         seen.add(annotation)
         return any(
-            any(isinstance(m, K8sType) for m in info.metadata)
-            or _may_embed(info.annotation, seen)
+            any(isinstance(m, K8sType) for m in info.metadata) or _may_embed(info.annotation, seen)
             for info in annotation.model_fields.values()
         )
     return any(_may_embed(arg, seen) for arg in typing.get_args(annotation))
