@@ -1750,9 +1750,10 @@ def _embedded_fields(cls: type[BaseModel]) -> tuple[tuple[str, str, K8sType | No
 
 def _may_embed(annotation: Any, seen: set[Any]) -> bool:
     """Whether a value of ``annotation`` may hold a :class:`K8sType` field."""
-    if typing.get_origin(annotation) is typing.Annotated:
-        if any(isinstance(m, K8sType) for m in typing.get_args(annotation)[1:]):
-            return True
+    if typing.get_origin(annotation) is typing.Annotated and any(
+        isinstance(m, K8sType) for m in typing.get_args(annotation)[1:]
+    ):
+        return True
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         if annotation in seen:
             return False
@@ -1842,7 +1843,6 @@ def _embedded_value(
     path: tuple[PathPart, ...],
     settings: StackSettings,
 ) -> Iterator[tuple[tuple[PathPart, ...], str]]:
-    version = settings.version
     if value is None:
         return
     if marker is None and typing.get_origin(annotation) is typing.Annotated:
