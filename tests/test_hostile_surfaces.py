@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from test_hostile_properties import HOSTILE, at, check_contract, paths, project
 
@@ -1425,7 +1425,11 @@ def test_the_credential_prefilter_misses_no_credential(
         placeholder = "N4MEPLACEHOLDER"
         swapped = json.loads(json.dumps(obj).replace(json.dumps(name)[1:-1], placeholder))
         text = yaml.safe_dump(swapped).replace(placeholder, '"' + spelt + '"')
-        assert yaml.safe_load(text) == obj or where == "flag", text
+        try:
+            same = yaml.safe_load(text) == obj
+        except yaml.YAMLError:
+            same = False
+        assume(same)  # the name stood alone as a scalar (not inside a flag or a URL)
     else:
         text = yaml.safe_dump(obj, default_flow_style=style == "flow")
     if credential_problems(obj):

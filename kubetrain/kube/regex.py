@@ -33,10 +33,19 @@ class GoRegex:
     def __init__(self, pattern: str, compiled: Any) -> None:
         self.pattern = pattern
         self._compiled = compiled
+        #: Texts already matched: the objects of one render repeat the same names, labels
+        #: and values thousands of times (bounded: cleared when full).
+        self._seen: dict[str, bool] = {}
 
     def search(self, text: str) -> bool:
         """Whether the pattern matches somewhere in ``text`` (Go's ``MatchString``)."""
-        return self._compiled.search(text) is not None
+        found = self._seen.get(text)
+        if found is None:
+            found = self._compiled.search(text) is not None
+            if len(self._seen) >= 4096:
+                self._seen.clear()
+            self._seen[text] = found
+        return found
 
     def fullmatch(self, text: str) -> bool:
         """Whether the pattern matches all of ``text``."""

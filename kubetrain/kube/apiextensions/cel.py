@@ -23,6 +23,7 @@ kubetrain never refuses what the server would accept because of a missing librar
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -193,6 +194,7 @@ def _equal(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+@functools.lru_cache(maxsize=8192)
 def escape_property(name: str) -> str | None:
     """The name a property has in CEL (``apiserver/pkg/cel`` ``Escape``), or ``None`` when it
     cannot be reached as a field."""

@@ -63,6 +63,8 @@ def apply_defaults(node: Node, value: Any) -> None:
     """Fill in the schema's defaults in ``value`` (in place), as ``structuraldefaulting.Default``:
     a default takes the place of an absent field, or of ``null`` where the field is not
     nullable."""
+    if not node.subtree_defaults:
+        return
     if isinstance(value, dict):
         for key, prop in node.properties.items():
             if prop.default is not MISSING and (
@@ -82,6 +84,44 @@ def apply_defaults(node: Node, value: Any) -> None:
             if item is None and items.default is not MISSING and not items.nullable:
                 value[i] = item = _copy(items.default)
             apply_defaults(items, item)
+
+
+def _defaulted(node: Node, value: Any) -> Any:
+    """``value`` with the schema's defaults filled in (:func:`apply_defaults`), as a new value
+    that shares every subtree without a default to apply (which nothing mutates)."""
+    if not node.subtree_defaults:
+        return value
+    if type(value) is dict:
+        out = dict(value)
+        for key, prop in node.properties.items():
+            if prop.default is not MISSING and (
+                key not in out or (out[key] is None and not prop.nullable)
+            ):
+                out[key] = _copy(prop.default)
+        for key, item in out.items():
+            child = node.properties.get(key, node.additional)
+            if child is None:
+                continue
+            if item is None and child.default is not MISSING and not child.nullable:
+                item = _copy(child.default)
+            out[key] = _defaulted(child, item)
+        return out
+    if type(value) is list and node.items is not None:
+        items = node.items
+        return [
+            _defaulted(
+                items,
+                _copy(items.default)
+                if item is None and items.default is not MISSING and not items.nullable
+                else item,
+            )
+            for item in value
+        ]
+    if isinstance(value, dict | list):  # a Mapping or a list subclass: as apply_defaults
+        copied = _copy(value)
+        apply_defaults(node, copied)
+        return copied
+    return value
 
 
 def _quote(value: Any, path: Path) -> str:
@@ -269,6 +309,8 @@ def _type_error(walk: _Walk, node: Node, value: Any, path: Path) -> bool:
 def _check(walk: _Walk, node: Node, value: Any, path: Path, *, structural: bool = True) -> None:
     """Validate ``value`` against ``node``. ``structural`` is false inside junctors, whose
     branches only add value validations (no types, no unknown fields)."""
+    if node.plain_string and type(value) is str and structural:
+        return  # a string of a string node with no value validation: nothing to check
     if structural:
         if _type_error(walk, node, value, path):
             return
@@ -333,7 +375,14 @@ def _check_number(walk: _Walk, node: Node, value: float, path: Path) -> None:
     and format is compared in the value's own Go type (``MultipleOfNativeType``,
     ``MaximumNativeType``, ``MinimumNativeType``: an integer against the bound converted to
     int64, as Go converts it), any other as float64."""
-    shown = _quote(value, path)
+    if (
+        node.multiple_of is None
+        and node.maximum is None
+        and node.minimum is None
+        and node.format not in _INT_RANGES
+    ):
+        return  # nothing to check beyond the type (most numbers of a schema)
+    shown = _Shown(value, path)
     bounds = _INT_RANGES.get(node.format)
     if bounds is not None and not bounds[0] <= value <= bounds[1]:
         walk.add(path, f"Invalid value: {shown}: must be of type integer with format {node.format}")
@@ -365,6 +414,19 @@ def _check_number(walk: _Walk, node: Node, value: float, path: Path) -> None:
         if under is not None:
             than = "greater than" if node.exclusive_minimum else "greater than or equal to"
             walk.add(path, f"Invalid value: {shown}: should be {than} {under}")
+
+
+class _Shown:
+    """A value as a message quotes it (:func:`_quote`), worked out only when a message is made."""
+
+    __slots__ = ("path", "value")
+
+    def __init__(self, value: Any, path: Path) -> None:
+        self.value = value
+        self.path = path
+
+    def __str__(self) -> str:
+        return _quote(self.value, self.path)
 
 
 def _beyond(
@@ -730,8 +792,7 @@ def validate_custom_resource(
     schema ``root`` is (``customResourceStrategy.Validate`` after defaulting); empty when it
     would be accepted. ``version`` is the Kubernetes version whose ``ObjectMeta`` applies."""
     walk = _Walk()
-    value = _copy(dict(obj))
-    apply_defaults(root, value)
+    value = _defaulted(root, dict(obj))
     _check(walk, root, value, ())
     # The root's metadata is ObjectMeta whatever the schema says; the schema may only restrict
     # name and generateName.
