@@ -1479,3 +1479,92 @@ def test_the_fast_constructor_reads_what_pyyaml_reads(value: Any, style: Any, ex
     assert json.dumps(got, sort_keys=True, default=repr) == json.dumps(
         expected, sort_keys=True, default=repr
     )
+
+
+# --- plan's Kueue quota over a hand-edited tree -----------------------------------------------
+
+_QUEUES: list[dict[str, Any]] = [
+    {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ClusterQueue",
+        "metadata": {"name": "cq"},
+        "spec": {
+            "cohortName": "all",
+            "admissionChecksStrategy": {"admissionChecks": [{"name": "mk"}]},
+            "resourceGroups": [
+                {
+                    "coveredResources": ["cpu", "nvidia.com/gpu"],
+                    "flavors": [
+                        {
+                            "name": "f",
+                            "resources": [
+                                {"name": "cpu", "nominalQuota": "16", "lendingLimit": "4"},
+                                {"name": "nvidia.com/gpu", "nominalQuota": "8"},
+                            ],
+                        }
+                    ],
+                }
+            ],
+        },
+    },
+    {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "LocalQueue",
+        "metadata": {"name": "lq", "namespace": "ml"},
+        "spec": {"clusterQueue": "cq"},
+    },
+    {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "AdmissionCheck",
+        "metadata": {"name": "mk"},
+        "spec": {
+            "controllerName": "kueue.x-k8s.io/multikueue",
+            "parameters": {"name": "mkc"},
+        },
+    },
+    {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "MultiKueueConfig",
+        "metadata": {"name": "mkc"},
+        "spec": {"clusters": ["w1"]},
+    },
+    {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "j", "namespace": "ml", "labels": {"kueue.x-k8s.io/queue-name": "lq"}},
+        "spec": {},
+    },
+]
+
+
+def test_plan_queues_reads_the_queues_it_is_given() -> None:
+    """The base of the property below is read whole: its job draws on cq, dispatched to w1."""
+    from kubetrain.kube.quantity import parse_quantity
+    from kubetrain.quota import plan_queues
+
+    plan = plan_queues([(o, "Job ml/j") for o in _QUEUES], {"Job ml/j": {"cpu": parse_quantity(2)}})
+    assert [(u.queue, u.flavor, u.workers) for u in plan.flavors] == [("cq", "f", ["w1"])]
+    assert plan.flavors[0].jobs == ["Job ml/j"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data(), which=st.sets(st.integers(0, len(_QUEUES) - 1), min_size=1))
+def test_no_hand_edited_kueue_object_breaks_plans_quota(data: st.DataObject, which: set) -> None:
+    """``kubetrain plan`` reads the quota of what ``rendered/`` holds (a hand-edited file): a
+    ClusterQueue, LocalQueue, AdmissionCheck, MultiKueueConfig or job whose metadata, spec,
+    labels, resource groups or admission checks hold anything is read as far as it can be,
+    never a traceback (quota.plan_queues, the before of plan_environment)."""
+    from kubetrain.kube.quantity import parse_quantity
+    from kubetrain.quota import plan_queues
+
+    objects = [
+        data.draw(_mutations(base)) if i in which else copy.deepcopy(base)
+        for i, base in enumerate(_QUEUES)
+    ]
+    plan = plan_queues([(o, "Job ml/j") for o in objects], {"Job ml/j": {"cpu": parse_quantity(2)}})
+    assert all(isinstance(line, str) for line in plan.lines())
+
+
+@st.composite
+def _mutations(draw: st.DrawFn, base: dict[str, Any]) -> Any:
+    return mutated(draw, base, (1, 3))
