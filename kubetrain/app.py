@@ -100,6 +100,7 @@ __all__ = [
     "prepare",
     "render",
     "render_stream",
+    "render_stream_documents",
     "schema_files",
     "validate_paths",
     "write_schemas",
@@ -882,6 +883,24 @@ def render_stream(
     """``render --stdout``: every object of the stacks as one multi-document YAML stream, each
     document headed by its file's comment, in the order of the rendered files (nothing is
     written; GitOps delivery objects and kustomizations are left out)."""
+    documents = render_stream_documents(
+        project, names, config, strict=strict, warnings=warnings, progress=progress
+    )
+    return "".join(f"---\n{text}" for text in documents)
+
+
+def render_stream_documents(
+    project: Project,
+    names: Sequence[str] = (),
+    config: Path | None = None,
+    *,
+    strict: bool = False,
+    warnings: list[str] | None = None,
+    progress: Progress = SILENT,
+) -> list[str]:
+    """:func:`render_stream`'s documents (each without its ``---`` line), every check passed:
+    the texts the files were laid out as, not copied into one string (the CLI writes them one
+    by one, so the stream of 60,000 objects is never held twice, or encoded as a whole)."""
     files = _selected(project, names, config)
     progress.phase(f"loading {len(files)} stack file{'s' if len(files) != 1 else ''}")
     stacks = load_stacks(files, project, partial=True)
@@ -891,12 +910,19 @@ def render_stream(
         _check(p, progress)
     flag_shared_duplicates([p.report for p in plans])
     _checked(plans, strict, warnings)
-    return "".join(
-        f"---\n{text}"
-        for p in plans
-        for path, text in p.files.items()
-        if path.rpartition("/")[2] != KUSTOMIZATION
-    )
+    return _stream_documents(plans)
+
+
+def _stream_documents(plans: Sequence[Planned]) -> list[str]:
+    """Every rendered file's text but the kustomizations, in the order of the files; each
+    plan's files are let go once listed (the built objects stay for nothing else)."""
+    documents: list[str] = []
+    for p in plans:
+        documents += [
+            text for path, text in p.files.items() if path.rpartition("/")[2] != KUSTOMIZATION
+        ]
+        p.files = {}
+    return documents
 
 
 @dataclass(frozen=True)

@@ -56,6 +56,37 @@ def _echo(text: str, *, err: bool = False, nl: bool = True) -> None:
             pass
 
 
+#: Bytes of the stream written at once by :func:`_write_documents`.
+_STREAM_CHUNK = 1 << 20
+
+
+def _write_documents(documents: list[str]) -> None:
+    """``render --stdout``'s stream: each document after a ``---`` line, in UTF-8, written a
+    megabyte at a time and let go as written (the stream of 60,000 objects, some 100 MB, is
+    never joined into one string nor encoded as a whole). A closed stdout drops the rest, as
+    :func:`_echo` does."""
+    pending: list[bytes] = []
+    size = 0
+    try:
+        sys.stdout.flush()
+        out = sys.stdout.buffer
+        for i, text in enumerate(documents):
+            data = text.encode()
+            documents[i] = ""
+            pending += (b"---\n", data)
+            size += len(data) + 4
+            if size >= _STREAM_CHUNK:
+                out.write(b"".join(pending))
+                pending, size = [], 0
+        out.write(b"".join(pending))
+        out.flush()
+    except OSError:  # EPIPE, EBADF: nobody reads; the rest (and the flush at exit) goes nowhere
+        with contextlib.suppress(OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, out.fileno())
+            os.close(devnull)
+
+
 def _errors_to_exit_codes(fn: F) -> F:
     @wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -262,11 +293,11 @@ def render(
         if out is not None:
             raise InputError.single("--stdout", "give either --stdout or --out, not both")
         with _progress() as progress:
-            stream = app.render_stream(
+            documents = app.render_stream_documents(
                 project, stacks, config, strict=strict, warnings=warnings, progress=progress
             )
         _echo_warnings(warnings)
-        _echo(stream, nl=False)
+        _write_documents(documents)
         return
     with _progress() as progress:
         changes = app.render(
