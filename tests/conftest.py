@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -126,3 +126,11 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     for table in _AGREEMENT:
         terminalreporter.write_sep("-", "kubetrain validate against kube-apiserver")
         terminalreporter.write_line(table)
+
+
+@pytest.fixture(scope="session")
+def monkeypatch_session() -> Iterator[pytest.MonkeyPatch]:
+    """A monkeypatch for hypothesis tests (function-scoped fixtures are not reset between the
+    examples of one test): use ``with monkeypatch_session.context() as patch``."""
+    with pytest.MonkeyPatch.context() as patch:
+        yield patch

@@ -284,7 +284,9 @@ def test_a_full_disk_is_an_error_naming_the_file(project: Path, run, monkeypatch
     monkeypatch.setattr(os, "write", full)
     result = run("render", cwd=project)
     assert result.exit_code == 2
-    assert "rendered/.dev.tmp-" in result.stderr and ": No space left on device" in result.stderr
+    assert result.stderr.startswith("rendered/dev/"), result.stderr
+    assert ": No space left on device" in result.stderr
+    assert ".tmp-" not in result.stderr
     assert not (project / "rendered").exists()
 
 

@@ -419,6 +419,10 @@ class ReplicaType:
         self.rtype = rtype
         self.type_label = rtype.lower()
         self.spec = spec
+        # What every index of the type shares, made once (a copy of it per index).
+        self._base_spec: dict[str, Any] | None = None
+        self._shared_labels: dict[str, str] | None = None
+        self._ports: list[tuple[str, int]] | None = None
 
     def pod_name(self, index: int) -> str:
         """``<job>-<type>-<index>``, the name of the pod and of its service
@@ -427,7 +431,9 @@ class ReplicaType:
 
     def labels(self) -> dict[str, str]:
         """Labels shared by every pod of this replica type."""
-        return {**self.job.labels(), REPLICA_TYPE_LABEL: self.type_label}
+        if self._shared_labels is None:
+            self._shared_labels = {**self.job.labels(), REPLICA_TYPE_LABEL: self.type_label}
+        return dict(self._shared_labels)
 
     def labels_by_index(self, index: int) -> dict[str, str]:
         """Labels of the pod with ``index``; also the selector of its service."""
@@ -445,7 +451,11 @@ class ReplicaType:
         if self.job.is_master(self.rtype, index):
             labels[JOB_ROLE_LABEL] = "master"
         settings = self.job.ctx.settings
-        spec = normalize_pod_gpus(plain_copy(template.get("spec") or {}), settings.gpu_resource)
+        if self._base_spec is None:
+            self._base_spec = normalize_pod_gpus(
+                plain_copy(template.get("spec") or {}), settings.gpu_resource
+            )
+        spec = plain_copy(self._base_spec)
         self.job.set_cluster_spec(spec, self.type_label, index)
         apply_pod_security(spec, settings.pod_security)
         workload = self.job.workload
@@ -473,9 +483,9 @@ class ReplicaType:
     def create_service_with_index(self, index: int) -> Manifest:
         labels = self.labels_by_index(index)
         # The operator's port map iterates in random order; kubetrain sorts by name.
-        ports = [
-            {"name": name, "port": port} for name, port in sorted(self.spec.named_ports().items())
-        ]
+        if self._ports is None:
+            self._ports = sorted(self.spec.named_ports().items())
+        ports = [{"name": name, "port": port} for name, port in self._ports]
         meta = object_meta(
             self.job.names.service(self.rtype, index),
             self.job.namespace,

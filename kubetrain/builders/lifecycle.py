@@ -41,6 +41,7 @@ it per engine.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ..kube import catalog
@@ -62,6 +63,7 @@ __all__ = [
     "SYNC_WAVE_ANNOTATION",
     "TIMEOUT_SECONDS",
     "WAIT_FOR",
+    "annotations_of",
     "await_annotations",
     "group_kind",
     "is_prerequisite",
@@ -100,17 +102,23 @@ REPLICA_SET = ("apps", "ReplicaSet")
 JOB = ("batch", "Job")
 
 
-def is_retained(obj: dict[str, Any]) -> bool:
+def annotations_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``obj``'s annotations, or none where something else stands there (a file of
+    ``rendered/`` edited by hand, which ``kubetrain plan`` reads)."""
+    meta = obj.get("metadata")
+    annotations = meta.get("annotations") if isinstance(meta, Mapping) else None
+    return annotations if isinstance(annotations, Mapping) else {}
+
+
+def is_retained(obj: Mapping[str, Any]) -> bool:
     """Whether no engine may delete ``obj`` (it says ``kustomize.toolkit.fluxcd.io/prune:
     disabled``, which :func:`lifecycle_annotations` writes on every kind kubetrain keeps)."""
-    annotations = (obj.get("metadata") or {}).get("annotations") or {}
-    return annotations.get(FLUX_PRUNE) == "disabled"
+    return annotations_of(obj).get(FLUX_PRUNE) == "disabled"
 
 
-def is_prerequisite(obj: dict[str, Any]) -> bool:
+def is_prerequisite(obj: Mapping[str, Any]) -> bool:
     """Whether ``obj`` is delivered in the prerequisites step (see :mod:`.delivery`)."""
-    annotations = (obj.get("metadata") or {}).get("annotations") or {}
-    return annotations.get(DELIVERY_STEP) == PREREQUISITES
+    return annotations_of(obj).get(DELIVERY_STEP) == PREREQUISITES
 
 
 def _annotations(obj: dict[str, Any]) -> dict[str, str]:

@@ -30,7 +30,7 @@ from ..kube.apiextensions import CRDVersion, crd_versions, validate_crd, validat
 from ..kube.apiextensions.definition import is_crd
 from ..models.base import resource_kinds
 from ..models.errors import InputError, Problem
-from ..models.source import display_path, load_documents
+from ..models.source import display_path, expand_lists, load_documents
 
 __all__ = ["CustomResources", "builtin_version", "custom_resource_issues"]
 
@@ -79,8 +79,14 @@ def custom_resource_issues(
 class CustomResources:
     """The CRDs given by the user (``--crd``) and those found among the objects validated."""
 
-    def __init__(self, crd_files: Sequence[tuple[str, Sequence[tuple[str, str]]]] = ()) -> None:
-        """``crd_files``: each ``--crd`` argument and its YAML files (path, path as shown)."""
+    def __init__(
+        self,
+        crd_files: Sequence[tuple[str, Sequence[tuple[str, str]]]] = (),
+        version: tuple[int, int] | None = None,
+    ) -> None:
+        """``crd_files``: each ``--crd`` argument and its YAML files (path, path as shown);
+        ``version``: the Kubernetes version whose API server judges the CRDs."""
+        self.version = version
         self.given: dict[Key, CRDVersion] = {}
         self.found: dict[Key, CRDVersion] = {}
         self._load(crd_files)
@@ -90,11 +96,12 @@ class CustomResources:
         for raw, files in crd_files:
             count = 0
             for path, shown in files:
-                for doc in load_documents(path):
+                # A List of CRDs (what `kubectl get crd -o yaml` prints) is its items.
+                for doc in (d for top in load_documents(path) for d in expand_lists(top)):
                     if not is_crd(doc.data):
                         continue
                     count += 1
-                    issues = validate_crd(doc.data)
+                    issues = validate_crd(doc.data, self.version)
                     problems += [
                         doc.problem(i.path, f"not a CRD the API server accepts: {i.message}")
                         for i in issues
@@ -112,7 +119,7 @@ class CustomResources:
     def add_found(self, objects: Iterable[tuple[Any, str]]) -> None:
         """Register the valid CRDs among ``objects`` ((object, file) pairs)."""
         for obj, file in objects:
-            if is_crd(obj) and not validate_crd(obj):
+            if is_crd(obj) and not validate_crd(obj, self.version):
                 for v in crd_versions(obj, file):
                     self.found.setdefault((v.api_version, v.kind), v)
 

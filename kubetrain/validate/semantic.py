@@ -15,6 +15,7 @@ TFJob's; a kind with pods there gets every pod rule.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -27,11 +28,16 @@ from ..kube.apiserver.volumes import pvc_dropped_fields
 from ..kube.catalog import PodTemplate
 from ..kube.images import parse_image
 from ..kube.names import DNS1123_LABEL, LABEL_VALUE, PORT_NAME, check_label_key
+from ..kube.podsecurity import pod_security_problems
 from ..models.errors import PathPart, Severity, printable
 from ..models.resources import gpu_findings
-from ..models.secrets import external_secret_template_problems
+from ..models.secrets import (
+    configmap_credential_problems,
+    credential_problems,
+    external_secret_template_problems,
+)
 from ..models.stack import External, StackSettings
-from .engine import Finding, Located, ObjectResult
+from .engine import Finding, Located, ObjectResult, credential_words
 
 __all__ = [
     "RULES",
@@ -59,7 +65,10 @@ RULES: dict[str, str] = {
     "template (in its own kinds the API server refuses it: rule `api`)",
     "duplicate-port-name": "no container port name twice in one pod",
     "secret-data": "no Secret with `data` or `stringData`, no ExternalSecret template with a "
-    "literal value (render output holds no secret material)",
+    "literal value, and no credential written in plain text: a credential-named env value, "
+    "annotation, label or flag, a ConfigMap key named like one, a URL holding a password or "
+    "token (the rule of job documents, docs/security.md; render output holds no secret "
+    "material)",
     "name-format": "label keys and values, container names and port names (IANA service "
     "names) in the pod templates of custom resources (a TFJob's replicas) within Kubernetes' "
     "formats and lengths (the API server checks them only when the operator creates the pods; "
@@ -97,16 +106,26 @@ class CheckSettings:
     gpu_resource: str = "nvidia.com/gpu"
     external: External = field(default_factory=External)
     skip: frozenset[str] = frozenset()
+    #: The objects were built by kubetrain from documents that passed the credential rule at
+    #: load time (render): the rule is not run over them again.
+    inputs_checked: bool = False
 
     @classmethod
-    def from_stack(cls, settings: StackSettings | None, skip: Sequence[str] = ()) -> CheckSettings:
+    def from_stack(
+        cls,
+        settings: StackSettings | None,
+        skip: Sequence[str] = (),
+        *,
+        inputs_checked: bool = False,
+    ) -> CheckSettings:
         if settings is None:
-            return cls(skip=frozenset(skip))
+            return cls(skip=frozenset(skip), inputs_checked=inputs_checked)
         return cls(
             pod_security=settings.pod_security,
             gpu_resource=settings.gpu_resource,
             external=settings.external,
             skip=frozenset(skip) | frozenset(settings.skip_checks),
+            inputs_checked=inputs_checked,
         )
 
 
@@ -423,10 +442,24 @@ def _duplicates(run: _Run) -> None:
 # --- secrets -------------------------------------------------------------------------------------
 
 
+def _may_hold_credentials(item: Located) -> bool:
+    if item.no_credential_words:
+        return False
+    return credential_words(json.dumps(item.obj, default=str, ensure_ascii=False))
+
+
 def _secret_data(run: _Run) -> None:
     for i, obj in run.objects():
         for path, message in external_secret_template_problems(obj):
             run.add(i, "secret-data", path, message)
+        if not run.settings.inputs_checked and _may_hold_credentials(run.items[i]):
+            # A credential planted by hand in a file (rendered/ edited, a manifest of the
+            # team's): the one rule of job documents, and a ConfigMap key named like one.
+            found = credential_problems(obj)
+            if obj.get("kind") == "ConfigMap" and obj.get("apiVersion") == "v1":
+                found += configmap_credential_problems(obj)
+            for path, message in found:
+                run.add(i, "secret-data", path, message)
         if obj.get("kind") != "Secret" or obj.get("apiVersion") != "v1":
             continue
         for key in ("data", "stringData"):
@@ -577,144 +610,13 @@ def _host_port_conflicts(run: _Run) -> None:
 
 # --- Pod Security Standards ---------------------------------------------------------------------
 
-_BASELINE_CAPABILITIES = {
-    "AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD",
-    "NET_BIND_SERVICE", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT",
-}  # fmt: skip
-_SAFE_SYSCTLS = {
-    "kernel.shm_rmid_forced", "net.ipv4.ip_local_port_range", "net.ipv4.ip_unprivileged_port_start",
-    "net.ipv4.tcp_syncookies", "net.ipv4.ping_group_range", "net.ipv4.ip_local_reserved_ports",
-    "net.ipv4.tcp_keepalive_time", "net.ipv4.tcp_fin_timeout", "net.ipv4.tcp_keepalive_intvl",
-    "net.ipv4.tcp_keepalive_probes",
-}  # fmt: skip
-_SELINUX_TYPES = {"", "container_t", "container_init_t", "container_kvm_t", "container_engine_t"}
-_RESTRICTED_VOLUMES = {
-    "configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim",
-    "projected", "secret",
-}  # fmt: skip
-_APPARMOR_ANNOTATION = "container.apparmor.security.beta.kubernetes.io/"
-
-
-def _baseline(t: PodTemplate) -> Iterator[tuple[Path, str]]:
-    spec, base = t.spec, (*t.path, "spec")
-    for key in ("hostNetwork", "hostPID", "hostIPC"):
-        if spec.get(key) is True:
-            yield (*base, key), f"{key} must not be true (host namespaces)"
-    pod_context = _mapping(spec.get("securityContext"))
-    contexts: list[tuple[Path, Mapping[str, Any]]] = [((*base, "securityContext"), pod_context)]
-    for cpath, c in _containers(spec):
-        cbase = (*base, *cpath)
-        context = _mapping(c.get("securityContext"))
-        contexts.append(((*cbase, "securityContext"), context))
-        if context.get("privileged") is True:
-            yield (*cbase, "securityContext", "privileged"), "privileged containers are not allowed"
-        for j, cap in enumerate(_list(_mapping(context.get("capabilities")).get("add"))):
-            if cap not in _BASELINE_CAPABILITIES:
-                yield (
-                    (*cbase, "securityContext", "capabilities", "add", j),
-                    f"capability {cap!r} is beyond the baseline set",
-                )
-        if context.get("procMount") not in (None, "Default"):
-            yield (
-                (*cbase, "securityContext", "procMount"),
-                f"procMount must be Default, got {context['procMount']!r}",
-            )
-        for j, port in enumerate(_list(c.get("ports"))):
-            if _mapping(port).get("hostPort"):
-                yield (*cbase, "ports", j, "hostPort"), "host ports are not allowed"
-    for path, context in contexts:
-        if _mapping(context.get("windowsOptions")).get("hostProcess") is True:
-            yield (
-                (*path, "windowsOptions", "hostProcess"),
-                "Windows HostProcess pods are not allowed",
-            )
-        profile = _mapping(context.get("seccompProfile")).get("type")
-        if profile == "Unconfined":
-            yield (*path, "seccompProfile", "type"), "seccomp profile Unconfined is not allowed"
-        apparmor = _mapping(context.get("appArmorProfile")).get("type")
-        if apparmor not in (None, "RuntimeDefault", "Localhost"):
-            yield (
-                (*path, "appArmorProfile", "type"),
-                f"AppArmor profile {apparmor!r} is not allowed",
-            )
-        selinux = _mapping(context.get("seLinuxOptions"))
-        if selinux.get("type", "") not in _SELINUX_TYPES:
-            yield (
-                (*path, "seLinuxOptions", "type"),
-                f"SELinux type {selinux['type']!r} is not allowed",
-            )
-        for key in ("user", "role"):
-            if selinux.get(key):
-                yield (*path, "seLinuxOptions", key), f"SELinux {key} must not be set"
-    for j, sysctl in enumerate(_list(pod_context.get("sysctls"))):
-        name = _mapping(sysctl).get("name")
-        if name not in _SAFE_SYSCTLS:
-            yield (
-                (*base, "securityContext", "sysctls", j, "name"),
-                f"sysctl {name!r} is not in the safe set",
-            )
-    for j, volume in enumerate(_list(spec.get("volumes"))):
-        if "hostPath" in _mapping(volume):
-            yield (*base, "volumes", j, "hostPath"), "hostPath volumes are not allowed"
-    for key, value in _mapping(t.meta.get("annotations")).items():
-        if str(key).startswith(_APPARMOR_ANNOTATION) and not (
-            value == "runtime/default" or str(value).startswith("localhost/")
-        ):
-            yield (
-                (*t.path, "metadata", "annotations", key),
-                f"AppArmor profile {value!r} is not allowed",
-            )
-
-
-def _restricted(t: PodTemplate) -> Iterator[tuple[Path, str]]:
-    spec, base = t.spec, (*t.path, "spec")
-    pod_context = _mapping(spec.get("securityContext"))
-    windows = _mapping(spec.get("os")).get("name") == "windows"
-    for j, volume in enumerate(_list(spec.get("volumes"))):
-        kinds = [k for k in _mapping(volume) if k != "name"]
-        for kind in kinds:
-            if kind not in _RESTRICTED_VOLUMES and kind != "hostPath":  # hostPath: baseline says
-                yield (*base, "volumes", j, kind), f"volume type {kind!r} is not allowed"
-    if pod_context.get("runAsUser") == 0:
-        yield (*base, "securityContext", "runAsUser"), "runAsUser must not be 0"
-    pod_non_root = pod_context.get("runAsNonRoot") is True
-    pod_seccomp = _mapping(pod_context.get("seccompProfile")).get("type")
-    for cpath, c in _containers(spec):
-        cbase = (*base, *cpath, "securityContext")
-        context = _mapping(c.get("securityContext"))
-        if not windows and context.get("allowPrivilegeEscalation") is not False:
-            yield (*cbase, "allowPrivilegeEscalation"), "allowPrivilegeEscalation must be false"
-        non_root = context.get("runAsNonRoot")
-        if non_root is False or (non_root is None and not pod_non_root):
-            yield (*cbase, "runAsNonRoot"), "runAsNonRoot must be true (here or on the pod)"
-        if context.get("runAsUser") == 0:
-            yield (*cbase, "runAsUser"), "runAsUser must not be 0"
-        seccomp = _mapping(context.get("seccompProfile")).get("type") or pod_seccomp
-        if not windows and seccomp not in ("RuntimeDefault", "Localhost"):
-            yield (
-                (*cbase, "seccompProfile", "type"),
-                "seccompProfile.type must be RuntimeDefault or Localhost (here or on the pod)",
-            )
-        capabilities = _mapping(context.get("capabilities"))
-        if not windows and "ALL" not in _list(capabilities.get("drop")):
-            yield (*cbase, "capabilities", "drop"), "capabilities must drop ALL"
-        for j, cap in enumerate(_list(capabilities.get("add"))):
-            if cap != "NET_BIND_SERVICE" and cap in _BASELINE_CAPABILITIES:
-                yield (
-                    (*cbase, "capabilities", "add", j),
-                    f"only NET_BIND_SERVICE may be added, got {cap!r}",
-                )
-
 
 def _pod_security(run: _Run) -> None:
     level = run.settings.pod_security
     if level == "privileged":
         return
     for i, t in run.pods():
-        problems = list(_baseline(t))
-        if level == "restricted":
-            problems += _restricted(t)
-        for path, message in problems:
+        for path, message in pod_security_problems(level, t.path, t.meta, t.spec):
             run.add(i, "pod-security", path, f"Pod Security Standards ({level}): {message}")
 
 
