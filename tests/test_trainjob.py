@@ -9,17 +9,20 @@ from __future__ import annotations
 import copy
 import json
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubetrain.builders.trainjob import RUNS_ANNOTATION, pod_requests
 from kubetrain.models import InputError, load_stack
 
 from conftest import REPO, UPSTREAM_RUNTIMES, needs_upstream_runtimes
-from helpers import objects
+from helpers import objects, stack_from
 
 EXAMPLES = REPO / "stacks" / "trainer-examples"
 COMPLETION_INDEX = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
@@ -679,3 +682,23 @@ def test_a_native_trainjob_carries_its_queue_to_the_jobset(tmp_path: Path) -> No
     jobset = pick(objs, "JobSet", "kueue-example")
     assert jobset["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "training-queue"
     assert "suspend" not in jobset["spec"]  # Kueue's (the job is queued)
+
+
+# --- each kind's native workloads ------------------------------------------------------------
+
+
+@settings(max_examples=30)
+@given(value=st.one_of(st.sampled_from(["pod", "job", "jobset", "Pod", ""]), st.text(max_size=12)))
+def test_a_trainjob_takes_only_its_own_native_workload(value: str) -> None:
+    """Whatever ``kubetrain.io/native-workload`` says, a TrainJob is refused at that annotation
+    unless it names the JobSet (never quietly left in operator mode)."""
+    job = trainjob("bert", "torch-distributed", trainer={"numNodes": 2})
+    job["metadata"]["annotations"] = {"kubetrain.io/native-workload": value}
+    with tempfile.TemporaryDirectory() as folder:
+        try:
+            stack_from(Path(folder), {"kubetrain:namespace": "ml", "kubetrain:jobs": [job]})
+        except InputError as e:
+            refused = [p for p in e.problems if p.path[-1:] == ("kubetrain.io/native-workload",)]
+        else:
+            refused = []
+    assert bool(refused) == (value != "jobset"), (value, refused)

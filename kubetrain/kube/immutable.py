@@ -68,11 +68,12 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from . import catalog
 from .apiserver.core import pod_security_label_problems
 from .paths import first_difference, semantic_equal
 from .quantity import parse_quantity
@@ -80,7 +81,6 @@ from .stored import stored_form
 
 __all__ = [
     "API_SERVER",
-    "IMMUTABLE_KINDS",
     "JOBSET_WEBHOOK",
     "Refusal",
     "replacement_field",
@@ -619,21 +619,6 @@ def _localqueue(before: Obj, after: Obj) -> list[Refusal]:
 
 
 #: Where each kind Kueue manages says it is suspended (jobframework's GenericJob.IsSuspended).
-KUEUE_SUSPEND: dict[tuple[str, str], str] = {
-    ("batch", "Job"): "spec.suspend",
-    ("jobset.x-k8s.io", "JobSet"): "spec.suspend",
-    ("trainer.kubeflow.org", "TrainJob"): "spec.suspend",
-    ("kubeflow.org", "TFJob"): "spec.runPolicy.suspend",
-    ("kubeflow.org", "PyTorchJob"): "spec.runPolicy.suspend",
-    ("kubeflow.org", "XGBoostJob"): "spec.runPolicy.suspend",
-    ("kubeflow.org", "PaddleJob"): "spec.runPolicy.suspend",
-    ("kubeflow.org", "JAXJob"): "spec.runPolicy.suspend",
-    ("kubeflow.org", "MPIJob"): "spec.runPolicy.suspend",
-    # A StatefulSet's pods are gated, never suspended: the label is always immutable.
-    ("apps", "StatefulSet"): "",
-}
-
-
 def _queue_name(obj: Obj) -> str:
     labels = _get(obj, "metadata.labels")
     value = labels.get(KUEUE_QUEUE_LABEL) if isinstance(labels, Mapping) else None
@@ -644,37 +629,13 @@ def kueue_refusals(before: Obj, after: Obj) -> list[Refusal]:
     """Kueue's ``validateUpdateForQueueName`` (v0.19.2): a job's queue may change only while
     the new object is suspended. Assumed where the new object names a queue (then the cluster
     runs Kueue)."""
-    group = str(after.get("apiVersion", "")).rpartition("/")[0]
-    suspend = KUEUE_SUSPEND.get((group, str(after.get("kind"))))
-    if suspend is None or not _queue_name(after) or _queue_name(before) == _queue_name(after):
+    kueue = catalog.of(after).kueue
+    if kueue is None or not _queue_name(after) or _queue_name(before) == _queue_name(after):
         return []
-    if suspend and _get(after, suspend) is True:
+    if kueue.suspend_path and _get(after, kueue.suspend_path) is True:
         return []
     path = f"metadata.labels[{KUEUE_QUEUE_LABEL}]"
     return [Refusal(path, IMMUTABLE + " unless the job is suspended", origin=KUEUE_WEBHOOK)]
-
-
-#: (group, kind) -> the update rules of that kind.
-IMMUTABLE_KINDS: dict[tuple[str, str], Callable[[Obj, Obj], list[Refusal]]] = {
-    ("", "Pod"): _pod,
-    ("batch", "Job"): _job,
-    ("apps", "StatefulSet"): _statefulset,
-    ("apps", "ReplicaSet"): _selector,
-    ("apps", "Deployment"): _selector,
-    ("", "Service"): _service,
-    ("", "Secret"): _secret,
-    ("", "ConfigMap"): _immutable_data,
-    ("", "Namespace"): _namespace,
-    ("", "PersistentVolumeClaim"): _pvc,
-    ("", "ResourceQuota"): _resource_quota,
-    ("rbac.authorization.k8s.io", "RoleBinding"): _role_binding,
-    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): _role_binding,
-    ("apiextensions.k8s.io", "CustomResourceDefinition"): _crd,
-    ("jobset.x-k8s.io", "JobSet"): _jobset,
-    ("trainer.kubeflow.org", "TrainJob"): _trainjob,
-    ("kubeflow.org", "PyTorchJob"): _pytorchjob,
-    ("kueue.x-k8s.io", "LocalQueue"): _localqueue,
-}
 
 
 def _normalised(obj: Obj) -> dict[str, Any]:
@@ -709,8 +670,7 @@ def crd_rule_refusals(before: Obj, after: Obj) -> list[Refusal]:
 def update_refusals(before: Obj, after: Obj) -> list[Refusal]:
     """What the API server refuses when ``before`` is updated in place to ``after`` (empty: the
     update is accepted, as far as these rules go). Both are one object (same kind and name)."""
-    group = str(after.get("apiVersion", "")).rpartition("/")[0]
-    rules = IMMUTABLE_KINDS.get((group, str(after.get("kind"))))
+    rules = catalog.of(after).update_rules
     out = kueue_refusals(before, after)
     if rules is not None:
         out = rules(_normalised(before), _normalised(after)) + out
@@ -732,5 +692,5 @@ def replacement_field(before: Obj, after: Obj) -> Refusal | None:
 
 def may_need_replacement(kind: str, api_version: str) -> bool:
     """Whether objects of this kind have immutable fields at all."""
-    key = (api_version.rpartition("/")[0], kind)
-    return key in IMMUTABLE_KINDS or key in KUEUE_SUSPEND
+    row = catalog.lookup((api_version.rpartition("/")[0], kind))
+    return row.update_rules is not None or row.kueue is not None

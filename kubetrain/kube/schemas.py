@@ -23,7 +23,6 @@ import jsonschema_rs
 from .names import looks_like_credential
 
 __all__ = [
-    "CLUSTER_SCOPED_KINDS",
     "DEFINITIONS_URI",
     "SchemaIssue",
     "builtin_definition",
@@ -203,25 +202,6 @@ def builtin_kinds(version: tuple[int, int]) -> dict[str, list[str]]:
     for group, ver, kind in sorted(_gvk_index(version)):
         out.setdefault(kind, []).append(f"{group}/{ver}" if group else ver)
     return out
-
-
-#: Kinds that live outside namespaces: Kubernetes' own (``kubectl api-resources
-#: --namespaced=false``) and the cluster-wide kinds of External Secrets Operator.
-CLUSTER_SCOPED_KINDS = frozenset(
-    {
-        "APIService", "CertificateSigningRequest", "ClusterRole", "ClusterRoleBinding",
-        "ClusterTrustBundle", "ComponentStatus", "CSIDriver", "CSINode",
-        "CustomResourceDefinition", "DeviceClass", "FlowSchema", "IngressClass",
-        "IPAddress", "MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding",
-        "MutatingWebhookConfiguration", "Namespace", "Node", "PersistentVolume",
-        "PriorityClass", "PriorityLevelConfiguration", "RuntimeClass", "SelfSubjectAccessReview",
-        "SelfSubjectReview", "SelfSubjectRulesReview", "ServiceCIDR", "StorageClass",
-        "StorageVersion", "StorageVersionMigration", "SubjectAccessReview", "TokenReview",
-        "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
-        "ValidatingWebhookConfiguration", "VolumeAttachment", "VolumeAttributesClass",
-        "ClusterSecretStore", "ClusterExternalSecret",
-    }
-)  # fmt: skip
 
 
 @cache

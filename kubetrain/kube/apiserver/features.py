@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 
-__all__ = ["since"]
+__all__ = ["first", "since"]
 
 _SINCE: dict[str, tuple[int, int]] = {
     # StatefulSet names are DNS labels (kubernetes#114172), no longer DNS subdomains.
@@ -57,3 +57,8 @@ _SINCE: dict[str, tuple[int, int]] = {
 def since(version: tuple[int, int], feature: str) -> bool:
     """Whether ``feature`` (a key of the table above) holds in Kubernetes ``version``."""
     return version >= _SINCE[feature]
+
+
+def first(feature: str) -> tuple[int, int]:
+    """The first minor version in which ``feature`` holds."""
+    return _SINCE[feature]
