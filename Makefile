@@ -11,7 +11,7 @@ BIN    := $(VENV)/bin
 STAMP      := $(VENV)/.kubetrain-installed
 TEST_STAMP := $(VENV)/.kubetrain-test-installed
 
-.PHONY: render test e2e e2e-build validate diff bench lint clean
+.PHONY: render test e2e e2e-build validate diff bench lint catalog clean
 
 render: $(STAMP)
 	$(BIN)/kubetrain render
@@ -37,6 +37,11 @@ diff: $(STAMP)
 
 bench: $(TEST_STAMP)
 	$(BIN)/python bench/run.py
+
+# The catalogue's generated columns (kubetrain/kube/catalog/_generated.py) from the bundled
+# schemas and the CRDs of ../shared/crds; tests/test_catalog.py fails when it is stale.
+catalog: $(STAMP)
+	$(BIN)/python -m kubetrain.kube.catalog.generate
 
 lint: $(TEST_STAMP)
 	$(BIN)/ruff check .

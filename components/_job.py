@@ -63,7 +63,12 @@ def expand(kind: type[JobDocument], args: Mapping[str, Any], where: str) -> Expa
     """Validate ``args`` (``metadata``, the kind's body such as ``spec``, optional ``settings``)
     as a ``kind`` job document and build it for Pulumi. ``where`` names the component in
     problems (``TFJob ml-dev/mnist: spec.tfReplicaSpecs...``)."""
+    if not isinstance(args, Mapping):
+        raise InputError([Problem(where, None, (), "the arguments must be a mapping")])
     plain = _plain(dict(args), (), where)
+    for part in ("settings", "runtime"):
+        if plain.get(part) is not None and not isinstance(plain[part], dict):
+            raise InputError([Problem(where, None, (part,), "must be a mapping")])
     key = (f"{kind.API_VERSION} {kind.KIND}", json.dumps(plain, sort_keys=True))
     cached = _CACHE.get(key)
     if cached is not None:

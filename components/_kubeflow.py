@@ -76,7 +76,7 @@ class KubeflowJobComponent(pulumi.ComponentResource):
         assert isinstance(document, self._DOCUMENT)
         training = self._EXPANSION(document, expansion.ctx)
         hosts = [
-            training.service_host(rs.pod_name(i))
+            training.service_host(rs.rtype, i)
             for rs in training.replicas
             for i in range(rs.spec.replicas)
         ]

@@ -13,7 +13,7 @@ resource, a child of the component that asked for it.
 - ``parent`` is the component, so the component's provider(s), ``protect`` and transforms reach
   every object (Pulumi applies a parent's transforms to its children). A component's
   ``depends_on`` is passed to every object too, and an object depends on the prerequisites
-  (ServiceAccounts, Secrets, Roles, CRDs..., see :data:`PREREQUISITE_KINDS`) registered with it.
+  (ServiceAccounts, Secrets, Roles, CRDs..., see :func:`is_prerequisite`) registered with it.
 - Credential markers become secret outputs (:mod:`components._secrets`).
 - Objects no engine may delete (kubetrain's CRDs and Namespaces, and claims unless
   ``kubetrain:pruneData``: :func:`kubetrain.builders.lifecycle.is_retained`) are
@@ -53,17 +53,16 @@ import pulumi_kubernetes as k8s
 
 from kubetrain.builders.lifecycle import is_retained
 from kubetrain.builders.meta import plain_copy
-from kubetrain.builders.order import KIND_ORDER, sort_key
+from kubetrain.builders.order import installs_before, sort_key
+from kubetrain.kube import catalog
 from kubetrain.kube.engines import replace_on_changes
-from kubetrain.kube.schemas import CLUSTER_SCOPED_KINDS
 
 from ._secrets import Credentials, find_markers
 
 __all__ = [
-    "PREREQUISITE_KINDS",
-    "TYPED_KINDS",
     "Identity",
     "identity",
+    "is_prerequisite",
     "prerequisites_of",
     "pulumi_name",
     "register",
@@ -72,33 +71,14 @@ __all__ = [
 
 Manifest = dict[str, Any]
 Identity = tuple[str, str, str, str]
+SERVICE = ("", "Service")
 
-#: Kubernetes' own kinds, registered as their typed pulumi_kubernetes class.
-TYPED_KINDS: dict[tuple[str, str], type[pulumi.CustomResource]] = {
-    ("v1", "Namespace"): k8s.core.v1.Namespace,
-    ("v1", "ServiceAccount"): k8s.core.v1.ServiceAccount,
-    ("v1", "Secret"): k8s.core.v1.Secret,
-    ("v1", "ConfigMap"): k8s.core.v1.ConfigMap,
-    ("v1", "PersistentVolumeClaim"): k8s.core.v1.PersistentVolumeClaim,
-    ("v1", "Service"): k8s.core.v1.Service,
-    ("v1", "Pod"): k8s.core.v1.Pod,
-    ("rbac.authorization.k8s.io/v1", "Role"): k8s.rbac.v1.Role,
-    ("rbac.authorization.k8s.io/v1", "RoleBinding"): k8s.rbac.v1.RoleBinding,
-    ("rbac.authorization.k8s.io/v1", "ClusterRole"): k8s.rbac.v1.ClusterRole,
-    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): k8s.rbac.v1.ClusterRoleBinding,
-    ("apps/v1", "ReplicaSet"): k8s.apps.v1.ReplicaSet,
-    ("apps/v1", "Deployment"): k8s.apps.v1.Deployment,
-    ("apps/v1", "StatefulSet"): k8s.apps.v1.StatefulSet,
-    ("batch/v1", "Job"): k8s.batch.v1.Job,
-    ("apiextensions.k8s.io/v1", "CustomResourceDefinition"): (
-        k8s.apiextensions.v1.CustomResourceDefinition
-    ),
-    ("scheduling.k8s.io/v1", "PriorityClass"): k8s.scheduling.v1.PriorityClass,
-}
 
-#: Kinds other objects need to exist first (everything the install order puts before Service):
-#: a Pod is rejected while its ServiceAccount is missing, a custom resource while its CRD is.
-PREREQUISITE_KINDS = frozenset(KIND_ORDER[: KIND_ORDER.index("Service")])
+def is_prerequisite(obj: Manifest) -> bool:
+    """Whether other objects need ``obj`` to exist first (every kind the install order puts
+    before Service): a Pod is rejected while its ServiceAccount is missing, a custom resource
+    while its CRD is."""
+    return installs_before(obj, SERVICE)
 
 
 def identity(obj: Manifest) -> Identity:
@@ -111,20 +91,18 @@ def pulumi_name(obj: Manifest) -> str:
     """The Pulumi resource name of a manifest: ``<namespace>/<name>`` or ``<name>``."""
     meta = obj["metadata"]
     namespace = meta.get("namespace")
-    if namespace and obj["kind"] not in CLUSTER_SCOPED_KINDS:
+    if namespace and catalog.of(obj).scope is not catalog.Scope.CLUSTER:
         return f"{namespace}/{meta['name']}"
     return str(meta["name"])
 
 
 def resource_class(api_version: str, kind: str) -> type[pulumi.CustomResource]:
     """The pulumi_kubernetes class a manifest is registered as: its typed class for a kind
-    Kubernetes serves itself (a plain manifest may be any: ``storage.k8s.io/v1 StorageClass``
-    is ``k8s.storage.v1.StorageClass``), else ``apiextensions.CustomResource``."""
-    typed = TYPED_KINDS.get((api_version, kind))
-    if typed is not None:
-        return typed
+    Kubernetes serves itself (:attr:`kubetrain.kube.catalog.Kind.builtin`; a plain manifest
+    may be any: ``storage.k8s.io/v1 StorageClass`` is ``k8s.storage.v1.StorageClass``), else
+    ``apiextensions.CustomResource``."""
     group, _, version = api_version.rpartition("/")
-    if group == "" or group.endswith(".k8s.io") or "." not in group:
+    if catalog.lookup((group, kind)).builtin:
         module = "core" if not group else group.split(".")[0]
         found = getattr(getattr(getattr(k8s, module, None), version, None), kind, None)
         if isinstance(found, type) and issubclass(found, pulumi.CustomResource):
@@ -235,11 +213,15 @@ def register(
             opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=depends_on))
         resource = _create(credentials.resolve(obj), opts)
         registered[key] = resource
-        if obj["kind"] in PREREQUISITE_KINDS:
+        if is_prerequisite(obj):
             prerequisites.append(resource)
     return registered
 
 
 def prerequisites_of(registered: Mapping[Identity, pulumi.Resource]) -> Sequence[pulumi.Resource]:
     """The registered objects other objects must wait for."""
-    return [r for key, r in registered.items() if key[1] in PREREQUISITE_KINDS]
+    return [
+        r
+        for (api_version, kind, _, _), r in registered.items()
+        if is_prerequisite({"apiVersion": api_version, "kind": kind})
+    ]

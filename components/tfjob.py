@@ -99,7 +99,7 @@ class TFJob(pulumi.ComponentResource):
                     f"{name}-{rs.type_label}", child_args, child_opts, exclude=exclude
                 )
         hosts = [
-            training.service_host(rs.pod_name(i))
+            training.service_host(rs.rtype, i)
             for rs in training.replicas
             for i in range(rs.spec.replicas)
         ]

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from .builders import Built, build_stack
 from .builders.crd import kubeconform_schema, openapi_schema, owned_crds
@@ -26,8 +26,6 @@ from .builders.delivery import ClusterBuild, delivery_name, delivery_objects, en
 from .builders.lifecycle import is_prerequisite
 from .builders.namespaces import pod_security_labels
 from .builders.registry import document_path
-from .convert.run import ConvertResult, plan_conversion
-from .convert.run import Mode as ConvertMode
 from .kube.names import DNS1123_LABEL, DNS1123_SUBDOMAIN
 from .kube.schemas import builtin_kinds, split_api_version
 from .models import CheckFailed, InputError, Problem, Stack, discover_stacks, load_stack
@@ -80,6 +78,10 @@ from .validate import (
 )
 from .validate.kubeconform import find_kubeconform, merge_results, run_kubeconform
 
+if TYPE_CHECKING:  # imported where used: no render or validate needs kubetrain convert
+    from .convert.run import ConvertResult
+    from .convert.run import Mode as ConvertMode
+
 __all__ = [
     "JOB_SCHEMA_FILE",
     "SCHEMA_MARK",
@@ -98,6 +100,7 @@ __all__ = [
     "prepare",
     "render",
     "render_stream",
+    "render_stream_documents",
     "schema_files",
     "validate_paths",
     "write_schemas",
@@ -540,7 +543,8 @@ def _check(
     not laid out here: ``then(planned)`` is called first (render starts a process that lays the
     files out and writes them, beside the checks)."""
     items = _items(planned)
-    settings = CheckSettings.from_stack(planned.stack.settings)
+    # Built from documents the credential rule passed at load: not walked for it again.
+    settings = CheckSettings.from_stack(planned.stack.settings, inputs_checked=True)
 
     def each() -> None:
         progress.phase(f"checking {planned.stack.name}", len(items))
@@ -561,7 +565,9 @@ def _check(
 
 def _relocate(planned: Planned) -> None:
     """Locate each finding on an object built from a job at the field of the job document (or
-    of the patch) the user wrote it in, where the object copies it from a pod template."""
+    of the patch) the user wrote it in, where the object copies it from a pod template; and
+    each finding on a plain manifest at its own field (the object is the manifest: its paths
+    are the document's)."""
     for result, built in zip(planned.report.results, planned.built, strict=False):
         loaded = built.job
         if not result.findings or (loaded is None and built.manifest is None):
@@ -877,6 +883,24 @@ def render_stream(
     """``render --stdout``: every object of the stacks as one multi-document YAML stream, each
     document headed by its file's comment, in the order of the rendered files (nothing is
     written; GitOps delivery objects and kustomizations are left out)."""
+    documents = render_stream_documents(
+        project, names, config, strict=strict, warnings=warnings, progress=progress
+    )
+    return "".join(f"---\n{text}" for text in documents)
+
+
+def render_stream_documents(
+    project: Project,
+    names: Sequence[str] = (),
+    config: Path | None = None,
+    *,
+    strict: bool = False,
+    warnings: list[str] | None = None,
+    progress: Progress = SILENT,
+) -> list[str]:
+    """:func:`render_stream`'s documents (each without its ``---`` line), every check passed:
+    the texts the files were laid out as, not copied into one string (the CLI writes them one
+    by one, so the stream of 60,000 objects is never held twice, or encoded as a whole)."""
     files = _selected(project, names, config)
     progress.phase(f"loading {len(files)} stack file{'s' if len(files) != 1 else ''}")
     stacks = load_stacks(files, project, partial=True)
@@ -886,12 +910,19 @@ def render_stream(
         _check(p, progress)
     flag_shared_duplicates([p.report for p in plans])
     _checked(plans, strict, warnings)
-    return "".join(
-        f"---\n{text}"
-        for p in plans
-        for path, text in p.files.items()
-        if path.rpartition("/")[2] != KUSTOMIZATION
-    )
+    return _stream_documents(plans)
+
+
+def _stream_documents(plans: Sequence[Planned]) -> list[str]:
+    """Every rendered file's text but the kustomizations, in the order of the files; each
+    plan's files are let go once listed (the built objects stay for nothing else)."""
+    documents: list[str] = []
+    for p in plans:
+        documents += [
+            text for path, text in p.files.items() if path.rpartition("/")[2] != KUSTOMIZATION
+        ]
+        p.files = {}
+    return documents
 
 
 @dataclass(frozen=True)
@@ -996,8 +1027,11 @@ def plan(
 def _plan_folders(
     name: str, folders: list[Path], after: list[tuple[dict[str, Any], str]]
 ) -> EnvironmentPlan:
-    before = [item for folder in folders for item in read_rendered(folder)]
-    return plan_environment(name, [display_path(f) for f in folders], before, after)
+    unreadable: list[str] = []
+    before = [item for folder in folders for item in read_rendered(folder, unreadable)]
+    plan = plan_environment(name, [display_path(f) for f in folders], before, after)
+    plan.notes[:0] = unreadable
+    return plan
 
 
 def _stale_folders(project: Project, stacks: Sequence[Stack]) -> list[Path]:
@@ -1209,6 +1243,8 @@ def convert(
     ``write`` writes the files beside their sources, ``in-place`` replaces the job files, and
     neither ever writes over a file that exists; ``stdout`` and ``compare`` write nothing."""
     stack_file = project.stack_files([stack])[0] if stack is not None else None
+    from .convert.run import plan_conversion
+
     result = plan_conversion(
         project.root, stack_file, files, jobs, mode=mode, skip_refused=skip_refused
     )

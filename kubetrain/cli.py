@@ -13,25 +13,26 @@ import dataclasses
 import gc
 import json
 import os
+import signal
 import sys
 import time
 from collections.abc import Callable, Iterator
 from functools import wraps
 from pathlib import Path
-from typing import IO, Any, NoReturn, TypeVar, cast
+from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar, cast
 
 import click
 
 from . import __version__, app
-from .convert.compare import format_comparison
-from .convert.run import Mode as ConvertMode
-from .convert.run import convert_json
 from .kube.schemas import parse_version
 from .models import CheckFailed, InputError, declarations
 from .models.errors import printable
 from .models.source import display_path
 from .plan import format_kubectl, format_text, to_json
 from .validate import DEFAULT_VERSION, format_report
+
+if TYPE_CHECKING:  # imported where used: only kubetrain convert needs them
+    from .convert.run import Mode as ConvertMode
 
 __all__ = ["main", "run", "tune_gc"]
 
@@ -53,6 +54,37 @@ def _echo(text: str, *, err: bool = False, nl: bool = True) -> None:
             os.close(devnull)
         except (OSError, ValueError, AttributeError):
             pass
+
+
+#: Bytes of the stream written at once by :func:`_write_documents`.
+_STREAM_CHUNK = 1 << 20
+
+
+def _write_documents(documents: list[str]) -> None:
+    """``render --stdout``'s stream: each document after a ``---`` line, in UTF-8, written a
+    megabyte at a time and let go as written (the stream of 60,000 objects, some 100 MB, is
+    never joined into one string nor encoded as a whole). A closed stdout drops the rest, as
+    :func:`_echo` does."""
+    pending: list[bytes] = []
+    size = 0
+    try:
+        sys.stdout.flush()
+        out = sys.stdout.buffer
+        for i, text in enumerate(documents):
+            data = text.encode()
+            documents[i] = ""
+            pending += (b"---\n", data)
+            size += len(data) + 4
+            if size >= _STREAM_CHUNK:
+                out.write(b"".join(pending))
+                pending, size = [], 0
+        out.write(b"".join(pending))
+        out.flush()
+    except OSError:  # EPIPE, EBADF: nobody reads; the rest (and the flush at exit) goes nowhere
+        with contextlib.suppress(OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, out.fileno())
+            os.close(devnull)
 
 
 def _errors_to_exit_codes(fn: F) -> F:
@@ -261,11 +293,11 @@ def render(
         if out is not None:
             raise InputError.single("--stdout", "give either --stdout or --out, not both")
         with _progress() as progress:
-            stream = app.render_stream(
+            documents = app.render_stream_documents(
                 project, stacks, config, strict=strict, warnings=warnings, progress=progress
             )
         _echo_warnings(warnings)
-        _echo(stream, nl=False)
+        _write_documents(documents)
         return
     with _progress() as progress:
         changes = app.render(
@@ -562,11 +594,15 @@ def convert(
     result = app.convert(project, files, stack, jobs, mode=mode, skip_refused=skip_refused)
     refusals = [dataclasses.replace(p, severity="warning") for p in result.problems]
     if output == "json":
+        from .convert.run import convert_json
+
         _echo(json.dumps(convert_json(result, mode), indent=2, sort_keys=True))
         return
     # The comparison shows the notes itself; refusals skipped are warnings.
     _echo_warnings([str(w) for w in [*refusals, *([] if compare else result.warnings)]])
     if mode == "compare":
+        from .convert.compare import format_comparison
+
         _echo(format_comparison(result.comparisons), nl=False)
         return
     if mode == "stdout":
@@ -722,12 +758,20 @@ def run(args: list[str] | None = None) -> NoReturn:
     validators, caches) object by object before it ends, which took a twentieth of a render or
     validate of 10,000 objects; kubetrain registers nothing to run at exit, and its files are
     all written and closed by then."""
-    tune_gc()
     try:
+        tune_gc()
         main(args)
         code: object = 0
     except SystemExit as exc:
-        code = exc.code
+        code = exc.code if exc.code is not None else 0
+    except KeyboardInterrupt:  # before the command's own handler is reached (click's parsing)
+        code = None
+    # The command is over: a Ctrl-C now ends the process at once (exit 130), no traceback.
+    with contextlib.suppress(ValueError, OSError):
+        signal.signal(signal.SIGINT, lambda *_: os._exit(EXIT_INTERRUPTED))
+    if code is None:
+        _echo("kubetrain: interrupted", err=True)
+        code = EXIT_INTERRUPTED
     if code is not None and not isinstance(code, int):  # as sys.exit("message") does
         _echo(str(code), err=True)
         code = 1

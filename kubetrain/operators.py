@@ -33,25 +33,12 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from .kube import catalog
+
 __all__ = ["operator_edit_notes", "queued_jobs_note"]
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-#: Custom resources whose operator creates the pods (kind -> key of the replica specs).
-_REPLICA_KEYS = {
-    "TFJob": "tfReplicaSpecs",
-    "PyTorchJob": "pytorchReplicaSpecs",
-    "XGBoostJob": "xgbReplicaSpecs",
-    "PaddleJob": "paddleReplicaSpecs",
-    "JAXJob": "jaxReplicaSpecs",
-    "MPIJob": "mpiReplicaSpecs",
-}
-#: Where each kind Kueue queues keeps the field Kueue owns.
-SUSPEND_FIELD = {
-    "TrainJob": "spec.suspend",
-    "JobSet": "spec.suspend",
-    "Job": "spec.suspend",
-    **{kind: "spec.runPolicy.suspend" for kind in _REPLICA_KEYS},
-}
+PYTORCHJOB = ("kubeflow.org", "PyTorchJob")
 
 Manifest = Mapping[str, Any]
 
@@ -67,25 +54,26 @@ def operator_edit_notes(
     """What an in-place edit of an operator-mode job (``fields``, as :func:`kubetrain.kube.
     paths.differences` names them) does to its running training (see the module docstring);
     nothing for other objects."""
-    kind = str(after.get("kind", ""))
-    key = _REPLICA_KEYS.get(kind)
-    if key is None or not str(after.get("apiVersion", "")).startswith("kubeflow.org/"):
+    row = catalog.of(after)
+    # Kubeflow's custom resources, whose operator creates the pods of their replica specs.
+    pods = row.pods
+    if row.group != "kubeflow.org" or pods is None or pods.each != "map":
         return []
+    key = pods.items[-1]
     notes = []
     templates = sorted(
         {m[1] for f in fields if (m := re.match(rf"spec\.{key}\.([^.\[]+)\.template\.", f))}
     )
     if templates:
-        operator = "mpi-operator" if kind == "MPIJob" else "training operator"
         notes.append(
-            f"{job}: the {operator} does not update running pods: the new pod template of "
+            f"{job}: the {row.operator} does not update running pods: the new pod template of "
             f"{', '.join(templates)} reaches only pods it creates from now on, so a running "
             "training mixes old and new pods; to run it everywhere, remove the job in one change "
             "and add it back in the next"
         )
     old, new = _replicas(before, key), _replicas(after, key)
     resized = sorted(t for t in set(old) | set(new) if old.get(t) != new.get(t))
-    elastic = kind == "PyTorchJob" and (after.get("spec") or {}).get("elasticPolicy")
+    elastic = row.key == PYTORCHJOB and (after.get("spec") or {}).get("elasticPolicy")
     if resized and not elastic:
         sizes = ", ".join(f"{t} {old.get(t, 0)} -> {new.get(t, 0)}" for t in resized)
         notes.append(
@@ -103,13 +91,19 @@ def operator_edit_notes(
     return notes
 
 
+def _suspended_by_kueue(obj: Manifest) -> bool:
+    """Whether Kueue queues ``obj``'s kind by suspending it (its row's Kueue integration)."""
+    kueue = catalog.of(obj).kueue
+    return kueue is not None and kueue.at is not None
+
+
 def queued_jobs_note(objects: Iterable[tuple[Manifest, str]]) -> str | None:
     """One note naming the jobs whose ``suspend`` kubetrain leaves to Kueue, if any."""
     jobs = sorted(
         {
-            f"{job} ({SUSPEND_FIELD[str(obj.get('kind'))]})"
+            f"{job} ({catalog.of(obj).kueue.suspend_path})"  # type: ignore[union-attr]
             for obj, job in objects
-            if str(obj.get("kind")) in SUSPEND_FIELD
+            if _suspended_by_kueue(obj)
             and QUEUE_LABEL in ((obj.get("metadata") or {}).get("labels") or {})
         }
     )

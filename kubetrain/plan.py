@@ -38,16 +38,20 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .builders.gang import pod_requests
-from .builders.lifecycle import DATA_KINDS, group_kind, is_retained
+from .builders.lifecycle import is_retained
 from .builders.trainjob import runs_of
+from .kube import catalog
+from .kube.catalog import Life
 from .kube.engines import ENGINE_TITLES, ENGINES, Engine, Outcome, outcomes
 from .kube.paths import differences
 from .kube.quantity import Quantity, display_quantity, format_quantity, parse_quantity
+from .models.errors import format_path
 from .models.source import display_path, load_all
 from .operators import operator_edit_notes, queued_jobs_note
 from .quota import QueuePlan, plan_queues
 from .render.tree import generated_for, read_tree
 from .render.yamlout import read_generated
+from .validate.engine import DEFAULT_VERSION, Located, Validator
 from .validate.semantic import pod_templates
 
 __all__ = [
@@ -113,8 +117,14 @@ def _is_job_document(obj: Mapping[str, Any], job: str) -> bool:
     return bool(job) and title == job
 
 
+def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    """An object's metadata, or nothing where a hand edit left something else there."""
+    meta = obj.get("metadata")
+    return meta if isinstance(meta, Mapping) else {}
+
+
 def _key(obj: Mapping[str, Any]) -> Key:
-    meta = obj.get("metadata") or {}
+    meta = _meta(obj)
     return (
         str(obj.get("apiVersion", "")).rpartition("/")[0],
         str(obj.get("kind", "")),
@@ -165,9 +175,12 @@ class Usage:
 
     def add(self, obj: Mapping[str, Any]) -> None:
         for run in runs_of(obj):  # a TrainJob: what its JobSet will run
-            count = int(run.get("pods", 0))
+            count = run.get("pods", 0)
+            if type(count) is not int or count < 0:
+                continue  # a hand edit: runs_of's annotation says what the builder wrote
             self.pods += count
-            for name, value in (run.get("requests") or {}).items():
+            requests = run.get("requests")
+            for name, value in (requests if isinstance(requests, dict) else {}).items():
                 try:
                     q = parse_quantity(value)
                 except ValueError:
@@ -209,7 +222,7 @@ class Totals:
         for obj, job in objects:
             if not pod_templates(obj) and not runs_of(obj):
                 continue
-            namespace = str((obj.get("metadata") or {}).get("namespace") or "")
+            namespace = str(_meta(obj).get("namespace") or "")
             for usage in (
                 totals.all,
                 totals.namespaces.setdefault(namespace, Usage()),
@@ -226,9 +239,8 @@ class Totals:
         }
 
 
-#: Kinds of the training operator v1 and the MPI Operator, whose jobs move to TrainJobs.
-V1_KINDS = frozenset({"TFJob", "PyTorchJob", "XGBoostJob", "JAXJob", "PaddleJob", "MPIJob"})
-TRAINJOB = "TrainJob"
+TRAINJOB_KEY = ("trainer.kubeflow.org", "TrainJob")
+TRAINJOB = TRAINJOB_KEY[1]
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
 
@@ -312,7 +324,9 @@ def _migrations(
     out = []
     for job in sorted(old_jobs - new_jobs):
         kind, name = _title_kind(job)
-        if kind not in V1_KINDS or name not in arriving:
+        # Kinds of the training operator v1 and the MPI Operator: their jobs move to TrainJobs.
+        moves = any(row.successor == TRAINJOB_KEY for row in catalog.named(kind))
+        if not moves or name not in arriving:
             continue
         target = arriving[name]
         migration = Migration(
@@ -458,7 +472,7 @@ def plan_environment(
             obj, job = old[key]
             runs = _runs_pods(obj, job)
             reason = ""
-            if group_kind(obj) in DATA_KINDS:
+            if catalog.of(obj).life & Life.DATA:
                 reason = (_kept_data if is_retained(obj) else _lost_data)(kind, namespace, obj_name)
             elif is_retained(obj):
                 reason = KEPT
@@ -580,7 +594,11 @@ def _notes(
             "kubectl) delete the old ones first. To avoid it under every engine, remove the job "
             "in one change and add it back in the next."
         )
-    claims = {(c.kind, c.name): c for c in changes if c.action == "delete" and c.kind in _DATA}
+    claims = {
+        (c.kind, c.name): c
+        for c in changes
+        if c.action == "delete" and catalog.of(old[_key_of(c, old)][0]).life & Life.DATA
+    }
     for c in changes:
         moved = claims.get((c.kind, c.name))
         if c.action == "add" and moved is not None and moved.namespace != c.namespace:
@@ -607,9 +625,6 @@ def _flux_blocked(changes: Sequence[Change]) -> list[str]:
     ]
 
 
-_DATA = frozenset(kind for _, kind in DATA_KINDS)
-
-
 def _key_of(change: Change, objects: Mapping[Key, Sourced]) -> Key:
     """The key of ``change``'s object among ``objects`` (its group from there)."""
     for key in objects:
@@ -618,22 +633,56 @@ def _key_of(change: Change, objects: Mapping[Key, Sourced]) -> Key:
     raise KeyError(change.title)
 
 
-def read_rendered(folder: Path) -> list[Sourced]:
+def read_rendered(folder: Path, unreadable: list[str] | None = None) -> list[Sourced]:
     """Every object kubetrain rendered into ``folder`` (nothing when it does not exist), with
     the job its header names. Kustomize's own files and files kubetrain did not write are not
-    objects of the environment."""
+    objects of the environment.
+
+    A hand-edited file cannot crash the plan: it is read as every input is
+    (models/source.py), and an object its schema refuses (metadata that is not a mapping,
+    annotations or containers of the wrong type) cannot be what was applied, so it is left out,
+    with a line in ``unreadable`` saying where and what (the stack's object then shows as
+    added)."""
     out: list[Sourced] = []
+    checker = Validator(ignore_missing_schemas=True)
     for path, text in read_tree(folder).items():
         job = generated_for(text)
         if job is None or not path.endswith((".yaml", ".yml")):
             continue
-        # As every input is read (models/source.py): a hand-edited file cannot crash the plan.
-        for obj in load_all(text, display_path(folder / path), fast=read_generated):
-            if isinstance(obj, dict) and not str(obj.get("apiVersion", "")).startswith(
+        shown = display_path(folder / path)
+        version = _header_version(text)
+        for i, obj in enumerate(load_all(text, shown, fast=read_generated)):
+            if not isinstance(obj, dict) or str(obj.get("apiVersion", "")).startswith(
                 "kustomize.config.k8s.io/"
             ):
-                out.append((obj, job))
+                continue
+            result = checker.shape(Located(obj, shown, i), version)
+            refused = [f for f in result.findings if f.severity == "error"]
+            if refused:
+                if unreadable is not None:
+                    first = refused[0]
+                    where = f" {format_path(first.path)}:" if first.path else ""
+                    unreadable.append(
+                        f"{shown}:{where} {first.message}: not what kubetrain wrote (edited by "
+                        "hand?); left out of the plan, as it cannot be what was applied"
+                    )
+                continue
+            out.append((obj, job))
     return out
+
+
+def _header_version(text: str) -> tuple[int, int]:
+    """The Kubernetes version a rendered file's header names (its objects were validated for
+    it), else kubetrain's default."""
+    for line in text.splitlines()[:3]:
+        if line.startswith(_VERSION_HEADER):
+            major, _, minor = line.removeprefix(_VERSION_HEADER).strip().partition(".")
+            if major.isdigit() and minor.isdigit() and len(major + minor) < 6:
+                return int(major), int(minor)
+    return DEFAULT_VERSION
+
+
+_VERSION_HEADER = "# kubernetes-version:"
 
 
 # --- output -----------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from .kube import catalog
 from .kube.quantity import Quantity, display_quantity, parse_quantity
 
 __all__ = ["QUEUE_LABEL", "QueuePlan", "plan_queues"]
@@ -37,23 +38,8 @@ POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
 KUEUE_GROUP = "kueue.x-k8s.io"
 #: The controller of MultiKueue's AdmissionCheck (Kueue v0.19.2 MultiKueueControllerName).
 MULTIKUEUE = "kueue.x-k8s.io/multikueue"
-#: Kinds Kueue admits as one workload each when they carry the queue label.
-_WORKLOAD_KINDS = frozenset(
-    {
-        "Job",
-        "JobSet",
-        "TFJob",
-        "PyTorchJob",
-        "XGBoostJob",
-        "PaddleJob",
-        "JAXJob",
-        "MPIJob",
-        "TrainJob",
-        "RayJob",
-    }
-)
-
 Manifest = Mapping[str, Any]
+POD = ("", "Pod")
 
 
 @dataclass
@@ -142,25 +128,36 @@ class _Queue:
     ]
 
 
+def _fields(value: Any) -> Mapping[str, Any]:
+    """``value`` if it is a mapping, else none: the objects here may come from a hand-edited
+    ``rendered/`` tree (``kubetrain plan``'s before), where any field may hold anything."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def _items(value: Any) -> list[Any]:
+    """``value`` if it is a list, else no items (see :func:`_fields`)."""
+    return value if isinstance(value, list) else []
+
+
 def _queues(objects: Iterable[Manifest]) -> tuple[dict[tuple[str, str], str], dict[str, _Queue]]:
     local: dict[tuple[str, str], str] = {}
     cluster: dict[str, _Queue] = {}
     for obj in objects:
         if not str(obj.get("apiVersion", "")).startswith(KUEUE_GROUP + "/"):
             continue
-        meta = obj.get("metadata") or {}
-        spec = obj.get("spec") or {}
+        meta = _fields(obj.get("metadata"))
+        spec = _fields(obj.get("spec"))
         if obj.get("kind") == "LocalQueue" and spec.get("clusterQueue"):
             local[(str(meta.get("namespace") or ""), str(meta.get("name")))] = str(
                 spec["clusterQueue"]
             )
         elif obj.get("kind") == "ClusterQueue":
             groups = []
-            for group in spec.get("resourceGroups") or []:
+            for group in map(_fields, _items(spec.get("resourceGroups"))):
                 flavors = []
-                for flavor in group.get("flavors") or []:
+                for flavor in map(_fields, _items(group.get("flavors"))):
                     quotas = {}
-                    for r in flavor.get("resources") or []:
+                    for r in map(_fields, _items(flavor.get("resources"))):
                         nominal = _quantity(r.get("nominalQuota"))
                         if nominal is None:
                             continue
@@ -170,8 +167,10 @@ def _queues(objects: Iterable[Manifest]) -> tuple[dict[tuple[str, str], str], di
                             _quantity(r["lendingLimit"]) if "lendingLimit" in r else None,
                         )
                     flavors.append((str(flavor.get("name")), quotas))
-                groups.append(([str(c) for c in group.get("coveredResources") or []], flavors))
+                covered = [str(c) for c in _items(group.get("coveredResources"))]
+                groups.append((covered, flavors))
             cohort = spec.get("cohortName") or spec.get("cohort")
+            cohort = str(cohort) if cohort else None
             cluster[str(meta.get("name"))] = _Queue(str(meta.get("name")), cohort, groups)
     return local, cluster
 
@@ -181,29 +180,32 @@ def _multikueue_workers(objects: Iterable[Manifest]) -> dict[str, list[str]]:
     checks (``admissionChecksStrategy``, v1beta1 ``admissionChecks``) whose AdmissionCheck's
     controller is ``kueue.x-k8s.io/multikueue``, through the MultiKueueConfig it names."""
     objs = [o for o in objects if str(o.get("apiVersion", "")).startswith(KUEUE_GROUP + "/")]
+
+    def name(o: Manifest) -> str:
+        return str(_fields(o.get("metadata")).get("name"))
+
     configs = {
-        str(o["metadata"]["name"]): [str(c) for c in (o.get("spec") or {}).get("clusters") or []]
+        name(o): [str(c) for c in _items(_fields(o.get("spec")).get("clusters"))]
         for o in objs
         if o.get("kind") == "MultiKueueConfig"
     }
     checks = {}
     for o in objs:
-        spec = o.get("spec") or {}
-        parameters = spec.get("parameters") or {}
+        spec = _fields(o.get("spec"))
+        parameters = _fields(spec.get("parameters"))
         if o.get("kind") == "AdmissionCheck" and spec.get("controllerName") == MULTIKUEUE:
-            checks[str(o["metadata"]["name"])] = configs.get(str(parameters.get("name")), [])
+            checks[name(o)] = configs.get(str(parameters.get("name")), [])
     out: dict[str, list[str]] = {}
     for o in objs:
         if o.get("kind") != "ClusterQueue":
             continue
-        spec = o.get("spec") or {}
-        named = [
-            str(c.get("name"))
-            for c in (spec.get("admissionChecksStrategy") or {}).get("admissionChecks") or []
-        ] + [str(c) for c in spec.get("admissionChecks") or []]
-        found = [w for name in named for w in checks.get(name, [])]
+        spec = _fields(o.get("spec"))
+        strategy = _fields(spec.get("admissionChecksStrategy"))
+        named = [str(_fields(c).get("name")) for c in _items(strategy.get("admissionChecks"))]
+        named += [str(c) for c in _items(spec.get("admissionChecks"))]
+        found = [w for check in named for w in checks.get(check, [])]
         if found:
-            out[str(o["metadata"]["name"])] = found
+            out[name(o)] = found
     return out
 
 
@@ -235,17 +237,19 @@ def plan_queues(
     named: dict[str, tuple[str, str]] = {}
     workloads: dict[str, set[str]] = {}
     for obj, job in objects:
-        meta = obj.get("metadata") or {}
-        labels = meta.get("labels") or {}
+        meta = _fields(obj.get("metadata"))
+        labels = _fields(meta.get("labels"))
         queue = labels.get(QUEUE_LABEL)
         if queue is None:
             continue
         named.setdefault(job, (str(meta.get("namespace") or ""), str(queue)))
-        if obj.get("kind") == "Pod":
+        row = catalog.of(obj)
+        if row.key == POD:
             workloads.setdefault(job, set()).add(
                 f"pod group {labels.get(POD_GROUP_LABEL, meta.get('name'))}"
             )
-        elif obj.get("kind") in _WORKLOAD_KINDS:
+        elif row.kueue is not None and row.kueue.workload:
+            # Kinds Kueue admits as one workload each when they carry the queue label.
             workloads.setdefault(job, set()).add(f"{obj.get('kind')} {meta.get('name')}")
     uses: dict[tuple[str, str], FlavorUse] = {}
     workers = _multikueue_workers(o for o, _ in objects)

@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, settings
 
 from kubetrain.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
+
+# Property tests judge results, never speed: no per-example deadline (hypothesis' default of
+# 200 ms fails an example that a loaded machine ran slowly) and no health check of how long
+# generating data took. Loaded here, before any test module builds its own settings on it.
+settings.register_profile("kubetrain", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("kubetrain")
 #: Upstream files the project is given beside the repository (never copied into it): JSON
 #: schemas of third-party kinds, real CRDs and the API-server corpus. Always there in CI.
 SHARED = REPO.parent / "shared"
@@ -119,3 +126,11 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     for table in _AGREEMENT:
         terminalreporter.write_sep("-", "kubetrain validate against kube-apiserver")
         terminalreporter.write_line(table)
+
+
+@pytest.fixture(scope="session")
+def monkeypatch_session() -> Iterator[pytest.MonkeyPatch]:
+    """A monkeypatch for hypothesis tests (function-scoped fixtures are not reset between the
+    examples of one test): use ``with monkeypatch_session.context() as patch``."""
+    with pytest.MonkeyPatch.context() as patch:
+        yield patch

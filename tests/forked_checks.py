@@ -90,9 +90,10 @@ def forks(monkeypatch: pytest.MonkeyPatch) -> Forks:
         return ok, value
 
     def take(fn: Callable[..., Any], slices: Any, queue: int, done: Any = None) -> Any:
-        if os.getpid() == parent and forked:  # until a child has taken a slice (at most 10 s)
-            deadline = time.monotonic() + 10
-            while _left(queue) >= len(slices) and time.monotonic() < deadline:
+        # Until a child has taken a slice, or every child has ended (one that failed takes
+        # none): no wall clock, so a loaded machine, slow to run the children, only waits.
+        if os.getpid() == parent and forked:
+            while _left(queue) >= len(slices) and any(_running(pid) for pid in forked):
                 time.sleep(0.001)
         return real_take(fn, slices, queue, done)
 
@@ -100,6 +101,15 @@ def forks(monkeypatch: pytest.MonkeyPatch) -> Forks:
     monkeypatch.setattr(parallel.Forked, "result", result)
     monkeypatch.setattr(parallel, "_take", take)
     return forked
+
+
+def _running(pid: int) -> bool:
+    """Whether a child still runs (neither gone nor a zombie), from ``/proc/<pid>/stat``."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[:1] not in (["Z"], ["X"])
 
 
 def _left(queue: int) -> int:

@@ -99,4 +99,4 @@ def corpus_records(name: str, corpus: str = "apiserver-corpus") -> tuple[dict[st
 
 
 #: The corpora of objects labelled by a real kube-apiserver v1.36.2.
-CORPORA = ("apiserver-corpus", "apiserver-corpus-r3")
+CORPORA = ("apiserver-corpus", "apiserver-corpus-r3", "apiserver-corpus-r4")

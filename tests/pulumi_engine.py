@@ -38,9 +38,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubetrain.kube import catalog
 from kubetrain.kube.engines import (
     _METADATA_FORCE_NEW,
-    PULUMI_FORCE_NEW,
     _contains,
     _display,
     _force_new_matches,
@@ -134,7 +134,7 @@ def _annotations(obj: Mapping[str, Any]) -> Mapping[str, str]:
 def provider_replacement(old: Resource, new: Resource) -> str | None:
     """The field the provider's diff replaces on (``None``: no replacement it asks for)."""
     kind = (str(new.inputs["apiVersion"]).rpartition("/")[0], str(new.inputs["kind"]))
-    force_new = _METADATA_FORCE_NEW + (() if new.patch else PULUMI_FORCE_NEW.get(kind, ()))
+    force_new = _METADATA_FORCE_NEW + (() if new.patch else catalog.lookup(kind).pulumi_force_new)
     for path, value in pulumi_changes(old.inputs, new.inputs):
         if any(_force_new_matches(p, path, value) for p in force_new):
             return _display(path)

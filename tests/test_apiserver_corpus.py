@@ -1,6 +1,6 @@
-"""kubetrain validate against a real kube-apiserver: every create case of the two corpora of
-objects labelled by kube-apiserver v1.36.2 (``../shared/apiserver-corpus/create.jsonl`` and
-``../shared/apiserver-corpus-r3/create.jsonl``) goes through the same code as ``kubetrain
+"""kubetrain validate against a real kube-apiserver: every create case of the three corpora of
+objects labelled by kube-apiserver v1.36.2 (``../shared/apiserver-corpus/create.jsonl``,
+``../shared/apiserver-corpus-r3/create.jsonl`` and ``../shared/apiserver-corpus-r4/create.jsonl``) goes through the same code as ``kubetrain
 validate`` (schemas, the API server's own checks, operators' webhooks, then the rules), in
 process.
 
@@ -28,6 +28,7 @@ from functools import cache
 from typing import Any
 
 import pytest
+from apiserver_oracle import tolerance
 
 from kubetrain.models.errors import format_path
 from kubetrain.validate import CheckSettings, Located, Validator, check_objects
@@ -36,7 +37,8 @@ from conftest import REPO
 
 SHARED = REPO.parent / "shared"
 #: Each corpus: its folder, its create cases, and those out of scope ("namespace not found").
-CORPORA = {"apiserver-corpus": (2694, 11), "apiserver-corpus-r3": (1492, 0)}
+CORPORA = {"apiserver-corpus": (2694, 11), "apiserver-corpus-r3": (1492, 0),
+           "apiserver-corpus-r4": (934, 0)}  # fmt: skip
 if not all((SHARED / name / "create.jsonl").is_file() for name in CORPORA):
     pytest.skip("../shared/apiserver-corpus* are absent (../shared is not beside the repository)",
                 allow_module_level=True)  # fmt: skip
@@ -44,9 +46,11 @@ if not all((SHARED / name / "create.jsonl").is_file() for name in CORPORA):
 #: The kube-apiserver version that labelled the corpora.
 VERSION = (1, 36)
 BUILT_IN = {"Pod", "Job", "ReplicaSet", "StatefulSet", "Service", "ServiceAccount", "Role",
-            "RoleBinding", "Secret"}  # fmt: skip
+            "RoleBinding", "Secret", "PriorityClass", "ResourceQuota", "LimitRange",
+            "RuntimeClass"}  # fmt: skip
 CUSTOM = {"TFJob", "TrainingJob", "Learner", "PodGroup", "ExternalSecret", "GitRepository",
-          "Kustomization", "Application", "JobSet", "PyTorchJob"}  # fmt: skip
+          "Kustomization", "Application", "JobSet", "PyTorchJob", "MPIJob", "TrainJob",
+          "ClusterTrainingRuntime", "TrainingRuntime"}  # fmt: skip
 #: Whether the custom resources are held to the server's verdicts too (off: only reported).
 CUSTOM_RESOURCES = True
 JUDGED = BUILT_IN | (CUSTOM if CUSTOM_RESOURCES else set())
@@ -66,6 +70,12 @@ def _server_paths(message: str) -> set[str]:
         if m := _SERVER_PATH.match(line):
             paths.add(re.sub(r"\[([^\]0-9][^\]]*)\]", r".\1", m[1]))
     return paths
+
+
+def _parts(path: str) -> list[Any]:
+    """``spec.template.spec.volumes[0].name`` -> ``["spec", "template", "spec", "volumes", 0,
+    "name"]`` (the server paths of these messages have no dotted keys in brackets)."""
+    return [int(m[2]) if m[2] else m[1] for m in re.finditer(r"([^.\[\]]+)|\[(\d+)\]", path)]
 
 
 def _ours(path: tuple[Any, ...]) -> str:
@@ -94,6 +104,9 @@ class Outcome:
     rules: Counter[str] = field(default_factory=Counter)
     #: Accepted by the server (which ran no webhook), refused by an operator's webhook.
     webhooks: Counter[str] = field(default_factory=Counter)
+    #: Accepted by the server, refused by kubetrain, for a reason tests/apiserver_oracle.py
+    #: tolerates (its TOLERANCES), by name.
+    tolerated: Counter[str] = field(default_factory=Counter)
     missed: list[str] = field(default_factory=list)
     wrongly_refused: list[str] = field(default_factory=list)
     out_of_scope: int = 0
@@ -119,6 +132,8 @@ class Outcome:
             + (", ".join(f"{r} {n}" for r, n in sorted(self.rules.items())) or "none")
             + "; refused by an operator's webhook the server did not run: "
             + (", ".join(f"{r} {n}" for r, n in sorted(self.webhooks.items())) or "none")
+            + "; tolerated differences (tests/apiserver_oracle.py): "
+            + (", ".join(f"{r} {n}" for r, n in sorted(self.tolerated.items())) or "none")
         )
         return "\n".join(lines)
 
@@ -159,11 +174,26 @@ def _outcome(corpus: str) -> Outcome:
                 result.missed.append(f"{what} -- server: {case['message'][:160]}")
             if refused and (server := _server_paths(case["message"])):
                 t.path_checked += 1
-                t.path_named += bool(server & {_ours(f.path) for f in refused})
+                ours = {_ours(f.path) for f in refused}
+                if server & ours:
+                    t.path_named += 1
+                elif tolerance({"disagreement": "other-field", "object": case["object"],
+                                "server": {"paths": [_parts(p) for p in server]},
+                                "kubetrain": {"paths": [list(f.path) for f in refused]}}):  # fmt: skip
+                    # The same field at another index, a tolerated difference (its name).
+                    t.path_named += 1
+                    result.tolerated["claim-volume-order"] += 1
         else:
             t.accepted += 1
             t.passed += not refused
-            if refused and kind in JUDGED:
+            if refused and kind in JUDGED and (
+                known := tolerance(
+                    {"disagreement": "false-reject", "object": case["object"],
+                     "kubetrain": {"paths": [list(f.path) for f in refused]}}
+                )
+            ):  # fmt: skip
+                result.tolerated[known] += 1
+            elif refused and kind in JUDGED:
                 result.wrongly_refused.append(
                     f"{what} -- "
                     + "; ".join(f"{format_path(f.path)}: {f.message}" for f in refused)
@@ -205,7 +235,7 @@ def test_findings_name_the_field_the_server_names(outcome: Outcome) -> None:
     tallies = [*outcome.families.values(), *(outcome.custom.values() if CUSTOM_RESOURCES else ())]
     named = sum(t.path_named for t in tallies)
     checked = sum(t.path_checked for t in tallies)
-    assert checked > 500
+    assert checked > {"apiserver-corpus-r4": 250}.get(outcome.corpus, 500)
     assert named == checked, f"{checked - named} of {checked} refusals name another field"
 
 
@@ -215,7 +245,7 @@ def test_every_base_object_passes(corpus: str) -> None:
     validator = Validator(VERSION)
     refused = []
     lines = (SHARED / corpus / "bases.jsonl").read_text(encoding="utf-8").splitlines()
-    assert len(lines) >= 100
+    assert len(lines) >= {"apiserver-corpus-r4": 25}.get(corpus, 100)
     for line in lines:
         case = json.loads(line)
         result = validator.check(Located(case["object"], case["base"]))

@@ -82,6 +82,62 @@ def test_render_stdout_applies_to_an_empty_cluster_in_order(repo_copy: Path, run
     assert last_namespace < kinds.index("CustomResourceDefinition") < kinds.index("ServiceAccount")
 
 
+class _Sink(io.RawIOBase):
+    """A stdout that counts what it is given and keeps none of it."""
+
+    def __init__(self) -> None:
+        self.written = 0
+        self.digest = __import__("hashlib").sha256()
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:  # type: ignore[override]
+        self.written += len(data)
+        self.digest.update(data)
+        return len(data)
+
+
+def test_the_stream_is_written_in_pieces_never_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``render --stdout`` writes each document after a ``---`` line, in UTF-8, a megabyte at a
+    time: 40 MB of documents are written with a few megabytes more memory, not a joined copy
+    and an encoded copy of the whole stream (at 60,000 objects, some 200 MB)."""
+    import hashlib
+    import tracemalloc
+
+    documents = [
+        f"# f{i}\nkind: ConfigMap\ndata: {{k: 'caf\u00e9 {'x' * 4000}'}}\n" for i in range(10_000)
+    ]
+    expected = hashlib.sha256("".join(f"---\n{d}" for d in documents).encode()).hexdigest()
+    total = sum(len(d.encode()) + 4 for d in documents)
+    sink = _Sink()
+    monkeypatch.setattr("sys.stdout", io.TextIOWrapper(io.BufferedWriter(sink), encoding="ascii"))
+    tracemalloc.start()
+    try:
+        cli._write_documents(documents)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert sink.written == total > 40_000_000
+    assert sink.digest.hexdigest() == expected  # UTF-8 whatever the text stream's encoding
+    assert peak < 4 * cli._STREAM_CHUNK  # a chunk, its join and a document: not the stream
+
+
+def test_a_closed_stdout_drops_the_stream(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """``kubetrain render --stdout | head``: nobody reads the rest, no traceback, and what is
+    written later goes nowhere."""
+    import os
+
+    read, write = os.pipe()
+    os.close(read)
+    stream = io.TextIOWrapper(io.BufferedWriter(io.FileIO(write, "w")))
+    monkeypatch.setattr("sys.stdout", stream)
+    cli._write_documents(["kind: A\n" * 300_000, "kind: B\n"])
+    stream.write("after\n")
+    stream.flush()  # to /dev/null, not EPIPE
+    stream.close()
+
+
 def test_render_stdout_refuses_out(project: Path, run) -> None:
     write(project)
     result = run("render", "--stdout", "--out", "x", cwd=project)

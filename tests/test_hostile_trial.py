@@ -41,7 +41,7 @@ def write_stack(project: Path, config: dict[str, Any]) -> None:
 def test_bytes_that_are_not_utf8_on_stdin_are_the_inputs_finding(run) -> None:
     done = run("validate", "-", input=b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: \xff}\n")
     assert done.exit_code == 1
-    assert "<stdin>: (object): not UTF-8 text (invalid start byte) (yaml)" in done.stdout
+    assert "<stdin>: not UTF-8 text (invalid start byte) (yaml)" in done.stdout
 
 
 def test_stdin_past_the_limit_is_an_input_error_not_a_verdict(run, monkeypatch) -> None:

@@ -3,6 +3,9 @@ ParseNormalizedNamed applies it), and the rules over them."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -92,3 +95,46 @@ def test_any_text_gets_an_answer(text: str) -> None:
     assert isinstance(parsed, ImageReference | str)
     if len(text) > 1024:
         assert isinstance(parsed, str) and "longer than 1024" in parsed
+
+
+# --- the kubelet's own verdicts ---------------------------------------------------------------
+
+ORACLE = Path(__file__).parent / "oracles" / "distribution-reference" / "images.jsonl"
+ORACLE_CASES = [json.loads(line) for line in ORACLE.read_text().splitlines()]
+
+
+def test_the_oracle_holds_digests_of_every_shape() -> None:
+    errors = {c.get("error", "").split(":")[0] for c in ORACLE_CASES}
+    assert {"unsupported digest algorithm", "invalid checksum digest length"} <= errors
+    assert any("@sha512:" in c["image"] and "error" not in c for c in ORACLE_CASES)
+
+
+@pytest.mark.parametrize("case", ORACLE_CASES, ids=[c["image"][:60] for c in ORACLE_CASES])
+def test_parse_image_agrees_with_the_kubelets_parser(case: dict) -> None:
+    """tests/oracles/distribution-reference/images.jsonl: what
+    reference.ParseNormalizedNamed (distribution/reference v0.6.0, go-digest v1.0.0) makes of
+    each reference; kubetrain refuses exactly those, and reads the same tag and digest."""
+    got = parse_image(case["image"])
+    if "error" in case:
+        assert isinstance(got, str), case
+        return
+    assert not isinstance(got, str), (got, case)
+    assert (got.tag, got.digest) == (case.get("tag"), case.get("digest"))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    algorithm=st.sampled_from(["sha256", "sha384", "sha512", "md5", "sha1", "Sha256", "blake3"]),
+    hex_digits=st.text(alphabet="0123456789abcdefABCDEF", min_size=32, max_size=140),
+    tagged=st.booleans(),
+)
+def test_only_a_digest_the_kubelet_can_verify_is_accepted(
+    algorithm: str, hex_digits: str, tagged: bool
+) -> None:
+    """Every digest the grammar admits (an algorithm, 32 or more hex digits) is refused unless
+    it is one the kubelet verifies: sha256, sha384 or sha512, in lower-case hex of exactly that
+    algorithm's length (go-digest v1.0.0 ``Digest.Validate``)."""
+    image = f"registry.example.com/ml/tf{':1' if tagged else ''}@{algorithm}:{hex_digits}"
+    lengths = {"sha256": 64, "sha384": 96, "sha512": 128}
+    verifiable = lengths.get(algorithm) == len(hex_digits) and hex_digits == hex_digits.lower()
+    assert (not isinstance(parse_image(image), str)) == verifiable

@@ -11,11 +11,11 @@ import pytest
 import yaml
 
 import components
+from kubetrain.kube import catalog
 from kubetrain.models import JobDocument, declarations
 from kubetrain.models.editor import job_schema
 from kubetrain.models.kinds import attach_builder, attach_component, declaration, declare
 from kubetrain.models.tfjob import TFJob
-from kubetrain.validate.semantic import POD_TEMPLATE_FINDERS
 
 from conftest import REPO
 
@@ -107,10 +107,13 @@ def test_every_kind_is_covered(where: str, files: Any) -> None:
     assert not missing, f"no {where} uses: {', '.join(missing)}"
 
 
-def test_pod_template_finders_and_schemas_come_from_the_declarations() -> None:
-    with_templates = {d.document.KIND for d in DECLARED if d.replica_specs_key}
-    assert with_templates >= {"TFJob", "PyTorchJob"}
-    assert with_templates <= set(POD_TEMPLATE_FINDERS)
+def test_pod_templates_and_schemas_come_from_the_declarations() -> None:
+    with_templates = [d for d in DECLARED if d.replica_specs_key]
+    assert {d.document.KIND for d in with_templates} >= {"TFJob", "PyTorchJob"}
+    for d in with_templates:
+        row = catalog.lookup(catalog.GroupKind.parse(d.document.API_VERSION, d.document.KIND))
+        assert row.attached["declared"] is d
+        assert row.pods is not None and row.pods.items == ("spec", d.replica_specs_key)
     enum = job_schema((1, 33))["$defs"]["JobDocument"]["properties"]["kind"]["enum"]
     assert set(enum) == {d.document.KIND for d in DECLARED}
 
@@ -123,6 +126,15 @@ def test_a_second_declaration_of_a_kind_is_refused() -> None:
         @declare("again")
         class Again(JobDocument):
             API_VERSION: ClassVar[str] = "kubeflow.org/v1"
+            KIND: ClassVar[str] = "TFJob"
+
+    # One row per (group, kind): another version is refused too, unless it is converted into
+    # the declared one (kubeflow.org/v1alpha1 TFJob, expanded_as TFJob).
+    with pytest.raises(RuntimeError, match=r"job kind TFJob.kubeflow.org declared twice"):
+
+        @declare("again")
+        class AgainV2(JobDocument):
+            API_VERSION: ClassVar[str] = "kubeflow.org/v2"
             KIND: ClassVar[str] = "TFJob"
 
     assert declaration(TFJob).document is TFJob

@@ -35,7 +35,7 @@ def build(tmp_path: Path, doc: dict[str, Any], **config: Any) -> list[dict[str, 
         "kubetrain:namespace": "ml",
         "kubetrain:jobs": [doc],
         # The queue exists in the cluster (a job naming an unknown one is refused: see below).
-        "kubetrain:external": {"localQueues": ["team-a"]},
+        "kubetrain:external": {"localQueues": ["team-a"], "workloadPriorityClasses": ["high"]},
     }
     cfg.update({f"kubetrain:{k}": v for k, v in config.items()})
     return objects(stack_from(tmp_path, cfg))
@@ -78,7 +78,10 @@ def test_each_job_is_labelled_and_the_piecemeal_admission_said(tmp_path: Path, r
         'metadata.labels["kueue.x-k8s.io/queue-name"]: LocalQueue default/team-a is neither '
         "among the stack's manifests nor declared in kubetrain:external.localQueues"
     ) in refused.stderr
-    config["kubetrain:external"] = {"localQueues": ["default/team-a"]}
+    config["kubetrain:external"] = {
+        "localQueues": ["default/team-a"],
+        "workloadPriorityClasses": ["high"],
+    }
     (tmp_path / "p" / "stacks" / "Pulumi.t.yaml").write_text(yaml.safe_dump({"config": config}))
     result = run("render", "--stdout", cwd=tmp_path / "p")
     assert result.exit_code == 0, result.stderr
@@ -140,10 +143,16 @@ def test_a_localqueue_among_the_manifests_is_a_queue_jobs_may_name(tmp_path: Pat
         "metadata": {"name": "team-a"},
         "spec": {"clusterQueue": "gpus"},
     }
+    priority = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "WorkloadPriorityClass",
+        "metadata": {"name": "high"},
+        "value": 1000,
+    }
     config = {
         "kubetrain:namespace": "ml",
         "kubetrain:jobs": [pytorchjob()],
-        "kubetrain:manifests": [queue],
+        "kubetrain:manifests": [queue, priority],
     }
     objs = objects(stack_from(tmp_path, config))
     assert ("PyTorchJob", "bert") not in labelled(objs)  # native: a Job per replica
@@ -211,6 +220,7 @@ def test_plan_counts_quota_and_warns_of_jobs_kueue_cannot_admit_whole(tmp_path: 
         "kubetrain:namespace": "ml",
         "kubetrain:jobs": [small, huge],
         "kubetrain:manifests": [flavor, cq, lq],
+        "kubetrain:external": {"workloadPriorityClasses": ["high"]},
     }
     (project / "stacks" / "Pulumi.t.yaml").write_text(yaml.safe_dump({"config": config}))
     result = run("plan", "--output", "json", cwd=project)
@@ -271,7 +281,7 @@ def test_every_kind_carries_its_queue_or_says_what_it_cannot(tmp_path: Path, run
     (project / "Pulumi.yaml").write_text("name: kubetrain\nruntime: python\n")
     config = {
         "kubetrain:jobs": [trainingjob],
-        "kubetrain:external": {"localQueues": ["team-a"]},
+        "kubetrain:external": {"localQueues": ["team-a"], "workloadPriorityClasses": ["high"]},
     }
     (project / "stacks" / "Pulumi.t.yaml").write_text(yaml.safe_dump({"config": config}))
     result = run("render", "--stdout", cwd=project)

@@ -62,8 +62,31 @@ def test_sum_is_exact_and_keeps_the_first_format() -> None:
 
 
 formats = st.sampled_from(["DecimalSI", "BinarySI", "DecimalExponent"])
-values = st.fractions(min_value=-(10**20), max_value=10**20, max_denominator=10**12)
-nano_values = st.integers(min_value=-(10**29), max_value=10**29).map(lambda n: Fraction(n, 10**9))
+# Within kubetrain's bound on quantities, 2^63-1 (docs/limits.md).
+values = st.fractions(min_value=-(9 * 10**18), max_value=9 * 10**18, max_denominator=10**12)
+nano_values = st.integers(min_value=-(9 * 10**27), max_value=9 * 10**27).map(
+    lambda n: Fraction(n, 10**9)
+)
+
+
+@given(
+    value=st.integers(min_value=2**63, max_value=10**4000)
+    | st.integers(min_value=-(10**4000), max_value=-(2**63)),
+    fmt=formats,
+)
+def test_a_quantity_past_the_bound_is_refused_in_every_format(value: int, fmt: str) -> None:
+    """Past 2^63-1 in magnitude, a quantity is refused however it is written (exact text,
+    exponent form, a binary suffix), with a message that quotes no long number."""
+    digits = str(abs(value))
+    rounded_up = int(digits[:4]) + 1  # an exponent form no smaller than the value
+    sign = "-" if value < 0 else ""
+    texts = [str(value), f"{sign}{rounded_up // 1000}.{rounded_up % 1000:03d}e{len(digits) - 1}"]
+    if fmt == "BinarySI":
+        texts.append(f"{max(abs(value) // 2**60, 8)}Ei")
+    for text in texts:
+        with pytest.raises(ValueError, match="out of range") as caught:
+            parse_quantity(text)
+        assert len(str(caught.value)) < 300
 
 
 @given(value=nano_values, fmt=formats)

@@ -1,10 +1,11 @@
-"""The scope table of custom kinds agrees with the real CRDs of ../shared/crds."""
+"""The scopes the catalogue gives custom kinds agree with the real CRDs of ../shared/crds."""
 
 from __future__ import annotations
 
 import yaml
 
-from kubetrain.kube.scopes import KNOWN, namespaced
+from kubetrain.kube import catalog
+from kubetrain.kube.scopes import namespaced
 
 from conftest import REPO, needs_upstream_crds
 
@@ -20,7 +21,10 @@ def test_every_upstream_crd_is_known_with_its_scope() -> None:
                 continue
             spec = doc["spec"]
             key = (spec["group"], spec["names"]["kind"])
-            assert KNOWN.get(key) == (spec["scope"] == "Namespaced"), (path.name, key)
+            assert catalog.lookup(key).namespaced == (spec["scope"] == "Namespaced"), (
+                path.name,
+                key,
+            )
             seen += 1
     assert seen >= 20
 

@@ -9,17 +9,20 @@ from __future__ import annotations
 import copy
 import json
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubetrain.builders.trainjob import RUNS_ANNOTATION, pod_requests
 from kubetrain.models import InputError, load_stack
 
 from conftest import REPO, UPSTREAM_RUNTIMES, needs_upstream_runtimes
-from helpers import objects
+from helpers import objects, stack_from
 
 EXAMPLES = REPO / "stacks" / "trainer-examples"
 COMPLETION_INDEX = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
@@ -705,3 +708,23 @@ def test_runtime_patches_order_lists_as_strategic_merge(
     appended = items(original) + [i for i in items(patch) if i["name"] not in original]
     got = _merge_order(appended, items(patch), items(original), "name")
     assert [i["name"] for i in got] == merged
+
+
+# --- each kind's native workloads ------------------------------------------------------------
+
+
+@settings(max_examples=30)
+@given(value=st.one_of(st.sampled_from(["pod", "job", "jobset", "Pod", ""]), st.text(max_size=12)))
+def test_a_trainjob_takes_only_its_own_native_workload(value: str) -> None:
+    """Whatever ``kubetrain.io/native-workload`` says, a TrainJob is refused at that annotation
+    unless it names the JobSet (never quietly left in operator mode)."""
+    job = trainjob("bert", "torch-distributed", trainer={"numNodes": 2})
+    job["metadata"]["annotations"] = {"kubetrain.io/native-workload": value}
+    with tempfile.TemporaryDirectory() as folder:
+        try:
+            stack_from(Path(folder), {"kubetrain:namespace": "ml", "kubetrain:jobs": [job]})
+        except InputError as e:
+            refused = [p for p in e.problems if p.path[-1:] == ("kubetrain.io/native-workload",)]
+        else:
+            refused = []
+    assert bool(refused) == (value != "jobset"), (value, refused)

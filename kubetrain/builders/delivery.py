@@ -100,7 +100,7 @@ ARGOCD_IGNORED = (
     },
     # What the Trainer's webhook (each runtime patch's `time`) and Kueue (its own manager's
     # entry) add to a TrainJob's runtimePatches: out of sync for ever otherwise, and, as the
-    # TrainJob is replaced on any change (builders/lifecycle.py ARGOCD_REPLACED_KINDS), re-run
+    # TrainJob is replaced on any change (its catalogue row: Life.REPLACED_ON_ANY_CHANGE), re-run
     # on every sync. Seen in e2e/test_lifecycle.py.
     {
         "group": "trainer.kubeflow.org",

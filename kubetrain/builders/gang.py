@@ -31,10 +31,12 @@ kubetrain keeps the job's own order (for TFJob: Chief, Master, PS, Worker, Evalu
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..kube import catalog
+from ..kube.catalog import PodTemplate
 from ..kube.quantity import Quantity, canonical_quantity, format_quantity, parse_quantity
 from ..models.stack import StackSettings
 from .meta import manifest, object_meta
@@ -78,8 +80,7 @@ POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
 DEFAULT_QUEUE = "default"
 #: The label whose value names a pod's task (replica type); else the object's name is used.
 TASK_LABEL = "app.kubernetes.io/component"
-
-_WORKLOADS_WITH_REPLICAS = {"ReplicaSet", "Deployment", "StatefulSet", "ReplicationController"}
+STATEFUL_SET = ("apps", "StatefulSet")
 
 
 @dataclass(frozen=True)
@@ -110,31 +111,18 @@ def gang_scheduler(settings: StackSettings, requested: bool = False) -> GangSche
     return "volcano" if requested else None
 
 
-def pod_templates(obj: dict[str, Any]) -> Iterator[tuple[dict[str, Any], int]]:
-    """The pod (a Pod) or pod template (a workload) of a manifest, and how many pods it makes.
-
-    Yields the mapping holding ``metadata`` and ``spec`` of the pod, so callers can change it.
-    A Job makes ``parallelism`` pods at once (default 1); replicated workloads ``replicas``; a
-    JobSet each replicatedJob's ``replicas`` Jobs of ``parallelism`` pods.
-    """
-    kind = obj.get("kind")
-    spec = obj.get("spec") or {}
-    if kind == "Pod":
-        yield obj, 1
-    elif kind in _WORKLOADS_WITH_REPLICAS and isinstance(spec.get("template"), dict):
-        yield spec["template"], int(spec.get("replicas", 1))
-    elif kind == "Job" and isinstance(spec.get("template"), dict):
-        yield spec["template"], int(spec.get("parallelism", 1))
-    elif kind == "JobSet":
-        for rjob in spec.get("replicatedJobs") or ():
-            job = (rjob.get("template") or {}).get("spec") or {}
-            if isinstance(job.get("template"), dict):
-                yield job["template"], int(rjob.get("replicas", 1)) * int(job.get("parallelism", 1))
+def pod_templates(obj: dict[str, Any]) -> list[PodTemplate]:
+    """The pods a gang counts and decorates of a manifest: those of a kind whose pods run
+    without an operator (its row's :attr:`kubetrain.kube.catalog.Kind.gang`: a Pod, the
+    replicated workloads, a Job's ``parallelism`` pods, a JobSet's Jobs), each the mapping
+    holding ``metadata`` and ``spec`` of the pod, so callers can change it."""
+    row = catalog.of(obj)
+    return row.pod_templates(obj) if row.gang else []
 
 
 def pod_count(objs: list[dict[str, Any]]) -> int:
     """How many pods the manifests make at once."""
-    return sum(count for obj in objs for _, count in pod_templates(obj))
+    return sum(t.count for obj in objs for t in pod_templates(obj))
 
 
 def pod_requests(pod_spec: Mapping[str, Any]) -> dict[str, Quantity]:
@@ -156,12 +144,12 @@ def min_resources(objs: list[dict[str, Any]], members: int) -> dict[str, str]:
     total: dict[str, Quantity] = {}
     left = members
     for obj in objs:
-        for template, count in pod_templates(obj):
-            take = min(count, left)
+        for found in pod_templates(obj):
+            take = min(found.count, left)
             if take <= 0:
                 continue
             left -= take
-            for name, q in pod_requests(template.get("spec") or {}).items():
+            for name, q in pod_requests(found.template.get("spec") or {}).items():
                 scaled = Quantity(q.value * take, q.format)
                 total[name] = total[name] + scaled if name in total else scaled
     return {name: format_quantity(q) for name, q in sorted(total.items())}
@@ -229,9 +217,9 @@ def with_gang_scheduling(
     if scheduler is None or (policy is None and pod_count(objs) < 2):
         return objs
     for obj in objs:
-        for template, _ in pod_templates(obj):
-            join_gang(template, scheduler, job.name, _task(obj, template))
-        if obj.get("kind") == "StatefulSet":
+        for found in pod_templates(obj):
+            join_gang(found.template, scheduler, job.name, _task(obj, found.template))
+        if catalog.of(obj).key == STATEFUL_SET:
             # OrderedReady (the default) creates pod i+1 only once pod i is ready, but no pod of
             # a gang starts before all of them exist: the gang would wait forever.
             obj["spec"]["podManagementPolicy"] = "Parallel"

@@ -26,7 +26,7 @@ class JAXTrainingJob(ReplicaJob[JAXJob]):
 
     def coordinator(self) -> str:
         """``<job>-worker-0``: the coordinator the processes connect to (replicaName)."""
-        return f"{self.name}-worker-0"
+        return self.names.host("Worker", 0)
 
     def pod_env(self, rtype: str, index: int) -> list[dict[str, Any]]:
         """What setPodEnv appends to every container, in its order: PYTHONUNBUFFERED,

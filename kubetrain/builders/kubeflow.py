@@ -26,6 +26,7 @@ import copy
 from collections.abc import Callable
 from typing import Any, ClassVar, Generic, TypeVar
 
+from ..kube import catalog
 from ..models.base import NATIVE_WORKLOAD_ANNOTATION
 from ..models.kubeflow import KubeflowJob, ReplicaSpec
 from ..models.workload import JOB, POD, Workload
@@ -49,6 +50,7 @@ from .meta import (
     pod_gpu_alias_warnings,
     to_selector,
 )
+from .names import ReplicaNames
 from .registry import BuildProblem, Origins, locator
 from .security import apply_pod_security
 from .workloads import IndexRun, index_job, job_set, pod_restart_policy
@@ -117,6 +119,8 @@ class ReplicaJob(Generic[J]):
         self.name = job.name
         self.namespace = job.namespace
         self.app_name = job.KIND.lower()
+        #: Every pod, Service and host name of the job (:mod:`.names`).
+        self.names = ReplicaNames(job.name, job.namespace, ctx.settings.cluster_domain)
         # In operator mode (where the expansion only names things, for the Pulumi outputs) the
         # operator's own bare pods run the replicas.
         self.workload: Workload = job.workload(ctx.settings) or POD
@@ -174,11 +178,10 @@ class ReplicaJob(Generic[J]):
         """Labels shared by every pod of the job (the operator's GenLabels)."""
         return {OPERATOR_NAME_LABEL: self.OPERATOR_NAME, JOB_NAME_LABEL: self.name}
 
-    def service_host(self, service: str) -> str:
-        """DNS name of one of the job's headless services: ``<service>.<namespace>.svc``, plus
-        ``.<clusterDomain>`` when the stack sets one."""
-        domain = self.ctx.settings.cluster_domain
-        return f"{service}.{self.namespace}.svc" + (f".{domain}" if domain else "")
+    def service_host(self, rtype: str, index: int) -> str:
+        """DNS name of one replica's headless service: ``<service>.<namespace>.svc``, plus
+        ``.<clusterDomain>`` when the stack sets one (:meth:`.names.ReplicaNames.fqdn`)."""
+        return self.names.fqdn(rtype, index)
 
     def gang_policy(self) -> GangPolicy | None:
         """``runPolicy.schedulingPolicy`` as the shared gang-scheduling code takes it."""
@@ -293,14 +296,14 @@ class ReplicaJob(Generic[J]):
     def job_set(self, objs: list[Manifest]) -> list[Manifest]:
         """``objs`` with the index Jobs folded into one JobSet named after the job, one
         replicatedJob ``<type>-<index>`` each; success as :meth:`success` says."""
-        jobs = {o["metadata"]["name"]: o for o in objs if o["kind"] == "Job"}
+        jobs = {o["metadata"]["name"]: o for o in objs if catalog.of(o).key == catalog.BATCH_JOB}
         rjobs = [
-            (f"{rs.type_label}-{i}", jobs[rs.pod_name(i)])
+            (self.names.replicated_job(rs.rtype, i), jobs[rs.pod_name(i)])
             for rs in self.replicas
             for i in range(rs.spec.replicas)
         ]
         operator, leaders = self.success()
-        success = [f"{rtype.lower()}-{i}" for rtype, i in leaders]
+        success = [self.names.replicated_job(rtype, i) for rtype, i in leaders]
         labels = merge(app_labels(self.app_name, self.name), self.job.metadata.labels)
         policy = self.job.run_policy
         jobset = job_set(
@@ -314,7 +317,7 @@ class ReplicaJob(Generic[J]):
             suspend=bool(policy.suspend),
             ttl_seconds_after_finished=policy.ttl_seconds_after_finished,
         )
-        return [*(o for o in objs if o["kind"] != "Job"), jobset]
+        return [*(o for o in objs if catalog.of(o).key != catalog.BATCH_JOB), jobset]
 
     def queue(self, objs: list[Manifest]) -> None:
         """Carry the job's Kueue queue to what Kueue admits under this workload (:mod:`.kueue`;
@@ -323,7 +326,9 @@ class ReplicaJob(Generic[J]):
         if not labels:
             return
         if not self.workload.in_jobs:
-            label_pod_group([o for o in objs if o["kind"] == "Pod"], self.name, labels)
+            label_pod_group(
+                [o for o in objs if catalog.of(o).key == catalog.POD], self.name, labels
+            )
         elif not self.workload.in_job_set:
             label_jobs(objs, labels)
             if self.job.total_replicas() > 1:
@@ -387,6 +392,12 @@ class ReplicaJob(Generic[J]):
     def build(self) -> list[Manifest]:
         self.warn_rewrites()
         objs = [obj for rs in self.replicas for obj in rs.build()]
+        if missing := self.names.unrendered(objs):
+            # Names come from one place (.names): a host no Service answers is a bug here.
+            raise RuntimeError(
+                f"{self.job.KIND} {self.name}: env names hosts {missing} "
+                "that are no Service it renders"
+            )
         self.queue(objs)
         if self.workload.in_job_set:
             objs = self.job_set(objs)
@@ -408,14 +419,21 @@ class ReplicaType:
         self.rtype = rtype
         self.type_label = rtype.lower()
         self.spec = spec
+        # What every index of the type shares, made once (a copy of it per index).
+        self._base_spec: dict[str, Any] | None = None
+        self._shared_labels: dict[str, str] | None = None
+        self._ports: list[tuple[str, int]] | None = None
 
     def pod_name(self, index: int) -> str:
-        """``<job>-<type>-<index>``, the name of the pod and of its service (GenGeneralName)."""
-        return f"{self.job.name}-{self.type_label}-{index}"
+        """``<job>-<type>-<index>``, the name of the pod and of its service
+        (:meth:`.names.ReplicaNames.pod`)."""
+        return self.job.names.pod(self.rtype, index)
 
     def labels(self) -> dict[str, str]:
         """Labels shared by every pod of this replica type."""
-        return {**self.job.labels(), REPLICA_TYPE_LABEL: self.type_label}
+        if self._shared_labels is None:
+            self._shared_labels = {**self.job.labels(), REPLICA_TYPE_LABEL: self.type_label}
+        return dict(self._shared_labels)
 
     def labels_by_index(self, index: int) -> dict[str, str]:
         """Labels of the pod with ``index``; also the selector of its service."""
@@ -433,7 +451,11 @@ class ReplicaType:
         if self.job.is_master(self.rtype, index):
             labels[JOB_ROLE_LABEL] = "master"
         settings = self.job.ctx.settings
-        spec = normalize_pod_gpus(plain_copy(template.get("spec") or {}), settings.gpu_resource)
+        if self._base_spec is None:
+            self._base_spec = normalize_pod_gpus(
+                plain_copy(template.get("spec") or {}), settings.gpu_resource
+            )
+        spec = plain_copy(self._base_spec)
         self.job.set_cluster_spec(spec, self.type_label, index)
         apply_pod_security(spec, settings.pod_security)
         workload = self.job.workload
@@ -461,11 +483,13 @@ class ReplicaType:
     def create_service_with_index(self, index: int) -> Manifest:
         labels = self.labels_by_index(index)
         # The operator's port map iterates in random order; kubetrain sorts by name.
-        ports = [
-            {"name": name, "port": port} for name, port in sorted(self.spec.named_ports().items())
-        ]
+        if self._ports is None:
+            self._ports = sorted(self.spec.named_ports().items())
+        ports = [{"name": name, "port": port} for name, port in self._ports]
         meta = object_meta(
-            self.pod_name(index), self.job.namespace, merge(self._app_labels(), labels)
+            self.job.names.service(self.rtype, index),
+            self.job.namespace,
+            merge(self._app_labels(), labels),
         )
         return manifest(
             "v1", "Service", meta, spec={"clusterIP": "None", "selector": labels, "ports": ports}
@@ -566,12 +590,14 @@ def pod_spec_origins(job: KubeflowJob, obj: Manifest) -> Origins:
         return None
 
     out: Origins = []
-    kind, spec = obj.get("kind"), obj.get("spec") or {}
-    if kind == "Pod" and (doc := origin(obj["metadata"].get("labels"))):
+    kind, spec = catalog.of(obj).key, obj.get("spec") or {}
+    if kind == catalog.POD and (doc := origin(obj["metadata"].get("labels"))):
         out.append((("spec",), doc))
-    elif kind == "Job" and (doc := origin((spec["template"].get("metadata") or {}).get("labels"))):
+    elif kind == catalog.BATCH_JOB and (
+        doc := origin((spec["template"].get("metadata") or {}).get("labels"))
+    ):
         out.append((("spec", "template", "spec"), doc))
-    elif kind == "JobSet":
+    elif kind == catalog.JOB_SET:
         for i, rjob in enumerate(spec.get("replicatedJobs") or ()):
             template = rjob["template"]["spec"]["template"]
             if doc := origin((template.get("metadata") or {}).get("labels")):

@@ -23,6 +23,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..kube import catalog
+
 __all__ = [
     "GROUP_NAME_LABEL",
     "GROUP_TOTAL_COUNT_ANNOTATION",
@@ -52,7 +54,7 @@ def kueue_labels(labels: Mapping[str, str]) -> dict[str, str]:
 def label_jobs(objs: list[Manifest], labels: Mapping[str, str]) -> None:
     """Put ``labels`` on every ``batch/v1`` Job of ``objs`` (Kueue's batch/job integration)."""
     for obj in objs:
-        if obj["kind"] == "Job" and labels:
+        if labels and catalog.of(obj).key == catalog.BATCH_JOB:
             meta = obj["metadata"]
             meta["labels"] = {**(meta.get("labels") or {}), **labels}
 
@@ -70,19 +72,6 @@ def label_pod_group(pods: list[Manifest], group: str, labels: Mapping[str, str])
         }
 
 
-#: Where each kind Kueue admits keeps ``suspend`` (batch/v1 Job, JobSet, TrainJob: ``spec``; the
-#: Kubeflow kinds and MPIJob: ``spec.runPolicy``), by API group.
-_SUSPEND_AT: dict[tuple[str, str], tuple[str, ...]] = {
-    ("batch", "Job"): ("spec",),
-    ("jobset.x-k8s.io", "JobSet"): ("spec",),
-    ("trainer.kubeflow.org", "TrainJob"): ("spec",),
-    **{
-        ("kubeflow.org", kind): ("spec", "runPolicy")
-        for kind in ("TFJob", "PyTorchJob", "XGBoostJob", "PaddleJob", "JAXJob", "MPIJob")
-    },
-}
-
-
 def leave_suspend_to_kueue(obj: Manifest) -> Manifest:
     """``obj`` without ``suspend`` when Kueue queues it (it carries the queue label): Kueue's
     webhook creates it suspended and admission resumes it (Kueue v0.19.2,
@@ -90,8 +79,10 @@ def leave_suspend_to_kueue(obj: Manifest) -> Manifest:
     ``reconciler.go``, ``startJob``), so a value in Git that Flux, Argo CD (self-heal) or
     Pulumi put back would undo an admission or resume a job Kueue holds. Not written, the
     field is Kueue's alone (no engine owns or compares a field it does not send)."""
-    group = str(obj.get("apiVersion", "")).rpartition("/")[0]
-    at = _SUSPEND_AT.get((group, str(obj.get("kind"))))
+    # Where the kind keeps suspend (batch/v1 Job, JobSet, TrainJob: spec; the Kubeflow kinds
+    # and MPIJob: spec.runPolicy): its row's Kueue integration.
+    kueue = catalog.of(obj).kueue
+    at = kueue.at if kueue is not None else None
     if at is None or QUEUE_LABEL not in ((obj.get("metadata") or {}).get("labels") or {}):
         return obj
     node: Any = obj

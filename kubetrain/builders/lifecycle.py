@@ -16,8 +16,8 @@ it per engine.
   ``pulumi.com/patchForce`` (the values kubetrain declares win over an earlier field manager's).
   A user may write the Flux annotation on any object of ``kubetrain:manifests`` to the same
   effect under all three engines.
-* **Replaced when an edit hits an immutable field** (:data:`REPLACED_KINDS`): Pods, Jobs,
-  JobSets and StatefulSets, whose edits mostly cannot be made in place (scaling a TFJob
+* **Replaced when an edit hits an immutable field** (the catalogue's ``Life.REPLACED`` rows):
+  Pods, Jobs, JobSets and StatefulSets, whose edits mostly cannot be made in place (scaling a TFJob
   rewrites ``TF_CONFIG`` in every pod). Flux: ``kustomize.toolkit.fluxcd.io/force: enabled``;
   Argo CD: ``Force=true,ServerSideApply=false``: both delete and re-create the object only when
   the API server refuses the update as invalid, so an edit the server takes in place (a Pod's
@@ -28,12 +28,12 @@ it per engine.
   StatefulSet whose claims its deletion would delete
   (``persistentVolumeClaimRetentionPolicy.whenDeleted: Delete``) is never forced: Flux's docs
   warn of that data loss; its immutable edits are refused and ``plan`` says so.
-* **Prerequisites first** (:data:`PREREQUISITE_KINDS`: what the API server checks when it admits
-  a pod, and their Namespaces): ``kubetrain.io/delivery-step: prerequisites``. Flux applies
-  them through a Kustomization of their own that the main one ``dependsOn``
-  (:mod:`.delivery`): Flux dry-runs every object of a step before it applies any, and a Pod's
-  dry-run is refused while its ServiceAccount is missing (fluxcd/flux2#2772). Argo CD: sync
-  wave ``-1``, as CRDs.
+* **Prerequisites first** (the catalogue's ``Life.PREREQUISITE`` rows: what the API server
+  checks when it admits a pod, and their Namespaces): ``kubetrain.io/delivery-step:
+  prerequisites``. Flux applies them through a Kustomization of their own that the main one
+  ``dependsOn`` (:mod:`.delivery`): Flux dry-runs every object of a step before it applies
+  any, and a Pod's dry-run is refused while its ServiceAccount is missing (fluxcd/flux2#2772).
+  Argo CD: sync wave ``-1``, as CRDs.
 * **How ``pulumi up`` waits** (:func:`await_annotations`, the stack's ``kubetrain:podAwait``):
   see there; every wait that is skipped still lets ``pulumi up`` wait for a replaced object's
   deletion, so the replacement (same name) can be created.
@@ -41,29 +41,29 @@ it per engine.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from ..kube import catalog
+from ..kube.catalog import Life
 from ..kube.engines import ARGOCD_SYNC_OPTIONS, FLUX_FORCE, FLUX_PRUNE, group_kind
 from ..models.stack import StackSettings
 from .gang import is_gang_member, pod_templates
 
 __all__ = [
-    "ARGOCD_REPLACED_KINDS",
+    "ARGOCD_REPLACE",
     "ARGOCD_SYNC_OPTIONS",
-    "DATA_KINDS",
     "DELETION_PROPAGATION",
     "DELIVERY_STEP",
     "FLUX_FORCE",
     "FLUX_PRUNE",
     "PATCH_FORCE",
     "PREREQUISITES",
-    "PREREQUISITE_KINDS",
-    "REPLACED_KINDS",
-    "RETAINED_KINDS",
     "SKIP_AWAIT",
     "SYNC_WAVE_ANNOTATION",
     "TIMEOUT_SECONDS",
     "WAIT_FOR",
+    "annotations_of",
     "await_annotations",
     "group_kind",
     "is_prerequisite",
@@ -72,8 +72,11 @@ __all__ = [
 ]
 
 SYNC_WAVE_ANNOTATION = "argocd.argoproj.io/sync-wave"
-#: Argo CD's options for REPLACED_KINDS (see the module docstring).
+#: Argo CD's options for the rows whose life is ``Life.REPLACED`` (see the module docstring).
 ARGOCD_FORCE = "Force=true,ServerSideApply=false"
+#: Argo CD's delete-then-create (``kubectl replace --force``) on any change, for the rows whose
+#: life is :attr:`~kubetrain.kube.catalog.Life.REPLACED_ON_ANY_CHANGE` (a TrainJob).
+ARGOCD_REPLACE = "Force=true,Replace=true"
 #: Sync wave of CRDs and prerequisites: before everything else (wave 0).
 EARLY_WAVE = "-1"
 #: pulumi-kubernetes: do not wait for the object to become ready (a Job: to complete).
@@ -94,72 +97,28 @@ PREREQUISITES = "prerequisites"
 EXISTS = "jsonpath={.metadata.name}"
 
 CRD = ("apiextensions.k8s.io", "CustomResourceDefinition")
-NAMESPACE = ("", "Namespace")
-#: Objects no engine deletes, whatever the stack says.
-RETAINED_KINDS = frozenset({CRD, NAMESPACE})
-#: Objects that hold data: no engine deletes them unless ``kubetrain:pruneData`` is true.
-DATA_KINDS = frozenset({("", "PersistentVolumeClaim"), ("", "PersistentVolume")})
-#: Objects an engine deletes and re-creates when an edit cannot be made in place: what runs a
-#: training natively, and the operator-mode custom resources whose CRDs make fields immutable
-#: (a TrainJob's trainer or runtimeRef, a PyTorchJob's queue): an edit of those starts a new run
-#: under every engine instead of failing the whole delivery (Flux dry-runs every object of a
-#: step first, and one refusal stops the step).
-REPLACED_KINDS = frozenset(
-    {
-        ("", "Pod"),
-        ("batch", "Job"),
-        ("apps", "StatefulSet"),
-        ("jobset.x-k8s.io", "JobSet"),
-        ("trainer.kubeflow.org", "TrainJob"),
-        ("kubeflow.org", "PyTorchJob"),
-    }
-)
-#: Replaced by Argo CD on any change (``Force=true,Replace=true``: ``kubectl replace --force``,
-#: delete then create): a TrainJob, because the Trainer's and Kueue's webhooks add to its
-#: ``spec.runtimePatches`` (trainer v2.3.0 ``TrainJobDefaulter.Default`` stamps each patch's
-#: ``time``; Kueue v0.19.2's TrainJob integration adds its manager's entry,
-#: ``getKueueRuntimePatch``), client-side apply replaces that
-#: list whole (a JSON merge patch), and the Trainer's webhook refuses any change of it while the
-#: TrainJob runs (Forbidden, which kubectl's ``--force`` does not retry as delete and create).
-#: Seen in e2e/test_lifecycle.py: every sync of an edited TrainJob failed. Its other spec fields
-#: are immutable anyway (``spec.trainer``, ``runtimeRef``, ``initializer``), so a replacement on
-#: any change costs no run that an update would have kept; the Application leaves those
-#: entries out of its comparison (:data:`kubetrain.builders.delivery.ARGOCD_IGNORED`).
-ARGOCD_REPLACED_KINDS = frozenset({("trainer.kubeflow.org", "TrainJob")})
-#: What admission checks or uses when it admits a pod (the ServiceAccount, Priority,
-#: RuntimeClass, LimitRanger and ResourceQuota plugins), and the Namespaces they live in; and
-#: what a webhook looks up when it admits a job: the Trainer's and Kueue's TrainJob webhooks
-#: refuse a TrainJob whose runtime does not exist yet (trainer v2.3.0
-#: ``pkg/webhooks/trainjob_webhook.go`` ValidateCreate, Kueue v0.19.2's TrainJob webhook): seen
-#: under Flux, whose dry-run of the whole step then failed on every reconcile.
-PREREQUISITE_KINDS = frozenset(
-    {
-        NAMESPACE,
-        ("", "ServiceAccount"),
-        ("", "LimitRange"),
-        ("", "ResourceQuota"),
-        ("scheduling.k8s.io", "PriorityClass"),
-        ("node.k8s.io", "RuntimeClass"),
-        ("trainer.kubeflow.org", "ClusterTrainingRuntime"),
-        ("trainer.kubeflow.org", "TrainingRuntime"),
-    }
-)
-#: Kinds the provider awaits on create whose deletion ``skipAwait`` also skips
-#: (``allowsSkipAwaitWithDelete``, provider/pkg/metadata/overrides.go).
-_FIXED_NAME_PODS = frozenset({("", "Pod"), ("apps", "StatefulSet")})
+STATEFUL_SET = ("apps", "StatefulSet")
+REPLICA_SET = ("apps", "ReplicaSet")
+JOB = ("batch", "Job")
 
 
-def is_retained(obj: dict[str, Any]) -> bool:
+def annotations_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``obj``'s annotations, or none where something else stands there (a file of
+    ``rendered/`` edited by hand, which ``kubetrain plan`` reads)."""
+    meta = obj.get("metadata")
+    annotations = meta.get("annotations") if isinstance(meta, Mapping) else None
+    return annotations if isinstance(annotations, Mapping) else {}
+
+
+def is_retained(obj: Mapping[str, Any]) -> bool:
     """Whether no engine may delete ``obj`` (it says ``kustomize.toolkit.fluxcd.io/prune:
     disabled``, which :func:`lifecycle_annotations` writes on every kind kubetrain keeps)."""
-    annotations = (obj.get("metadata") or {}).get("annotations") or {}
-    return annotations.get(FLUX_PRUNE) == "disabled"
+    return annotations_of(obj).get(FLUX_PRUNE) == "disabled"
 
 
-def is_prerequisite(obj: dict[str, Any]) -> bool:
+def is_prerequisite(obj: Mapping[str, Any]) -> bool:
     """Whether ``obj`` is delivered in the prerequisites step (see :mod:`.delivery`)."""
-    annotations = (obj.get("metadata") or {}).get("annotations") or {}
-    return annotations.get(DELIVERY_STEP) == PREREQUISITES
+    return annotations_of(obj).get(DELIVERY_STEP) == PREREQUISITES
 
 
 def _annotations(obj: dict[str, Any]) -> dict[str, str]:
@@ -177,22 +136,24 @@ def _deletes_claims(obj: dict[str, Any]) -> bool:
 
 def lifecycle_annotations(obj: dict[str, Any], settings: StackSettings) -> dict[str, Any]:
     """Write the Flux and Argo CD annotations of ``obj``'s kind (in place; values the object
-    already has are kept) and return it."""
-    kind = group_kind(obj)
-    if kind in RETAINED_KINDS or (kind in DATA_KINDS and not settings.prune_data):
+    already has are kept) and return it. What the kind is (retained, data, replaced,
+    prerequisite) is its row's :attr:`kubetrain.kube.catalog.Kind.life`."""
+    row = catalog.of(obj)
+    life = row.life
+    if life & Life.RETAINED or (life & Life.DATA and not settings.prune_data):
         annotations = _annotations(obj)
         annotations.setdefault(FLUX_PRUNE, "disabled")
         annotations.setdefault(ARGOCD_SYNC_OPTIONS, "Prune=false,Delete=false")
     if is_retained(obj):
         _annotations(obj).setdefault(PATCH_FORCE, "true")
-    if kind == CRD or kind in PREREQUISITE_KINDS:
+    if row.key == CRD or life & Life.PREREQUISITE:
         _annotations(obj).setdefault(SYNC_WAVE_ANNOTATION, EARLY_WAVE)
-    if kind in PREREQUISITE_KINDS:
+    if life & Life.PREREQUISITE:
         _annotations(obj).setdefault(DELIVERY_STEP, PREREQUISITES)
-    if kind in REPLACED_KINDS and not (kind == ("apps", "StatefulSet") and _deletes_claims(obj)):
+    if life & Life.REPLACED and not (row.key == STATEFUL_SET and _deletes_claims(obj)):
         annotations = _annotations(obj)
         annotations.setdefault(FLUX_FORCE, "enabled")
-        argocd = "Force=true,Replace=true" if kind in ARGOCD_REPLACED_KINDS else ARGOCD_FORCE
+        argocd = ARGOCD_REPLACE if life & Life.REPLACED_ON_ANY_CHANGE else ARGOCD_FORCE
         annotations.setdefault(ARGOCD_SYNC_OPTIONS, argocd)
     return obj
 
@@ -226,29 +187,28 @@ def await_annotations(obj: dict[str, Any], settings: StackSettings) -> dict[str,
 
     ``kubetrain:podAwaitTimeoutSeconds`` bounds the wait of the objects that are awaited.
     """
-    templates = list(pod_templates(obj))
+    row = catalog.of(obj)
+    templates = pod_templates(obj)
     if not templates:
         return obj
-    kind = group_kind(obj)
+    kind = row.key
     annotations = (obj.get("metadata") or {}).get("annotations") or {}
     mode = settings.pod_await
-    skip = mode == "skip" or (
-        mode == "auto" and any(is_gang_member(template) for template, _ in templates)
-    )
-    if kind == ("batch", "Job") and annotations.get(SKIP_AWAIT) == "true":
+    skip = mode == "skip" or (mode == "auto" and any(is_gang_member(t.template) for t in templates))
+    if kind == JOB and annotations.get(SKIP_AWAIT) == "true":
         _annotations(obj).setdefault(DELETION_PROPAGATION, "background")
         return obj
-    if skip and kind in _FIXED_NAME_PODS and SKIP_AWAIT not in annotations:
+    if skip and row.pulumi_fixed_name and SKIP_AWAIT not in annotations:
         _annotations(obj).setdefault(WAIT_FOR, EXISTS)
         return obj
     if skip:
         _annotations(obj).setdefault(SKIP_AWAIT, "true")
-        if kind == ("batch", "Job"):
+        if kind == JOB:
             _annotations(obj).setdefault(DELETION_PROPAGATION, "background")
         return obj
     if annotations.get(SKIP_AWAIT) == "true":
         return obj
-    if mode == "ready" and kind == ("apps", "ReplicaSet") and _replicas(obj) > 0:
+    if mode == "ready" and kind == REPLICA_SET and _replicas(obj) > 0:
         _annotations(obj).setdefault(
             WAIT_FOR, f"jsonpath={{.status.readyReplicas}}={_replicas(obj)}"
         )

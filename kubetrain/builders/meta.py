@@ -10,13 +10,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..kube import catalog
 from ..models.base import plain_copy
 from ..models.resources import GPU_ALIASES, normalize_pod_gpus
 
 __all__ = [
     "MANAGED_BY",
     "PULL_SECRET_COMPONENT",
-    "SHARED_KINDS",
     "app_labels",
     "canonical",
     "gpu_alias_warnings",
@@ -34,9 +34,6 @@ __all__ = [
 MANAGED_BY = "kubetrain"
 #: ``app.kubernetes.io/component`` of image pull secrets, which several jobs may share.
 PULL_SECRET_COMPONENT = "image-pull-secret"
-#: Kinds that belong to the stack rather than to a job: one per cluster or namespace, whichever
-#: jobs need them.
-SHARED_KINDS = frozenset({"CustomResourceDefinition", "Namespace"})
 #: ``app.kubernetes.io/component`` values of objects that jobs may share.
 SHARED_COMPONENTS = frozenset({PULL_SECRET_COMPONENT})
 
@@ -45,7 +42,7 @@ def is_shared(obj: Mapping[str, Any]) -> bool:
     """Whether ``obj`` is an object that jobs may share (a CRD, a Namespace, a pull Secret), so
     it belongs to the stack however many of its jobs need it: its identity (its Pulumi URN, the
     job a rendered file names) does not move when a job that shares it comes or goes."""
-    if obj.get("kind") in SHARED_KINDS:
+    if catalog.of(obj).shared:  # one per cluster or namespace, whichever jobs need it
         return True
     labels = (obj.get("metadata") or {}).get("labels") or {}
     return labels.get("app.kubernetes.io/component") in SHARED_COMPONENTS

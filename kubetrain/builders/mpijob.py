@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..kube import catalog
 from ..kube.features import enabled_by_default
 from ..models.mpijob import SSH_CREDENTIAL_ANNOTATION, MPIJob
 from .context import BuildContext
@@ -410,8 +411,9 @@ def build_mpijob(job: MPIJob, mode: str, ctx: BuildContext) -> list[Manifest]:
 def pod_spec_origins(job: MPIJob, obj: Manifest) -> Origins:
     """Where the workers' and the launcher's pod specs came from."""
     base = ("spec", "mpiReplicaSpecs")
-    if obj.get("kind") == "Pod":
+    key = catalog.of(obj).key
+    if key == catalog.POD:
         return [(("spec",), (*base, "Worker", "template", "spec"))]
-    if obj.get("kind") == "Job":
+    if key == catalog.BATCH_JOB:
         return [(("spec", "template", "spec"), (*base, "Launcher", "template", "spec"))]
     return []

@@ -26,6 +26,7 @@ import copy
 from collections.abc import MutableMapping, Sequence
 from typing import Any
 
+from ..kube import catalog
 from ..models.errors import Problem
 from ..models.stack import MultiKueue
 from .kueue import QUEUE_LABEL
@@ -38,17 +39,6 @@ MULTIKUEUE = "kueue.x-k8s.io/multikueue"
 #: Name of the AdmissionCheck and MultiKueueConfig kubetrain writes.
 ADMISSION_CHECK = "kubetrain-multikueue"
 KUEUE = "kueue.x-k8s.io/v1beta2"
-#: Where each kind Kueue dispatches keeps ``managedBy``, by (group, kind).
-_MANAGED_BY: dict[tuple[str, str], tuple[str, ...]] = {
-    ("batch", "Job"): ("spec",),
-    ("jobset.x-k8s.io", "JobSet"): ("spec",),
-    ("trainer.kubeflow.org", "TrainJob"): ("spec",),
-    **{
-        ("kubeflow.org", kind): ("spec", "runPolicy")
-        for kind in ("TFJob", "PyTorchJob", "XGBoostJob", "PaddleJob", "JAXJob", "MPIJob")
-    },
-}
-
 Manifest = dict[str, Any]
 
 
@@ -133,8 +123,9 @@ def dispatch(
                 checks.append({"name": ADMISSION_CHECK})
             obj = canonical(obj)
         else:
-            group = str(obj.get("apiVersion", "")).rpartition("/")[0]
-            at = _MANAGED_BY.get((group, str(obj.get("kind"))))
+            # Where the kind keeps managedBy, if MultiKueue dispatches it (its catalogue row).
+            kueue = catalog.of(obj).kueue
+            at = kueue.at if kueue is not None and kueue.multikueue else None
             meta = obj.get("metadata") or {}
             queue = (meta.get("labels") or {}).get(QUEUE_LABEL)
             if at is not None and (meta.get("namespace", ""), queue) in local:

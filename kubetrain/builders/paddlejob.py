@@ -33,7 +33,7 @@ class PaddleTrainingJob(ReplicaJob[PaddleJob]):
         worker 0, on the default container's ``master`` port (getPortFromPaddleJob)."""
         rtype = "Master" if self.job.has_master() else "Worker"
         port = self.job.replica_specs[rtype].port()
-        return rtype, f"{self.name}-{rtype.lower()}-0", port
+        return rtype, self.names.host(rtype, 0), port
 
     def pod_env(self, rtype: str, index: int) -> list[dict[str, Any]]:
         """What setPodEnv appends to every container, in its order: PYTHONUNBUFFERED,

@@ -59,7 +59,7 @@ class PyTorchTrainingJob(ReplicaJob[PyTorchJob]):
     def master_addr(self) -> str:
         """``<job>-master-0``: the master's service, by its short name as the operator writes it
         (the pods resolve it in their own namespace)."""
-        return f"{self.name}-master-0"
+        return self.names.host("Master", 0)
 
     def world_size(self) -> int:
         """Replicas times the processes per node when that is a number (getNprocPerNodeInt)."""
@@ -100,7 +100,7 @@ class PyTorchTrainingJob(ReplicaJob[PyTorchJob]):
         job = self.job
         policy = job.spec.elastic_policy
         assert policy is not None
-        host = policy.rdzv_host or f"{self.name}-worker-0"
+        host = policy.rdzv_host or self.names.host("Worker", 0)
         port = policy.rdzv_port or job.replica_specs["Worker"].port()
         env: list[dict[str, Any]] = [
             {"name": "PET_RDZV_ENDPOINT", "value": f"{host}:{port}"},

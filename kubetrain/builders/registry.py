@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ..kube.stored import stored_form
+from ..kube.stored import canonical_stored_form
 from ..models.base import JobDocument
 from ..models.errors import InputError, PathPart, Problem
 from ..models.kinds import attach_builder, declaration
@@ -17,7 +17,7 @@ from .clusters import with_node_selector
 from .context import BuildContext, Target
 from .kueue import leave_suspend_to_kueue
 from .lifecycle import await_annotations, lifecycle_annotations
-from .meta import canonical, is_shared, plain_copy
+from .meta import is_shared, plain_copy
 from .multikueue import dispatch, multikueue_objects
 from .namespaces import namespace_manifest, namespaces_created
 from .order import sort_key
@@ -98,7 +98,7 @@ def finish(obj: Manifest, ctx: BuildContext) -> Manifest:
     :mod:`.lifecycle`), canonical key order, and the form the API server stores (see
     :mod:`kubetrain.kube.stored`)."""
     settings = ctx.settings
-    return stored_form(canonical(await_annotations(lifecycle_annotations(obj, settings), settings)))
+    return canonical_stored_form(await_annotations(lifecycle_annotations(obj, settings), settings))
 
 
 def build_job(

@@ -69,7 +69,7 @@ class TFTrainingJob(ReplicaJob[TFJob]):
         if self._cluster_spec is None:
             self._cluster_spec = {
                 rs.type_label: [
-                    f"{self.service_host(rs.pod_name(i))}:{rs.spec.port()}"
+                    f"{self.service_host(rs.rtype, i)}:{rs.spec.port()}"
                     for i in range(rs.spec.replicas)
                 ]
                 for rs in sorted(self.replicas, key=lambda r: r.type_label)

@@ -35,13 +35,15 @@ from __future__ import annotations
 import copy
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 from ..kube import schemas as k8s
+from ..kube.podsecurity import pod_security_problems
 from ..kube.quantity import Quantity, format_quantity, parse_quantity
+from ..models.errors import format_path
 from ..models.fields import FieldNode
 from ..models.mpijob import SSH_CREDENTIAL_ANNOTATION
 from ..models.runtimes import (
@@ -65,8 +67,10 @@ from ..models.trainjob import (
     TRAINJOB_CONTROLLER,
     TrainJob,
 )
+from . import names
 from .context import BuildContext
 from .kueue import kueue_labels
+from .lifecycle import annotations_of
 from .meta import canonical
 from .registry import BuildProblem, builder
 from .secrets import CredentialRef, SecretSpec, secret_manifests
@@ -309,7 +313,6 @@ class PodSet:
     volumes: list[dict[str, Any]]
     #: ``resourcehelpers.PodRequests`` of one pod.
     requests: dict[str, Quantity]
-    endpoints: list[str] = field(default_factory=list)
     #: What one pod requests once the API server has defaulted its containers' requests from
     #: their limits (what the scheduler and quota count: ``kubetrain.io/runs``).
     defaulted: dict[str, Quantity] = field(default_factory=dict)
@@ -532,9 +535,15 @@ def _cpus(resources: Mapping[str, Any]) -> int:
     return math.ceil(requested)
 
 
+def _node_0(name: str) -> str:
+    """The host of the trainer's first node, which every node reaches (the master, the
+    rendezvous, the coordinator or the tracker): ``<job>-node-0-0.<job>``."""
+    return names.jobset_pod_host(name, NODE, 0, 0, name)
+
+
 def _master_env(name: str) -> list[dict[str, Any]]:
     return [
-        {"name": "PET_MASTER_ADDR", "value": f"{name}-{NODE}-0-0.{name}"},
+        {"name": "PET_MASTER_ADDR", "value": _node_0(name)},
         {"name": "PET_MASTER_PORT", "value": str(TRAINER_PORT)},
     ]
 
@@ -578,7 +587,7 @@ def _torch(info: _Info, job: TrainJob) -> list[str] | None:
                 or (isinstance(num_proc, int) and num_proc > 1)
                 or (num_proc == "auto" and gpus > 1)
             ):
-                extra.append(f"--rdzv_endpoint={job.name}-{NODE}-0-0.{job.name}:{TRAINER_PORT}")
+                extra.append(f"--rdzv_endpoint={_node_0(job.name)}:{TRAINER_PORT}")
             model = torchtune_model(job.spec.runtime_ref.name)
             recipe, config = torchtune_recipe(
                 nodes,
@@ -699,7 +708,7 @@ def _jax(info: _Info, job: TrainJob) -> None:
         {"name": "JAX_PROCESS_ID", "valueFrom": {"fieldRef": {"fieldPath": COMPLETION_INDEX}}},
         {
             "name": "JAX_COORDINATOR_ADDRESS",
-            "value": f"{job.name}-{NODE}-0-0.{job.name}:{TRAINER_PORT}",
+            "value": f"{_node_0(job.name)}:{TRAINER_PORT}",
         },
     )
     upsert_ports(container.ports, {"containerPort": TRAINER_PORT})
@@ -719,7 +728,7 @@ def _xgboost(info: _Info, job: TrainJob) -> None:
     workers = gpus_of(_resources_per_node(info, job)) or 1
     upsert_env(
         container.env,
-        {"name": "DMLC_TRACKER_URI", "value": f"{job.name}-{NODE}-0-0.{job.name}"},
+        {"name": "DMLC_TRACKER_URI", "value": _node_0(job.name)},
         {"name": "DMLC_TRACKER_PORT", "value": str(TRAINER_PORT)},
         {"name": "DMLC_TASK_ID", "valueFrom": {"fieldRef": {"fieldPath": COMPLETION_INDEX}}},
         {"name": "DMLC_NUM_WORKER", "value": str(trainer_ps.count * workers)},
@@ -740,16 +749,17 @@ def _plain(info: _Info, job: TrainJob) -> None:
         upsert_env(container.env, *env_vars(trainer.env))
 
 
-def _endpoints(info: _Info, job: TrainJob) -> None:
-    """The JobSet plugin's ``IdentifyPodNetwork``."""
+def _endpoints(info: _Info, job: TrainJob, ps: PodSet) -> Iterator[str]:
+    """The JobSet plugin's ``IdentifyPodNetwork`` for one pod set, produced as read: only the
+    MPI hostfile lists them, and the loader bounds its size (``models.load``) before this
+    runs."""
     subdomain = (info.spec.get("network") or {}).get("subdomain") or job.name
-    for rjob, ps in zip(info.spec.get("replicatedJobs") or [], info.podsets, strict=False):
-        replicas = int(rjob.get("replicas", 1))
-        ps.endpoints = [
-            f"{job.name}-{rjob.get('name')}-{r}-{p}.{subdomain}"
-            for r in range(replicas)
-            for p in range(ps.count)
-        ]
+    for rjob, other in zip(info.spec.get("replicatedJobs") or [], info.podsets, strict=False):
+        if other is ps:
+            replicas = int(rjob.get("replicas", 1))
+            for r in range(replicas):
+                for p in range(ps.count):
+                    yield names.jobset_pod_host(job.name, str(rjob.get("name")), r, p, subdomain)
 
 
 def _jobset_build(info: _Info, job: TrainJob, command: list[str] | None) -> Manifest:
@@ -916,7 +926,7 @@ def _mpi_objects(info: _Info, job: TrainJob, slots: int, ctx: BuildContext) -> l
         f"{endpoint} slots={slots}\n"
         for ps in info.podsets
         if ps.name == NODE or (launcher_as_node and ps.name == LAUNCHER)
-        for endpoint in ps.endpoints
+        for endpoint in _endpoints(info, job, ps)
     ]
     hostfile = {
         "apiVersion": "v1",
@@ -970,7 +980,6 @@ def jobset_of(
         info.pod_labels[PODGROUP_LABEL] = job.name
     if "volcano" in info.pod_groups:
         info.pod_annotations[VOLCANO_GROUP] = job.name
-    _endpoints(info, job)
     jobset = _jobset_build(info, job, command)
     others: list[Manifest] = []
     if companions and "mpi" in policy:
@@ -1024,11 +1033,12 @@ def _operator(job: TrainJob, runtime: Runtime, ctx: BuildContext) -> Manifest:
     ref.setdefault("kind", CLUSTER_TRAINING_RUNTIME)
     spec.setdefault("managedBy", TRAINJOB_CONTROLLER)
     spec.setdefault("suspend", False)
-    runs = (
-        jobset_of(job, runtime, ctx, companions=False).runs
-        if runtime.spec_data is not None
-        else _shape_runs(job, runtime)
-    )
+    if runtime.spec_data is not None:
+        built = jobset_of(job, runtime, ctx, companions=False)
+        _operator_pod_security(job, runtime, built, ctx)
+        runs = built.runs
+    else:
+        runs = _shape_runs(job, runtime)
     meta = doc["metadata"]
     annotations = {
         k: v
@@ -1042,9 +1052,59 @@ def _operator(job: TrainJob, runtime: Runtime, ctx: BuildContext) -> Manifest:
     return doc
 
 
+def _pod_security_of(jobset: Manifest, level: str) -> list[tuple[str, tuple[str | int, ...], str]]:
+    """(replicated job, field path in its pod template, message) of everything Pod Security's
+    ``level`` refuses in the pods of ``jobset``."""
+    found = []
+    for rjob in jobset["spec"].get("replicatedJobs") or []:
+        template = ((rjob.get("template") or {}).get("spec") or {}).get("template") or {}
+        for path, message in pod_security_problems(
+            level, (), template.get("metadata") or {}, template.get("spec") or {}
+        ):
+            found.append((str(rjob.get("name")), path, message))
+    return found
+
+
+def _operator_pod_security(
+    job: TrainJob, runtime: Runtime, built: Built, ctx: BuildContext
+) -> None:
+    """In operator mode the trainer builds the JobSet in the cluster, from the runtime and the
+    TrainJob's runtime patches, so nothing kubetrain writes holds its pods: they are judged
+    here, as the namespace's Pod Security admission will judge them (the stack's
+    ``kubetrain:podSecurity``). A refusal names the patches when they bring it, else the
+    runtime."""
+    level = ctx.settings.pod_security
+    found = _pod_security_of(built.jobset, level)
+    if not found:
+        return
+    path: tuple[str | int, ...] = ("spec", "runtimeRef", "name")
+    origin = runtime.title
+    if job.spec.runtime_patches:
+        unpatched = job.model_copy(
+            update={"spec": job.spec.model_copy(update={"runtime_patches": None})}
+        )
+        jobset = jobset_of(unpatched, runtime, ctx, companions=False).jobset
+        before = set(_pod_security_of(jobset, level))
+        brought = [f for f in found if f not in before]
+        if brought:
+            found = brought
+            path, origin = ("spec", "runtimePatches"), f"{runtime.title} and these patches"
+    shown = "; ".join(
+        f"replicatedJob {name}: {format_path(('template', 'spec', 'template', *where))}: {message}"
+        for name, where, message in found[:3]
+    )
+    more = f" (and {len(found) - 3} more)" if len(found) > 3 else ""
+    raise BuildProblem(
+        path,
+        f"would run pods that Pod Security ({level}) refuses (the trainer builds them from "
+        f"{origin}): {shown}{more}; the namespace's admission would refuse them, so the "
+        "TrainJob would never run (kubetrain:podSecurity)",
+    )
+
+
 def runs_of(obj: Mapping[str, Any]) -> list[dict[str, Any]]:
     """What a rendered TrainJob says it runs (:data:`RUNS_ANNOTATION`), or nothing."""
-    text = ((obj.get("metadata") or {}).get("annotations") or {}).get(RUNS_ANNOTATION)
+    text = annotations_of(obj).get(RUNS_ANNOTATION)
     if not isinstance(text, str):
         return []
     try:

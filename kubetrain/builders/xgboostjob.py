@@ -26,7 +26,7 @@ class XGBoostTrainingJob(ReplicaJob[XGBoostJob]):
 
     def master_addr(self) -> str:
         """``<job>-master-0`` (replicaName)."""
-        return f"{self.name}-master-0"
+        return self.names.host("Master", 0)
 
     def pod_env(self, rtype: str, index: int) -> list[dict[str, Any]]:
         """What SetPodEnv appends to every container, in its order: MASTER_PORT (the Master's
@@ -45,7 +45,7 @@ class XGBoostTrainingJob(ReplicaJob[XGBoostJob]):
             {"name": "PYTHONUNBUFFERED", "value": "1"},
         ]
         if total > 1:
-            workers = ",".join(f"{self.name}-worker-{i}" for i in range(total - 1))
+            workers = ",".join(self.names.host("Worker", i) for i in range(total - 1))
             env += [
                 {"name": "WORKER_PORT", "value": str(specs["Worker"].port())},
                 {"name": "WORKER_ADDRS", "value": workers},

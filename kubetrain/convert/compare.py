@@ -32,6 +32,7 @@ from ..builders.kubeflow import JOB_ROLE_LABEL, REPLICA_INDEX_LABEL, REPLICA_TYP
 from ..builders.pytorchjob import PyTorchTrainingJob
 from ..builders.tfjob import TFTrainingJob
 from ..builders.xgboostjob import XGBoostTrainingJob
+from ..kube import catalog
 from ..kube.quantity import format_quantity, parse_quantity
 from ..kube.stored import stored_form
 from ..models.base import MODE_ANNOTATION, NATIVE_WORKLOAD_ANNOTATION
@@ -223,7 +224,7 @@ def v1_pods(conversion: Conversion, objs: Sequence[Manifest]) -> dict[str, PodVi
                 spec.get("hostname"),
                 spec.get("subdomain"),
             )
-        elif obj.get("kind") == "Job" and isinstance(job, MPIJob):
+        elif catalog.of(obj).key == catalog.BATCH_JOB and isinstance(job, MPIJob):
             spec = _job_spec_pod(obj)
             name = str(meta.get("name"))
             out["Launcher-0"] = PodView(

@@ -14,15 +14,17 @@ side, as their sources read at the versions kubetrain supports:
   (``deleteAndCreate``), as Flux does.
 * **Pulumi** (pulumi-kubernetes v4.32.0): the provider's ``Diff`` (``provider/pkg/provider/
   provider.go``) replaces an object when a changed field matches its ``forceNew`` list
-  (``provider/pkg/provider/diff.go``: :data:`PULUMI_FORCE_NEW`, matched as
+  (``provider/pkg/provider/diff.go``: each kind's ``pulumi_force_new`` in the catalogue, plus
+  ``metadata.name`` and ``metadata.namespace`` for every kind; matched as
   ``openapi.PatchPropertiesChanged`` does) or one of the resource's ``replaceOnChanges`` paths
   (the engine's ``PropertyPath.Contains``); everything else is updated in place, and an update the
   server refuses fails. Patch resources (``NamespacePatch``...: what kubetrain registers for
   objects it never deletes) are replaced on a new name or namespace only.
 
 :func:`replace_on_changes` is what kubetrain adds to the provider's list for each kind, so that
-``pulumi up`` replaces every object whose edit the API server refuses in place
-(:data:`PULUMI_REPLACE_ON_CHANGES`), and :func:`outcomes` says per engine what an edit does.
+``pulumi up`` replaces every object whose edit the API server refuses in place (each kind's
+``pulumi_replace_on_changes`` in the catalogue), and :func:`outcomes` says per engine what an
+edit does.
 """
 
 from __future__ import annotations
@@ -32,13 +34,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .immutable import KUEUE_QUEUE_LABEL, KUEUE_SUSPEND, update_refusals
+from . import catalog
+from .immutable import KUEUE_QUEUE_LABEL, update_refusals
 
 __all__ = [
     "ENGINES",
     "ENGINE_TITLES",
-    "PULUMI_FORCE_NEW",
-    "PULUMI_REPLACE_ON_CHANGES",
     "Engine",
     "Outcome",
     "annotation_options",
@@ -50,6 +51,7 @@ __all__ = [
 ]
 
 Obj = Mapping[str, Any]
+POD = ("", "Pod")
 Engine = Literal["flux", "argocd", "pulumi", "kubectl"]
 #: kubectl: `kubectl apply --server-side` of `render --stdout`, after the deletions
 #: `kubetrain plan --output kubectl` lists (docs/lifecycle.md, "Without an engine").
@@ -66,151 +68,7 @@ ARGOCD_SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
 FLUX_PRUNE = "kustomize.toolkit.fluxcd.io/prune"
 
 
-def _container_fields(*prefixes: str) -> tuple[str, ...]:
-    """``containerForceNewProperties``."""
-    fields = (
-        "args",
-        "command",
-        "env",
-        "env.value",
-        "image",
-        "imagePullPolicy",
-        "lifecycle",
-        "livenessProbe",
-        "ports",
-        "readinessProbe",
-        "resources",
-        "securityContext",
-        "stdin",
-        "stdinOnce",
-        "terminationMessagePath",
-        "terminationMessagePolicy",
-        "tty",
-        "volumeDevices",
-        "volumeMounts",
-        "workingDir",
-    )
-    return tuple(f"{prefix}.{field}" for prefix in prefixes for field in fields)
-
-
-def _selector(prefix: str) -> tuple[str, ...]:
-    """``labelSelectorForceNewProperties``."""
-    return (
-        prefix,
-        f"{prefix}.matchExpressions",
-        f"{prefix}.matchExpressions.key",
-        f"{prefix}.matchExpressions.operator",
-        f"{prefix}.matchExpressions.values",
-        f"{prefix}.matchLabels",
-    )
-
-
-#: pulumi-kubernetes' ``forceNew`` table (``provider/pkg/provider/diff.go``, v4.32.0; unchanged
-#: on master of July 2026), by (group, kind), for the versions kubetrain writes. Every kind also
-#: replaces on ``metadata.name`` and ``metadata.namespace`` (``metadataForceNewProperties``).
-#: Secrets replace on data too and ConfigMaps on data while the provider's
-#: ``enableSecretMutable`` / ``enableConfigMapMutable`` are off, their default.
-PULUMI_FORCE_NEW: dict[tuple[str, str], tuple[str, ...]] = {
-    ("", "PersistentVolumeClaim"): (
-        "spec.accessModes",
-        "spec.storageClassName",
-        "spec.volumeName",
-        *_selector("spec.selector"),
-    ),
-    ("", "Pod"): (
-        "spec.affinity",
-        "spec.automountServiceAccountToken",
-        "spec.dnsConfig",
-        "spec.dnsPolicy",
-        "spec.enableServiceLinks",
-        "spec.hostAliases",
-        "spec.hostIPC",
-        "spec.hostNetwork",
-        "spec.hostPID",
-        "spec.hostname",
-        "spec.imagePullSecrets",
-        "spec.nodeName",
-        "spec.nodeSelector",
-        "spec.overhead",
-        "spec.preemptionPolicy",
-        "spec.priority",
-        "spec.priorityClassName",
-        "spec.readinessGates",
-        "spec.restartPolicy",
-        "spec.runtimeClassName",
-        "spec.schedulerName",
-        "spec.securityContext",
-        "spec.serviceAccount",
-        "spec.serviceAccountName",
-        "spec.shareProcessNamespace",
-        "spec.subdomain",
-        "spec.terminationGracePeriodSeconds",
-        "spec.volumes",
-        *_container_fields("spec.containers[*]", "spec.initContainers[*]"),
-    ),
-    ("", "ResourceQuota"): ("spec.scopes",),
-    ("", "Secret"): ("type", "stringData", "data"),
-    ("", "ConfigMap"): ("binaryData", "data"),
-    ("", "Service"): ("spec.clusterIP",),
-    ("apps", "DaemonSet"): _selector("spec.selector"),
-    ("apps", "Deployment"): _selector("spec.selector"),
-    ("apps", "StatefulSet"): (
-        "spec.podManagementPolicy",
-        "spec.revisionHistoryLimit",
-        "spec.serviceName",
-        "spec.volumeClaimTemplates",
-        *_selector("spec.selector"),
-    ),
-    ("batch", "Job"): (
-        "spec.completions",
-        "spec.parallelism",
-        "spec.template",
-        *_selector("spec.selector"),
-    ),
-    ("policy", "PodDisruptionBudget"): ("spec",),
-    ("rbac.authorization.k8s.io", "RoleBinding"): ("roleRef",),
-    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): ("roleRef",),
-    ("storage.k8s.io", "StorageClass"): ("parameters", "provisioner"),
-}
 _METADATA_FORCE_NEW = ("metadata.name", "metadata.namespace")
-
-#: What kubetrain adds to an object's ``replaceOnChanges``: the fields :mod:`.immutable` knows the
-#: API server (or, for a JobSet, its webhook and CRD rules) refuses to change in place that the
-#: provider's list leaves out. A Pod's whole spec: the server lets only images,
-#: activeDeadlineSeconds, added tolerations and removed scheduling gates change, and the provider
-#: replaces on images already, but updates removed tolerations, topology spread, scheduling
-#: gates, ``envFrom``, startup probes, a removed container... in place, which the server refuses.
-PULUMI_REPLACE_ON_CHANGES: dict[tuple[str, str], tuple[str, ...]] = {
-    ("", "Pod"): ("spec",),
-    ("batch", "Job"): (
-        "spec.completionMode",
-        "spec.podFailurePolicy",
-        "spec.successPolicy",
-        "spec.backoffLimitPerIndex",
-        "spec.managedBy",
-    ),
-    ("apps", "ReplicaSet"): ("spec.selector",),
-    ("", "Service"): ("spec.clusterIPs",),
-    ("", "PersistentVolumeClaim"): ("spec.volumeMode", "spec.dataSource", "spec.dataSourceRef"),
-    ("jobset.x-k8s.io", "JobSet"): (
-        "spec.replicatedJobs",
-        "spec.managedBy",
-        "spec.successPolicy",
-        "spec.failurePolicy",
-        "spec.network",
-        "spec.startupPolicy",
-    ),
-    # The CRDs' self == oldSelf rules (Trainer v2.3.0, training-operator v1.9.0): see .immutable.
-    ("trainer.kubeflow.org", "TrainJob"): (
-        "spec.runtimeRef",
-        "spec.trainer",
-        "spec.initializer",
-        "spec.managedBy",
-        "spec.activeDeadlineSeconds",
-        "spec.runtimePatches",
-    ),
-    ("kubeflow.org", "PyTorchJob"): ("spec.runPolicy.schedulingPolicy.queue",),
-}
 
 
 def group_kind(obj: Obj) -> tuple[str, str]:
@@ -250,8 +108,9 @@ def replace_on_changes(obj: Obj) -> list[str]:
     whose replacement would delete nothing, see :func:`is_patch_resource`)."""
     if is_patch_resource(obj):
         return []
-    out = list(PULUMI_REPLACE_ON_CHANGES.get(group_kind(obj), ()))
-    if group_kind(obj) in KUEUE_SUSPEND:
+    row = catalog.of(obj)
+    out = list(row.pulumi_replace_on_changes)
+    if row.kueue is not None:
         out.append(KUEUE_QUEUE_PATH)
     return out
 
@@ -361,7 +220,7 @@ def pulumi_replacement(before: Obj, after: Obj) -> str | None:
         force_new: tuple[str, ...] = _METADATA_FORCE_NEW
         extra: list[str] = []
     else:
-        force_new = _METADATA_FORCE_NEW + PULUMI_FORCE_NEW.get(group_kind(after), ())
+        force_new = _METADATA_FORCE_NEW + catalog.of(after).pulumi_force_new
         extra = replace_on_changes(after)
     for path, value in pulumi_changes(before, after):
         if any(_force_new_matches(p, path, value) for p in force_new) or any(
@@ -387,10 +246,6 @@ class Outcome:
     restarts: bool = False
 
 
-#: Workloads that roll their pods when their pod template changes in place.
-_ROLLING = frozenset({"StatefulSet", "Deployment", "DaemonSet"})
-
-
 def restarts_pods(action: str, obj: Obj, fields: Sequence[str], runs_pods: bool) -> bool:
     """Whether an edit re-creates or restarts the pods of ``obj`` (an object that runs pods): a
     replacement does; in place, a Pod's new image restarts its container and a rolling
@@ -399,10 +254,10 @@ def restarts_pods(action: str, obj: Obj, fields: Sequence[str], runs_pods: bool)
         return False
     if action == "replace":
         return True
-    kind = str(obj.get("kind", ""))
-    if kind == "Pod":
+    row = catalog.of(obj)
+    if row.key == POD:
         return any(f.endswith(".image") or f.endswith("].image") for f in fields)
-    return kind in _ROLLING and any(f.startswith("spec.template") for f in fields)
+    return row.rolls and any(f.startswith("spec.template") for f in fields)
 
 
 def outcomes(

@@ -10,7 +10,8 @@ cannot. This module mirrors that grammar:
     domain     := host [ ":" port ]          (a DNS name, an IPv4 address or a bracketed IPv6)
     path-component := [a-z0-9]+ ( ( "." | "_" | "__" | "-"+ ) [a-z0-9]+ )*
     tag        := [\\w][\\w.-]{0,127}
-    digest     := algorithm ":" hex          (hex of at least 32 digits)
+    digest     := algorithm ":" hex          (sha256, sha384 or sha512, lower-case hex of its
+                                             length: go-digest v1.0.0 validates it)
 
 with the name at most 255 characters, lower case in its path (``repository name must be
 lowercase``), and not a 64-digit hexadecimal string (an image id, not a name).
@@ -84,6 +85,57 @@ def parse_image(text: str) -> ImageReference | str:
             "lower-case letters, digits and single separators (. _ __ -)"
         )
     name, tag, digest = match[1], match[2], match[3]
+    if _remote_name(text) != _remote_name(text).lower():
+        # ParseNormalizedNamed reads the repository as everything before the first ':' of
+        # what follows the registry, so an upper-case digest algorithm right after the name
+        # (busybox@SHA256:...) is an upper-case name.
+        return "invalid reference format: repository name must be lowercase"
     if len(name) > NAME_TOTAL_LENGTH_MAX:
         return f"repository name must not be more than {NAME_TOTAL_LENGTH_MAX} characters"
+    if digest is not None and (problem := _digest_problem(digest)):
+        return problem
     return ImageReference(name, tag, digest)
+
+
+#: The digest algorithms the kubelet can verify (go-digest v1.0.0 ``Algorithm.Available``:
+#: those whose hash is linked in, crypto/sha256 and crypto/sha512) and their hex lengths.
+_ALGORITHMS = {"sha256": 64, "sha384": 96, "sha512": 128}
+_HEX = re.compile(r"[a-f0-9]+")
+#: go-digest v1.0.0 ``DigestRegexp``: a well-formed digest of an algorithm it does not know.
+_WELL_FORMED = re.compile(r"[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[a-zA-Z0-9=_-]+")
+
+
+def _digest_problem(digest: str) -> str | None:
+    """go-digest v1.0.0 ``Digest.Validate`` (``Parse`` in distribution/reference v0.6.0
+    ``Parse``): a known algorithm with exactly its length of lower-case hex."""
+    algorithm, _, encoded = digest.partition(":")
+    length = _ALGORITHMS.get(algorithm)
+    if length is None:
+        if not _WELL_FORMED.fullmatch(digest):
+            return f"invalid checksum digest format: {_DIGEST_HINT}"
+        return f"unsupported digest algorithm {algorithm!r}: {_DIGEST_HINT}"
+    if len(encoded) != length:
+        return (
+            f"invalid checksum digest length: {algorithm} has {length} hex digits, got "
+            f"{len(encoded)}"
+        )
+    if not _HEX.fullmatch(encoded):
+        return f"invalid checksum digest format: {algorithm} is {length} lower-case hex digits"
+    return None
+
+
+_DIGEST_HINT = "the kubelet verifies sha256, sha384 and sha512 digests, in lower-case hex"
+
+
+def _remote_name(text: str) -> str:
+    """distribution/reference v0.6.0 ``ParseNormalizedNamed``'s ``remoteName``: what follows
+    the registry (``splitDockerDomain``), up to its first ':'."""
+    slash = text.find("/")
+    first = text[:slash]
+    if slash < 0 or (
+        not any(c in first for c in ".:") and first != "localhost" and first.lower() == first
+    ):
+        remainder = text
+    else:
+        remainder = text[slash + 1 :]
+    return remainder.partition(":")[0]

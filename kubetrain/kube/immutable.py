@@ -18,13 +18,15 @@ Kinds and the upstream functions they follow (``k8s.io/kubernetes/pkg/apis/<grou
   completionMode, podFailurePolicy, successPolicy, backoffLimitPerIndex and managedBy.
 - StatefulSet, ``ValidateStatefulSetUpdate``: everything in the spec but replicas, ordinals,
   template, updateStrategy, revisionHistoryLimit, persistentVolumeClaimRetentionPolicy and
-  minReadySeconds.
+  minReadySeconds; and a switch to OnDelete that keeps the live object's defaulted
+  rollingUpdate.
 - ReplicaSet and Deployment, ``ValidateReplicaSetUpdate`` / ``ValidateDeploymentUpdate``: the
   selector (apps/v1).
 - Service, ``ValidateServiceUpdate``: clusterIP(s) and the primary IP family, unless the Service
   becomes or stops being an ExternalName; loadBalancerClass between LoadBalancer Services;
   healthCheckNodePort while one is needed; then ``ValidateService`` of the result (a headless
   Service is a ClusterIP one).
+- ResourceQuota, ``ValidateResourceQuotaUpdate``: the set of scopes.
 - RoleBinding and ClusterRoleBinding, ``ValidateRoleBindingUpdate`` /
   ``ValidateClusterRoleBindingUpdate``: roleRef.
 - Secret and ConfigMap, ``ValidateSecretUpdate`` / ``ValidateConfigMapUpdate``: a Secret's type,
@@ -66,11 +68,12 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from . import catalog
 from .apiserver.core import pod_security_label_problems
 from .paths import first_difference, semantic_equal
 from .quantity import parse_quantity
@@ -78,7 +81,6 @@ from .stored import stored_form
 
 __all__ = [
     "API_SERVER",
-    "IMMUTABLE_KINDS",
     "JOBSET_WEBHOOK",
     "Refusal",
     "replacement_field",
@@ -122,14 +124,22 @@ def _get(obj: Any, path: str) -> Any:
     return obj
 
 
+def _map(obj: Any, path: str) -> Mapping[str, Any]:
+    """The mapping at ``path``, or an empty one (absent, or not a mapping: a ``spec: 1.5`` the
+    schema check reports)."""
+    value = _get(obj, path)
+    return value if isinstance(value, Mapping) else {}
+
+
 def _immutable(before: Obj, after: Obj, *paths: str, default: Any = None) -> list[Refusal]:
-    """A refusal for each of ``paths`` whose value changed (``default`` stands for absent)."""
+    """A refusal for each of ``paths`` whose value changed (``default`` stands for absent or
+    empty: the server's defaulting of an empty string, ``SetDefaults_Secret``'s type)."""
     out = []
     for path in paths:
         old, new = _get(before, path), _get(after, path)
         if default is not None:
-            old = default if old is None else old
-            new = default if new is None else new
+            old = default if old in (None, "") else old
+            new = default if new in (None, "") else new
         if not semantic_equal(old, new):
             out.append(Refusal(path, IMMUTABLE))
     return out
@@ -148,8 +158,8 @@ _POD_UPDATABLE = (
 def _pod(before: Obj, after: Obj) -> list[Refusal]:
     """``ValidatePodUpdate``: munge every field the update may change back to its old value and
     require the rest of the spec to be equal."""
-    old = dict(_get(before, "spec") or {})
-    new = dict(_get(after, "spec") or {})
+    old = dict(_map(before, "spec"))
+    new = dict(_map(after, "spec"))
     out: list[Refusal] = []
     for field in ("containers", "initContainers"):
         old_c, new_c = old.get(field) or [], new.get(field) or []
@@ -227,8 +237,8 @@ _SCHEDULING_DIRECTIVES = (
 def _job(before: Obj, after: Obj) -> list[Refusal]:
     """``ValidateJobSpecUpdate``."""
     out = _immutable(before, after, "spec.selector")
-    old_template = copy.deepcopy(_get(before, "spec.template") or {})
-    new_template = copy.deepcopy(_get(after, "spec.template") or {})
+    old_template = copy.deepcopy(dict(_map(before, "spec.template")))
+    new_template = copy.deepcopy(dict(_map(after, "spec.template")))
     if _get(before, "spec.suspend") is True:
         for part, key in _SCHEDULING_DIRECTIVES:
             old_part = old_template.setdefault(part, {})
@@ -277,8 +287,8 @@ _STATEFULSET_DEFAULTS = {"podManagementPolicy": "OrderedReady"}
 
 
 def _statefulset(before: Obj, after: Obj) -> list[Refusal]:
-    old = {**_STATEFULSET_DEFAULTS, **(_get(before, "spec") or {})}
-    new = {**_STATEFULSET_DEFAULTS, **(_get(after, "spec") or {})}
+    old = {**_STATEFULSET_DEFAULTS, **_map(before, "spec")}
+    new = {**_STATEFULSET_DEFAULTS, **_map(after, "spec")}
     out = []
     for key in sorted((set(old) | set(new)) - _STATEFULSET_UPDATABLE):
         changed = first_difference(old.get(key), new.get(key), f"spec.{key}")
@@ -291,7 +301,30 @@ def _statefulset(before: Obj, after: Obj) -> list[Refusal]:
                     + " are forbidden",
                 )
             )
-    return out
+    return out + _defaulted_rolling_update(before, after)
+
+
+def _defaulted_rolling_update(before: Obj, after: Obj) -> list[Refusal]:
+    """A live StatefulSet whose manifest leaves ``updateStrategy.rollingUpdate`` out got it from
+    the server's defaults (``SetDefaults_StatefulSet``: ``partition: 0`` under RollingUpdate),
+    owned by no field manager: server-side apply of a manifest switching to ``OnDelete`` keeps
+    it, and ``ValidateStatefulSetSpec`` refuses a rollingUpdate under OnDelete. Written in the
+    manifest before, it is the manager's and goes with it. A new object applies cleanly."""
+    old = _get(before, "spec.updateStrategy") or {}
+    new = _get(after, "spec.updateStrategy") or {}
+    if not isinstance(old, Mapping) or not isinstance(new, Mapping):
+        return []
+    if (old.get("type") or "RollingUpdate") != "RollingUpdate" or "rollingUpdate" in old:
+        return []
+    if new.get("type") != "OnDelete" or "rollingUpdate" in new:
+        return []
+    return [
+        Refusal(
+            "spec.updateStrategy.rollingUpdate",
+            "only allowed for updateStrategy 'RollingUpdate' (the live object's default "
+            "{partition: 0}, which server-side apply keeps)",
+        )
+    ]
 
 
 def _selector(before: Obj, after: Obj) -> list[Refusal]:
@@ -386,8 +419,8 @@ def _immutable_data(before: Obj, after: Obj) -> list[Refusal]:
 def _pvc(before: Obj, after: Obj) -> list[Refusal]:
     """``ValidatePersistentVolumeClaimUpdate``: the spec is immutable but its storage requests
     (expansion) and volumeAttributesClassName."""
-    old = copy.deepcopy(dict(_get(before, "spec") or {}))
-    new = copy.deepcopy(dict(_get(after, "spec") or {}))
+    old = copy.deepcopy(dict(_map(before, "spec")))
+    new = copy.deepcopy(dict(_map(after, "spec")))
     for spec in (old, new):
         spec.pop("volumeAttributesClassName", None)
         (spec.get("resources") or {}).pop("requests", None)
@@ -419,6 +452,16 @@ def _quantity(value: Any) -> Fraction | None:
         return parse_quantity(value).value if value is not None else None
     except (ValueError, TypeError):
         return None
+
+
+def _resource_quota(before: Obj, after: Obj) -> list[Refusal]:
+    """``ValidateResourceQuotaUpdate``: the set of scopes."""
+
+    def scopes(obj: Obj) -> set[str]:
+        value = _get(obj, "spec.scopes")
+        return set(map(str, value)) if isinstance(value, list) else set()
+
+    return [] if scopes(before) == scopes(after) else [Refusal("spec.scopes", IMMUTABLE)]
 
 
 def _role_binding(before: Obj, after: Obj) -> list[Refusal]:
@@ -576,21 +619,6 @@ def _localqueue(before: Obj, after: Obj) -> list[Refusal]:
 
 
 #: Where each kind Kueue manages says it is suspended (jobframework's GenericJob.IsSuspended).
-KUEUE_SUSPEND: dict[tuple[str, str], str] = {
-    ("batch", "Job"): "spec.suspend",
-    ("jobset.x-k8s.io", "JobSet"): "spec.suspend",
-    ("trainer.kubeflow.org", "TrainJob"): "spec.suspend",
-    ("kubeflow.org", "TFJob"): "spec.runPolicy.suspend",
-    ("kubeflow.org", "PyTorchJob"): "spec.runPolicy.suspend",
-    ("kubeflow.org", "XGBoostJob"): "spec.runPolicy.suspend",
-    ("kubeflow.org", "PaddleJob"): "spec.runPolicy.suspend",
-    ("kubeflow.org", "JAXJob"): "spec.runPolicy.suspend",
-    ("kubeflow.org", "MPIJob"): "spec.runPolicy.suspend",
-    # A StatefulSet's pods are gated, never suspended: the label is always immutable.
-    ("apps", "StatefulSet"): "",
-}
-
-
 def _queue_name(obj: Obj) -> str:
     labels = _get(obj, "metadata.labels")
     value = labels.get(KUEUE_QUEUE_LABEL) if isinstance(labels, Mapping) else None
@@ -601,51 +629,56 @@ def kueue_refusals(before: Obj, after: Obj) -> list[Refusal]:
     """Kueue's ``validateUpdateForQueueName`` (v0.19.2): a job's queue may change only while
     the new object is suspended. Assumed where the new object names a queue (then the cluster
     runs Kueue)."""
-    group = str(after.get("apiVersion", "")).rpartition("/")[0]
-    suspend = KUEUE_SUSPEND.get((group, str(after.get("kind"))))
-    if suspend is None or not _queue_name(after) or _queue_name(before) == _queue_name(after):
+    kueue = catalog.of(after).kueue
+    if kueue is None or not _queue_name(after) or _queue_name(before) == _queue_name(after):
         return []
-    if suspend and _get(after, suspend) is True:
+    if kueue.suspend_path and _get(after, kueue.suspend_path) is True:
         return []
     path = f"metadata.labels[{KUEUE_QUEUE_LABEL}]"
     return [Refusal(path, IMMUTABLE + " unless the job is suspended", origin=KUEUE_WEBHOOK)]
-
-
-#: (group, kind) -> the update rules of that kind.
-IMMUTABLE_KINDS: dict[tuple[str, str], Callable[[Obj, Obj], list[Refusal]]] = {
-    ("", "Pod"): _pod,
-    ("batch", "Job"): _job,
-    ("apps", "StatefulSet"): _statefulset,
-    ("apps", "ReplicaSet"): _selector,
-    ("apps", "Deployment"): _selector,
-    ("", "Service"): _service,
-    ("", "Secret"): _secret,
-    ("", "ConfigMap"): _immutable_data,
-    ("", "Namespace"): _namespace,
-    ("", "PersistentVolumeClaim"): _pvc,
-    ("rbac.authorization.k8s.io", "RoleBinding"): _role_binding,
-    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): _role_binding,
-    ("apiextensions.k8s.io", "CustomResourceDefinition"): _crd,
-    ("jobset.x-k8s.io", "JobSet"): _jobset,
-    ("trainer.kubeflow.org", "TrainJob"): _trainjob,
-    ("kubeflow.org", "PyTorchJob"): _pytorchjob,
-    ("kueue.x-k8s.io", "LocalQueue"): _localqueue,
-}
 
 
 def _normalised(obj: Obj) -> dict[str, Any]:
     return stored_form(copy.deepcopy(dict(obj)))
 
 
+def _dotted(path: tuple[str | int, ...]) -> str:
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
+
+
+def crd_rule_refusals(before: Obj, after: Obj) -> list[Refusal]:
+    """The transition rules (``oldSelf``) of a third-party kind's real CRD
+    (:mod:`kubetrain.kube.crds`) that refuse the edit: Kueue's ResourceFlavor ``nodeLabels``
+    and ``topologyName`` once a topology is set, a Topology's levels...
+    (``validate_custom_resource_update``)."""
+    from .apiextensions import crd_versions, validate_custom_resource_update
+    from .crds import derived_crd
+
+    api_version, kind = str(after.get("apiVersion", "")), str(after.get("kind", ""))
+    real = derived_crd(api_version, kind)
+    if real is None or before.get("apiVersion") != api_version:
+        return []
+    found = [v for v in crd_versions(real.definition()) if v.api_version == api_version]
+    if not found:
+        return []
+    return [
+        Refusal(_dotted(issue.path), issue.message)
+        for issue in validate_custom_resource_update(found[0].node, before, after)
+    ]
+
+
 def update_refusals(before: Obj, after: Obj) -> list[Refusal]:
     """What the API server refuses when ``before`` is updated in place to ``after`` (empty: the
     update is accepted, as far as these rules go). Both are one object (same kind and name)."""
-    group = str(after.get("apiVersion", "")).rpartition("/")[0]
-    rules = IMMUTABLE_KINDS.get((group, str(after.get("kind"))))
+    rules = catalog.of(after).update_rules
     out = kueue_refusals(before, after)
-    if rules is None:
-        return out
-    return rules(_normalised(before), _normalised(after)) + out
+    if rules is not None:
+        out = rules(_normalised(before), _normalised(after)) + out
+    # The CRD's own transition rules, where the kind's hand-written rules above do not already
+    # refuse the same field.
+    named = {r.path for r in out}
+    out += [r for r in crd_rule_refusals(before, after) if r.path not in named]
+    return out
 
 
 def replacement_field(before: Obj, after: Obj) -> Refusal | None:
@@ -659,5 +692,5 @@ def replacement_field(before: Obj, after: Obj) -> Refusal | None:
 
 def may_need_replacement(kind: str, api_version: str) -> bool:
     """Whether objects of this kind have immutable fields at all."""
-    key = (api_version.rpartition("/")[0], kind)
-    return key in IMMUTABLE_KINDS or key in KUEUE_SUSPEND
+    row = catalog.lookup((api_version.rpartition("/")[0], kind))
+    return row.update_rules is not None or row.kueue is not None

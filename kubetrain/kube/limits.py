@@ -8,10 +8,15 @@ object that large can never be created, whatever kubetrain writes.
 
 from __future__ import annotations
 
-__all__ = ["INT32_MAX", "INT64_MAX", "INT64_MIN", "MAX_OBJECT_BYTES"]
+__all__ = ["INT32_MAX", "INT64_MAX", "INT64_MIN", "MAX_OBJECT_BYTES", "MAX_QUANTITY"]
 
 INT32_MAX = 2**31 - 1
 INT64_MAX = 2**63 - 1
 INT64_MIN = -(2**63)
 #: etcd's default request limit (``--max-request-bytes``, 1.5 MiB): no larger object is stored.
 MAX_OBJECT_BYTES = 3 * 2**19
+#: The largest magnitude of a quantity kubetrain reads: 2**63 - 1 units. Kubernetes caps a
+#: binary quantity there (``maxAllowed`` in apimachinery v0.36.2 ``ParseQuantity``) and counts
+#: every quantity in 64 bits (``Value``, ``MilliValue``: the scheduler's and Kueue's sums), so a
+#: larger one (``1e5000``) is never a count anything in a cluster can use.
+MAX_QUANTITY = 2**63 - 1

@@ -22,6 +22,8 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Literal
 
+from .limits import MAX_QUANTITY
+
 __all__ = [
     "QUANTITY_PATTERN",
     "Quantity",
@@ -79,6 +81,22 @@ def _parse_cached(text: str | int) -> Quantity:
 
 
 def _parse(text: str | int | float) -> Quantity:
+    quantity = _parse_unbounded(text)
+    if abs(quantity.value) > MAX_QUANTITY:
+        raise ValueError(
+            f"{_quoted(text)} is out of range: kubetrain reads quantities of at most 2^63-1 "
+            "(about 9.2E, or 8Ei), as Kubernetes counts them in 64 bits (docs/limits.md)"
+        )
+    return quantity
+
+
+def _quoted(text: object) -> str:
+    """``text`` quoted for a message, cut to 40 characters (a quantity may be a long number)."""
+    shown = repr(text) if not isinstance(text, int) or abs(text) < 10**40 else "a number"
+    return shown if len(shown) <= 40 else shown[:36] + "...'"
+
+
+def _parse_unbounded(text: str | int | float) -> Quantity:
     if isinstance(text, bool):
         raise ValueError(f"{text!r} is not a quantity")
     if isinstance(text, int):
@@ -92,7 +110,7 @@ def _parse(text: str | int | float) -> Quantity:
     m = _SHAPE.fullmatch(text)
     if m is None:
         raise ValueError(
-            f"{text!r} is not a quantity (e.g. 500m, 2, 1.5Gi, 100M, 1e3; "
+            f"{_quoted(text)} is not a quantity (e.g. 500m, 2, 1.5Gi, 100M, 1e3; "
             "suffixes n u m k M G T P E, Ki Mi Gi Ti Pi Ei)"
         )
     try:
@@ -106,7 +124,7 @@ def _parse(text: str | int | float) -> Quantity:
         return Quantity(number * Fraction(10) ** _DECIMAL[suffix], "DecimalSI")
     exponent = int(suffix[1:])
     if abs(exponent) > 10_000:
-        raise ValueError(f"{text!r}: exponent out of range")
+        raise ValueError(f"{_quoted(text)}: exponent out of range")
     return Quantity(number * Fraction(10) ** exponent, "DecimalExponent")
 
 

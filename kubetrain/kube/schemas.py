@@ -23,7 +23,6 @@ import jsonschema_rs
 from .names import looks_like_credential
 
 __all__ = [
-    "CLUSTER_SCOPED_KINDS",
     "DEFINITIONS_URI",
     "SchemaIssue",
     "builtin_definition",
@@ -123,11 +122,56 @@ def _bounded(node: Any) -> Any:
     return node
 
 
+#: Fields Kubernetes' OpenAPI marks required that the API server never requires: a Go value
+#: (not a pointer) that decodes to its zero value when absent, which validation then judges
+#: (``k8s.io/api/core/v1`` ``SleepAction.Seconds int64``: ``sleep: {}`` is a sleep of 0 seconds,
+#: accepted under PodLifecycleSleepActionAllowZero by upstream ``validateSleepAction``).
+_ZERO_VALUE_REQUIRED: dict[str, frozenset[str]] = {
+    "io.k8s.api.core.v1.SleepAction": frozenset({"seconds"}),
+    # LimitRangeSpec.Limits []LimitRangeItem: no limits is a LimitRange limiting nothing.
+    "io.k8s.api.core.v1.LimitRangeSpec": frozenset({"limits"}),
+    # RoleRef.APIGroup string: empty, it is defaulted (rbac/v1 SetDefaults_RoleBinding).
+    "io.k8s.api.rbac.v1.RoleRef": frozenset({"apiGroup"}),
+}
+
+
+def _exclusive_null(node: dict[str, Any]) -> dict[str, Any]:
+    """A ``oneOf`` whose every branch also admits null (Quantity, IntOrString: ``[string,
+    null] | [number, null]``) with null as a branch of its own: as written, null matches every
+    branch and so fails ``oneOf``, though the server takes it (server-side apply reads a null as
+    the field left out: a RuntimeClass's ``overhead.podFixed.cpu: null``)."""
+    branches = node.get("oneOf")
+    if not isinstance(branches, list) or not all(
+        isinstance(b, dict) and isinstance(b.get("type"), list) and "null" in b["type"]
+        for b in branches
+    ):
+        return node
+    plain = [{**b, "type": [t for t in b["type"] if t != "null"]} for b in branches]
+    plain = [{**b, "type": b["type"][0]} if len(b["type"]) == 1 else b for b in plain]
+    return {**node, "oneOf": [*plain, {"type": "null"}]}
+
+
+def _server_required(defs: dict[str, Any]) -> dict[str, Any]:
+    """``defs`` without the ``required`` of :data:`_ZERO_VALUE_REQUIRED`, and with null a
+    branch of its own in each ``oneOf`` (:func:`_exclusive_null`)."""
+    table = {name: _exclusive_null(node) if isinstance(node, dict) else node
+             for name, node in defs["$defs"].items()}  # fmt: skip
+    for name, fields in _ZERO_VALUE_REQUIRED.items():
+        node = table.get(name)
+        if isinstance(node, dict) and node.get("required"):
+            kept = [f for f in node["required"] if f not in fields]
+            node = {k: v for k, v in node.items() if k != "required"}
+            table[name] = {**node, "required": kept} if kept else node
+    return {**defs, "$defs": table}
+
+
 @cache
 def definitions_registry(version: tuple[int, int]) -> jsonschema_rs.Registry:
     """A registry holding the shared definitions every built-in schema refers to, with the
-    ranges of their integer formats made explicit."""
-    return jsonschema_rs.Registry([(DEFINITIONS_URI, _bounded(_definitions(version)))])
+    ranges of their integer formats made explicit and only the fields the server requires
+    required."""
+    defs = _server_required(_definitions(version))
+    return jsonschema_rs.Registry([(DEFINITIONS_URI, _bounded(defs))])
 
 
 @cache
@@ -158,25 +202,6 @@ def builtin_kinds(version: tuple[int, int]) -> dict[str, list[str]]:
     for group, ver, kind in sorted(_gvk_index(version)):
         out.setdefault(kind, []).append(f"{group}/{ver}" if group else ver)
     return out
-
-
-#: Kinds that live outside namespaces: Kubernetes' own (``kubectl api-resources
-#: --namespaced=false``) and the cluster-wide kinds of External Secrets Operator.
-CLUSTER_SCOPED_KINDS = frozenset(
-    {
-        "APIService", "CertificateSigningRequest", "ClusterRole", "ClusterRoleBinding",
-        "ClusterTrustBundle", "ComponentStatus", "CSIDriver", "CSINode",
-        "CustomResourceDefinition", "DeviceClass", "FlowSchema", "IngressClass",
-        "IPAddress", "MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding",
-        "MutatingWebhookConfiguration", "Namespace", "Node", "PersistentVolume",
-        "PriorityClass", "PriorityLevelConfiguration", "RuntimeClass", "SelfSubjectAccessReview",
-        "SelfSubjectReview", "SelfSubjectRulesReview", "ServiceCIDR", "StorageClass",
-        "StorageVersion", "StorageVersionMigration", "SubjectAccessReview", "TokenReview",
-        "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
-        "ValidatingWebhookConfiguration", "VolumeAttachment", "VolumeAttributesClass",
-        "ClusterSecretStore", "ClusterExternalSecret",
-    }
-)  # fmt: skip
 
 
 @cache

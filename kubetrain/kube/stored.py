@@ -29,11 +29,12 @@ differs from what was sent in two ways, recorded for every rendered object in
    default would pin today's default into every object.
 
 Kubernetes' own kinds are normalised, and the custom resources whose operator's defaulting
-webhook decodes and re-encodes them into Go types (:data:`WEBHOOK_QUANTITIES`): Kueue's
-ClusterQueue quotas are stored as quantity strings, so a quota written ``16`` differed from the
-live ``"16"`` on every comparison and Flux re-applied the ClusterQueue at every reconcile (found
-by e2e/test_lifecycle.py with Kueue v0.19.2's webhook). Any other custom resource is stored as
-it was sent (apart from its CRD's schema defaults, which are case 2), and a CRD's
+webhook decodes and re-encodes them into Go types (their row's ``webhook_quantities`` in the
+catalogue): Kueue's ClusterQueue quotas are stored as quantity strings, so a quota written
+``16`` differed from the live ``"16"`` on every comparison and Flux re-applied the ClusterQueue
+at every reconcile (found by e2e/test_lifecycle.py with Kueue v0.19.2's webhook). Any other
+custom resource is stored as it was sent (apart from its CRD's schema defaults, which are case
+2), and a CRD's
 ``openAPIV3Schema`` describes fields rather than holding them.
 """
 
@@ -44,9 +45,16 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from . import catalog
 from .quantity import canonical_quantity
 
-__all__ = ["LEFT_TO_SERVER", "is_builtin_api", "left_to_server", "stored_form"]
+__all__ = [
+    "LEFT_TO_SERVER",
+    "canonical_stored_form",
+    "is_builtin_api",
+    "left_to_server",
+    "stored_form",
+]
 
 #: Fields the server adds that kubetrain leaves to it: a pattern over the field path (list
 #: items written ``[]``, pod specs of every workload matched by ``<pod>``) -> why.
@@ -168,6 +176,8 @@ def _canonical_key(obj: dict[str, Any], key: str) -> None:
     if key not in obj:
         return
     value = obj[key]
+    if type(value) not in (str, int, float):  # no quantity: left as written
+        return
     cache_key = (type(value), value)
     found = _CANONICAL.get(cache_key)
     if found is None:
@@ -217,17 +227,6 @@ def _walk(node: Any, parent: str) -> None:
         _walk(value, key)
 
 
-#: Custom resources whose operator's mutating webhook re-encodes them, and the quantities in
-#: them (a path of keys, ``[]`` for every item of a list): Kueue v0.19.2's ClusterQueue webhook
-#: (``pkg/webhooks/clusterqueue_webhook.go`` Default) marshals ``resource.Quantity``.
-WEBHOOK_QUANTITIES: dict[tuple[str, str], tuple[tuple[str, ...], ...]] = {
-    ("kueue.x-k8s.io", "ClusterQueue"): tuple(
-        ("spec", "resourceGroups", "[]", "flavors", "[]", "resources", "[]", field)
-        for field in ("nominalQuota", "borrowingLimit", "lendingLimit")
-    ),
-}
-
-
 def _quantities_at(node: Any, path: tuple[str, ...]) -> None:
     if not path or not isinstance(node, dict | list):
         return
@@ -250,12 +249,12 @@ def _quantities_at(node: Any, path: tuple[str, ...]) -> None:
 
 def stored_form(obj: dict[str, Any]) -> dict[str, Any]:
     """Rewrite ``obj`` in place into the form the API server stores (see the module docstring)
-    and return it. Custom resources (but those of :data:`WEBHOOK_QUANTITIES`) and CRDs are
-    returned unchanged."""
+    and return it. Custom resources (but those whose catalogue row has ``webhook_quantities``)
+    and CRDs are returned unchanged."""
     if not isinstance(obj, Mapping):
         return obj
     api_version = str(obj.get("apiVersion", ""))
-    paths = WEBHOOK_QUANTITIES.get((api_version.rpartition("/")[0], str(obj.get("kind"))))
+    paths = catalog.of(obj).webhook_quantities
     if paths:
         for path in paths:
             _quantities_at(obj, path)
@@ -266,3 +265,80 @@ def stored_form(obj: dict[str, Any]) -> dict[str, Any]:
         if key != "metadata":
             _walk(value, key)
     return obj
+
+
+def canonical_stored_form(obj: dict[str, Any]) -> dict[str, Any]:
+    """``stored_form(canonical(obj))`` in one pass, as a new object: mapping keys sorted,
+    ``None`` values dropped, and a built-in object in the form the API server stores (every
+    manifest a builder makes goes through it once: one walk instead of two)."""
+    api_version = str(obj.get("apiVersion", ""))
+    if catalog.of(obj).webhook_quantities:
+        return stored_form(_plain(obj))
+    rules = is_builtin_api(api_version) and obj.get("kind") != "CustomResourceDefinition"
+    out: dict[str, Any] = {}
+    for key in sorted(obj):
+        value = obj[key]
+        if value is None:
+            continue
+        kind = type(value)
+        if kind is dict:
+            out[key] = _stored_map(value, key) if rules and key != "metadata" else _plain(value)
+        elif kind is list:
+            out[key] = _stored_list(value, key) if rules and key != "metadata" else _plain(value)
+        else:
+            out[key] = value
+    return out
+
+
+def _plain(value: Any) -> Any:
+    """Keys sorted and ``None`` values dropped (``builders.meta.canonical``)."""
+    kind = type(value)
+    if kind is dict:
+        return {k: _plain(value[k]) for k in sorted(value) if value[k] is not None}
+    if kind is list:
+        return [_plain(v) if type(v) is dict or type(v) is list else v for v in value]
+    return value
+
+
+def _stored_list(value: list[Any], parent: str) -> list[Any]:
+    return [
+        _stored_map(item, parent)
+        if type(item) is dict
+        else _plain(item)
+        if type(item) is list
+        else item
+        for item in value
+    ]
+
+
+def _stored_map(node: dict[str, Any], parent: str) -> dict[str, Any]:
+    """:func:`_walk` of one mapping below ``parent``'s key, on a sorted copy."""
+    omitted = _FALSE_OMITTED.get(parent, ())
+    read_only = parent in _READ_ONLY_OMITEMPTY
+    out: dict[str, Any] = {}
+    for key in sorted(node):
+        value = node[key]
+        if value is None:
+            continue
+        kind = type(value)
+        if kind is dict:
+            child = _stored_map(value, key)
+            if key == "resources":
+                _canonical_map(child.get("limits"))
+                _canonical_map(child.get("requests"))
+            elif key == "fieldRef" and "apiVersion" not in child:
+                child = {"apiVersion": "v1", **child}
+            elif key == "resourceFieldRef":
+                _canonical_key(child, "divisor")
+            elif key == "emptyDir":
+                _canonical_key(child, "sizeLimit")
+            elif key == "overhead":
+                _canonical_map(child)
+            out[key] = child
+        elif kind is list:
+            out[key] = _stored_list(value, key)
+        elif value is False and (key in omitted or (read_only and key == "readOnly")):
+            continue
+        else:
+            out[key] = value
+    return out

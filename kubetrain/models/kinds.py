@@ -2,16 +2,19 @@
 
 After lightkube's ``resource_registry.register``
 (``gtsystem/lightkube:src/lightkube/core/resource_registry.py``): a kind is registered once under
-its (apiVersion, kind), and a second registration of that key is an error. A kind module
-declares its document class with :func:`declare`; the other layers attach what they own to that
-declaration instead of keeping lists of their own:
+its (group, kind) in the catalogue of kinds (:mod:`kubetrain.kube.catalog`), and a second
+declaration of that key is an error, unless it is an older version converted into the declared
+one (``expanded_as``: ``kubeflow.org/v1alpha1`` TFJob). The declaration is the row's
+``declared`` column, and a kind with replica specs gives the row its ``pods`` (where
+``validate``, gang scheduling and ``plan`` find its pod templates). A kind module declares its
+document class with :func:`declare`; the other layers attach what they own to that declaration
+instead of keeping lists of their own:
 
 * the builder (``kubetrain.builders.registry.builder``) and the Pulumi component
   (``components._program.component``) are attached to the declaration of the document class the
   builders expand (:attr:`KindDeclaration.expanded_as`: a ``kubeflow.org/v1alpha1`` TFJob is
   expanded as a v1 TFJob);
-* ``validate``'s pod-template finders, the editor schemas and ``kubetrain schema`` read
-  :func:`declarations`;
+* the editor schemas and ``kubetrain schema`` read :func:`declarations`;
 * ``tests/test_kinds.py`` fails when a declared kind lacks a builder, a component, a bad-input
   fixture, a golden case or an example stack.
 """
@@ -22,6 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from ..kube import catalog
+from ..kube.catalog import GroupKind, Pods
 from .base import JobDocument, job_kind
 
 __all__ = [
@@ -78,11 +83,20 @@ def declare(
 
     def register(cls: J) -> J:
         key = (cls.API_VERSION, cls.KIND)
+        group_kind = GroupKind.parse(cls.API_VERSION, cls.KIND)
         if key in _DECLARATIONS:
             raise RuntimeError(f"job kind {key} declared twice")
+        if expanded_as is None and "declared" in catalog.lookup(group_kind).attached:
+            raise RuntimeError(f"job kind {group_kind} declared twice")
         job_kind(cls)
         specs_key = replica_specs_key or getattr(cls, "REPLICA_SPECS_KEY", None)
-        _DECLARATIONS[key] = KindDeclaration(cls, summary, specs_key, expanded_as)
+        found = _DECLARATIONS[key] = KindDeclaration(cls, summary, specs_key, expanded_as)
+        if expanded_as is None:
+            catalog.attach(group_kind, "declared", found)
+            if specs_key is not None:
+                # Each replica type's pod ``template``, ``replicas`` pods of it.
+                pods = Pods(("spec", specs_key), "map", ("template",), (("replicas",),))
+                catalog.attach(group_kind, "pods", pods)
         return cls
 
     return register

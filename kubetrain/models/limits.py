@@ -17,7 +17,9 @@ __all__ = [
     "MAX_ALIAS_VALUES",
     "MAX_CLUSTERS",
     "MAX_DEPTH",
+    "MAX_DOCUMENT_NODES",
     "MAX_FILE_BYTES",
+    "MAX_FILE_NODES",
     "MAX_NODE_SELECTOR",
     "MAX_OBJECTS",
     "MAX_OBJECT_BYTES",
@@ -28,6 +30,12 @@ __all__ = [
 
 #: Largest file kubetrain reads (stack files, job files, files given to ``validate``).
 MAX_FILE_BYTES = 128 * 2**20
+#: Nodes (scalars, mappings, lists) of one YAML document, and of one file: reading YAML costs
+#: some 700 bytes of memory per node while a document is composed (a 6 MB list of 2,000,000
+#: empty mappings took 1.5 GB), so these bound what any file within MAX_FILE_BYTES can cost,
+#: checked before a document is composed. The largest upstream CRD has 18,000 nodes.
+MAX_DOCUMENT_NODES = 1_000_000
+MAX_FILE_NODES = 4_000_000
 #: Deepest nesting of mappings and lists in one document (Kubernetes objects, CRDs included,
 #: nest fewer than 40 levels).
 MAX_DEPTH = 100

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import glob
 import json
 import os
@@ -21,8 +22,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from ..kube import apiserver, scopes
+from ..kube import apiserver, catalog, scopes
 from ..kube import schemas as k8s
+from ..kube.catalog import group_of
+from ..kube.quantity import parse_quantity
 from ..parallel import ChunkMapper, serial
 from .base import (
     MODE_ANNOTATION,
@@ -50,6 +53,7 @@ from .runtimes import (
     trainjob_problems,
 )
 from .runtimes import key_of as runtime_key_of
+from .scheduling import ObjectMeta
 from .secrets import (
     configmap_credential_problems,
     credential_problems,
@@ -370,7 +374,13 @@ def load_job(
     attribute names (``tf_replica_specs``), which is how Pulumi SDKs send component inputs.
     Problems name ``file`` and the field path (``settings.*`` for settings).
     """
-    problems: list[Problem] = [
+    problems: list[Problem] = []
+    for path, value in (((), document), (("settings",), settings or {})):
+        if not isinstance(value, Mapping):
+            problems.append(Problem(file, None, path, f"must be a mapping, got {_kind_of(value)}"))
+    if problems:
+        raise InputError(problems)
+    problems = [
         Problem(file, None, path, message)
         for path, message in (
             *value_problems(dict(document)),
@@ -446,6 +456,21 @@ def load_stack_data(
         raise InputError(problems)
     doc = Document(label, 0, dict(data))
     return _load_stack_document(doc, name, file, project_root, extra=(jobs, manifests))
+
+
+def _kind_of(value: Any) -> str:
+    """What ``value`` is, for a message that must not quote it (it may be a credential)."""
+    if value is None:
+        return "nothing (null)"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list | tuple):
+        return "a list"
+    return "a " + type(value).__name__
 
 
 def document_keys(model: type[BaseModel], data: Any) -> Any:
@@ -885,6 +910,10 @@ def _native_workload_problems(
                 f"replicas; the native objects of {job.KIND} jobs are fixed: remove the annotation",
             )
         ]
+    supported = job.normalized().NATIVE_WORKLOADS
+    if value not in supported:
+        # A TrainJob runs natively only as its JobSet: "pod" would leave it in operator mode.
+        return [(path, f"a {job.KIND} runs natively as {' or '.join(supported)}, got {value!r}")]
     return []
 
 
@@ -975,7 +1004,7 @@ def _load_manifest(
     obj = plain_copy(data)
     builtin = k8s.builtin_definition(settings.version, api_version, kind) is not None
     if builtin:
-        in_namespace: bool | None = kind not in k8s.CLUSTER_SCOPED_KINDS
+        in_namespace: bool | None = catalog.lookup((group_of(api_version), kind)).namespaced
     else:
         external = settings.external
         in_namespace = scopes.namespaced(
@@ -1023,9 +1052,17 @@ def _runtimes(
         )
         before = len(problems)
         runtime = _validate(model_cls, manifest.source.document, problems, data=obj)
+        if runtime is None:
+            continue
+        # The embedded Kubernetes types (metadata, the Job templates), then the trainer's
+        # runtime webhook: each reads values of the types the one before it admitted.
+        for path, message in _embedded_problems(runtime, settings):
+            problems.append(manifest.source.problem(path, message))
+        if len(problems) > before:
+            continue
         for path, message in runtime_problems(obj):
             problems.append(manifest.source.problem(path, message))
-        if runtime is None or len(problems) > before:
+        if len(problems) > before:
             continue
         meta = obj["metadata"]
         key = runtime_key(obj["kind"], meta["name"], meta.get("namespace") or "")
@@ -1062,7 +1099,9 @@ def _runtimes(
         if declared.spec is not None:
             spec_doc = stack_doc.sub((*where, "spec"))
         elif declared.file is not None:
-            read = _declared_runtime_file(stack_doc, where, declared, namespace, root, problems)
+            read = _declared_runtime_file(
+                stack_doc, where, declared, namespace, root, problems, settings
+            )
             if read is None:
                 continue
             spec_doc, labels = read
@@ -1157,6 +1196,7 @@ def _declared_runtime_file(
     namespace: str,
     root: Path,
     problems: list[Problem],
+    settings: StackSettings,
 ) -> tuple[Document, dict[str, str]] | None:
     """The spec document of a runtime declared with ``file:``: a file of the project (as
     jobFiles are), holding the runtime of the declared kind and name."""
@@ -1172,17 +1212,27 @@ def _declared_runtime_file(
         return None
     for doc in docs:
         data = doc.data
-        if (
+        if not (
             isinstance(data, dict)
             and is_runtime_manifest(data)
             and data.get("kind") == declared.kind
-            and (data.get("metadata") or {}).get("name") == declared.name
+            and isinstance(data.get("metadata"), dict)
+            and data["metadata"].get("name") == declared.name
         ):
-            if not isinstance(data.get("spec"), dict):
-                problems.append(doc.problem(("spec",), "required field is missing"))
-                return None
-            labels = (data.get("metadata") or {}).get("labels") or {}
-            return doc.sub(("spec",)), {str(k): str(v) for k, v in labels.items()}
+            continue
+        if not isinstance(data.get("spec"), dict):
+            problems.append(doc.problem(("spec",), "required field is missing"))
+            return None
+        # Its metadata as the API server reads it (labels a map of strings...): the trainer
+        # and Kueue read the runtime's labels.
+        before = len(problems)
+        meta = doc.sub(("metadata",))
+        for path, message in _embedded_value(meta.data, ObjectMeta, None, (), settings):
+            problems.append(meta.problem(path, message))
+        if len(problems) > before:
+            return None
+        labels = data["metadata"].get("labels") or {}
+        return doc.sub(("spec",)), {str(k): str(v) for k, v in labels.items()}
     problems.append(
         stack_doc.problem(
             file_where,
@@ -1238,10 +1288,40 @@ def _trainjob_problems(
                         "natively: use operator mode",
                     )
                 )
+            elif runtime.shape.policy == "mpi" and (found := _hostfile_problem(job, runtime)):
+                problems.append(loaded.source.problem(("spec", "trainer", "numNodes"), found))
     return problems
 
 
+def _hostfile_problem(job: TrainJob, runtime: Runtime) -> str | None:
+    """The MPI plugin's hostfile (one ConfigMap, native mode) lists every pod of the node job
+    (and of the launcher, run as a node), each of its replicas: its size is known from the
+    runtime before anything is built, and past what Kubernetes stores it is refused here, as
+    a TFJob past the output budget is, instead of being built in memory."""
+    shape = runtime.shape
+    trainer = job.spec.trainer
+    nodes = (trainer.num_nodes if trainer else None) or shape.num_nodes or 1
+    lines = 0
+    for rjob in shape.jobs:
+        if rjob.name == "node":
+            count = max(nodes - 1, 1) if shape.run_launcher_as_node else nodes
+        elif rjob.name == "launcher" and shape.run_launcher_as_node:
+            count = 1
+        else:
+            continue
+        lines += rjob.replicas * count
+    size = lines * (2 * len(job.name) + 48)
+    if size <= MAX_OBJECT_BYTES:
+        return None
+    return (
+        f"the MPI hostfile of this TrainJob would list {lines:,} pods, about {_mib(size)} in one "
+        f"ConfigMap; Kubernetes stores objects of at most {_mib(MAX_OBJECT_BYTES)} (etcd's "
+        "request limit), so it could never be created: use fewer nodes or node replicas"
+    )
+
+
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 
 
 def _queue_problems(
@@ -1259,9 +1339,29 @@ def _queue_problems(
     for entry in settings.external.local_queues:
         namespace, _, name = entry.rpartition("/")
         queues.add((namespace or settings.namespace, name))
+    # Kueue's jobframework (v0.19.2 ExtractPriority): a job naming a WorkloadPriorityClass gets
+    # its Workload only once GetPriorityFromWorkloadPriorityClass finds it; until then
+    # prepareWorkload fails and no Workload exists, so the job is never admitted.
+    priorities = {
+        str(m.obj["metadata"]["name"])
+        for m in manifests
+        if m.obj.get("kind") == "WorkloadPriorityClass"
+        and str(m.obj.get("apiVersion", "")).startswith("kueue.x-k8s.io/")
+    } | set(settings.external.workload_priority_classes)
     problems = []
     for loaded in jobs:
         job = loaded.document
+        priority = job.metadata.labels.get(PRIORITY_CLASS_LABEL)
+        if priority is not None and priority not in priorities:
+            problems.append(
+                loaded.source.problem(
+                    ("metadata", "labels", PRIORITY_CLASS_LABEL),
+                    f"WorkloadPriorityClass {priority} is neither among the stack's manifests "
+                    f"nor declared in {CONFIG_NAMESPACE}:external.workloadPriorityClasses: Kueue "
+                    "creates no Workload for the job until it exists, so the job would wait for "
+                    "ever (add the WorkloadPriorityClass, or declare it)",
+                )
+            )
         queue = job.metadata.labels.get(QUEUE_LABEL)
         if queue is None or (job.namespace, queue) in queues:
             continue
@@ -1273,6 +1373,41 @@ def _queue_problems(
                 "for ever (add the LocalQueue, or declare it)",
             )
         )
+    problems += _quota_problems(manifests)
+    return problems
+
+
+#: The quantities of a ClusterQueue's resource groups (``spec.resourceGroups[].flavors[]
+#: .resources[]``) that Kueue counts.
+_QUOTA_FIELDS = ("nominalQuota", "borrowingLimit", "lendingLimit")
+
+
+def _quota_problems(manifests: Sequence[LoadedManifest]) -> list[Problem]:
+    """Every quota of a ClusterQueue is a quantity within kubetrain's bound (docs/limits.md):
+    Kueue counts quota in int64 milli-units, so ``1e5000`` is no quota it can give, and
+    ``kubetrain plan`` would count it as none."""
+    problems = []
+    for m in manifests:
+        if m.obj.get("kind") != "ClusterQueue" or not str(m.obj.get("apiVersion", "")).startswith(
+            "kueue.x-k8s.io/"
+        ):
+            continue
+        spec = m.obj.get("spec")
+        groups = spec.get("resourceGroups") if isinstance(spec, dict) else None
+        for g, group in enumerate(groups if isinstance(groups, list) else []):
+            flavors = group.get("flavors") if isinstance(group, dict) else None
+            for f, flavor in enumerate(flavors if isinstance(flavors, list) else []):
+                resources = flavor.get("resources") if isinstance(flavor, dict) else None
+                for r, resource in enumerate(resources if isinstance(resources, list) else []):
+                    for key in _QUOTA_FIELDS:
+                        value = resource.get(key) if isinstance(resource, dict) else None
+                        if value is None or isinstance(value, bool):
+                            continue
+                        try:
+                            parse_quantity(value)
+                        except ValueError as exc:
+                            path = ("spec", "resourceGroups", g, "flavors", f, "resources", r, key)
+                            problems.append(m.source.problem(path, str(exc)))
     return problems
 
 
@@ -1600,11 +1735,83 @@ def _embedded_problems(
 ) -> Iterator[tuple[tuple[PathPart, ...], str]]:
     """Problems of every :class:`K8sType` field against the stack's Kubernetes version: its
     schema, then what the API server would refuse once the field is built into an object."""
-    for name, info in type(model).model_fields.items():
-        path: tuple[PathPart, ...] = (info.alias or name,)
+    for name, alias, marker, annotation in _embedded_fields(type(model)):
         value = getattr(model, name)
+        if value is not None:
+            yield from _embedded_value(value, annotation, marker, (alias,), settings)
+
+
+@functools.cache
+def _embedded_fields(cls: type[BaseModel]) -> tuple[tuple[str, str, K8sType | None, Any], ...]:
+    """(attribute, key, marker, annotation) of the fields of ``cls`` that may hold an embedded
+    Kubernetes type, at any depth (the others, scalars mostly, are not walked)."""
+    out = []
+    for name, info in cls.model_fields.items():
         marker = next((m for m in info.metadata if isinstance(m, K8sType)), None)
-        yield from _embedded_value(value, info.annotation, marker, path, settings)
+        if marker is not None or _may_embed(info.annotation, set()):
+            out.append((name, info.alias or name, marker, info.annotation))
+    return tuple(out)
+
+
+def _may_embed(annotation: Any, seen: set[Any]) -> bool:
+    """Whether a value of ``annotation`` may hold a :class:`K8sType` field."""
+    if typing.get_origin(annotation) is typing.Annotated and any(
+        isinstance(m, K8sType) for m in typing.get_args(annotation)[1:]
+    ):
+        return True
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        if annotation in seen:
+            return False
+        seen.add(annotation)
+        return any(
+            any(isinstance(m, K8sType) for m in info.metadata) or _may_embed(info.annotation, seen)
+            for info in annotation.model_fields.values()
+        )
+    return any(_may_embed(arg, seen) for arg in typing.get_args(annotation))
+
+
+#: The findings of embedded Kubernetes values already checked, by what decides them (the
+#: stack's version and GPU resource, the definition, where the value is and the value itself):
+#: the job documents of a stack repeat the same pod templates hundreds of times.
+_EMBEDDED: dict[tuple[Any, ...], tuple[tuple[tuple[PathPart, ...], str], ...]] = {}
+_EMBEDDED_SIZE = 4096
+
+
+def _embedded_found(
+    value: Any, definition: str, path: tuple[PathPart, ...], settings: StackSettings
+) -> Iterator[tuple[tuple[PathPart, ...], str]]:
+    """The schema's findings of an embedded Kubernetes value, then (only of a value the
+    schema accepts: the checks read values of their types) what the API server checks beyond
+    it, of the value as it is built into an object; remembered by the value's JSON."""
+    try:
+        text = json.dumps(value, sort_keys=True)
+    except (TypeError, ValueError):  # not plain data: checked, never remembered
+        text = None
+    key = (settings.version, settings.gpu_resource, definition, path, text)
+    found = _EMBEDDED.get(key) if text is not None else None
+    if found is None:
+        version = settings.version
+        validator = k8s.embedded_validator(version, definition)
+        defs = k8s.definitions(version)["$defs"]
+        schema = [
+            (issue.path, _placed(definition, defs, issue.path, issue.message, path))
+            for issue in k8s.schema_issues(validator, value, defs, base=path)
+        ]
+        found = tuple(
+            schema
+            or [
+                (issue.path, issue.message)
+                for issue in apiserver.embedded_issues(
+                    definition, as_built(definition, value, settings.gpu_resource), version
+                )
+            ]
+        )
+        if text is not None:
+            if len(_EMBEDDED) >= _EMBEDDED_SIZE:
+                _EMBEDDED.clear()
+            _EMBEDDED[key] = found
+    for sub_path, message in found:
+        yield (*path, *sub_path), message
 
 
 def _placed(
@@ -1641,30 +1848,12 @@ def _embedded_value(
     path: tuple[PathPart, ...],
     settings: StackSettings,
 ) -> Iterator[tuple[tuple[PathPart, ...], str]]:
-    version = settings.version
     if value is None:
         return
     if marker is None and typing.get_origin(annotation) is typing.Annotated:
         marker = next((m for m in typing.get_args(annotation)[1:] if isinstance(m, K8sType)), None)
     if marker is not None:
-        validator = k8s.embedded_validator(version, marker.definition)
-        defs = k8s.definitions(version)["$defs"]
-        schema = [
-            (issue.path, _placed(marker.definition, defs, issue.path, issue.message, path))
-            for issue in k8s.schema_issues(validator, value, defs, base=path)
-        ]
-        # What the API server checks beyond the schema, of the value as it is built into an
-        # object (only of a value the schema accepts: the checks read values of their types).
-        found = schema or [
-            (issue.path, issue.message)
-            for issue in apiserver.embedded_issues(
-                marker.definition,
-                as_built(marker.definition, value, settings.gpu_resource),
-                version,
-            )
-        ]
-        for sub_path, message in found:
-            yield (*path, *sub_path), message
+        yield from _embedded_found(value, marker.definition, path, settings)
     elif isinstance(value, BaseModel):
         for sub_path, message in _embedded_problems(value, settings):
             yield (*path, *sub_path), message

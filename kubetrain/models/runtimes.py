@@ -206,33 +206,56 @@ def upstream_spec(name: str) -> dict[str, Any] | None:
 
 
 def _labels(meta: Any) -> Mapping[str, Any]:
-    if not isinstance(meta, Mapping):
-        return {}
-    labels = meta.get("labels")
+    labels = _map(meta).get("labels")
     return labels if isinstance(labels, Mapping) else {}
+
+
+def _map(value: Any) -> Mapping[str, Any]:
+    """``value`` if it is a mapping, else an empty one: the webhooks' facts are read of what
+    the schema admitted, and of nothing else (a wrong type is the schema's finding)."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _at(value: Any, *keys: str) -> Mapping[str, Any]:
+    for key in keys:
+        value = _map(value).get(key)
+    return _map(value)
+
+
+def _container_names(pod: Mapping[str, Any], field: str) -> list[str]:
+    return [str(c.get("name")) for c in _list(pod.get(field)) if isinstance(c, Mapping)]
 
 
 def shape_of(spec: TrainingRuntimeSpec, raw: Mapping[str, Any]) -> RuntimeShape:
     """The shape of a runtime whose spec is known (``raw``: the spec as written)."""
     policy = spec.ml_policy.policies()[0] if spec.ml_policy and spec.ml_policy.policies() else None
     jobs = []
-    for rjob in (raw.get("template") or {}).get("spec", {}).get("replicatedJobs") or []:
-        template = rjob.get("template") or {}
-        pod = ((template.get("spec") or {}).get("template") or {}).get("spec") or {}
+    for rjob in _list(_at(raw, "template", "spec").get("replicatedJobs")):
+        if not isinstance(rjob, Mapping):
+            continue
+        template = _map(rjob.get("template"))
+        pod = _at(template, "spec", "template", "spec")
         containers = {
-            str(c.get("name")): tuple(str(m.get("name")) for m in c.get("volumeMounts") or [])
-            for c in pod.get("containers") or []
+            str(c.get("name")): tuple(
+                str(m.get("name")) for m in _list(c.get("volumeMounts")) if isinstance(m, Mapping)
+            )
+            for c in _list(pod.get("containers"))
             if isinstance(c, Mapping)
         }
-        inits = tuple(str(c.get("name")) for c in pod.get("initContainers") or [])
+        inits = tuple(_container_names(pod, "initContainers"))
         ancestor = _labels(template.get("metadata")).get(ANCESTOR_LABEL)
+        replicas = rjob.get("replicas", 1)
         jobs.append(
             JobShape(
                 str(rjob.get("name")),
                 str(ancestor) if ancestor is not None else None,
                 containers,
                 inits,
-                int(rjob.get("replicas", 1)),
+                replicas if type(replicas) is int else 1,
             )
         )
     ml = spec.ml_policy
@@ -288,13 +311,13 @@ def runtime_problems(raw: Mapping[str, Any]) -> Problems:
     webhook runs it too): a replicated job of the trainer or an initializer has one replica
     and the container its step needs. Paths are relative to the runtime object."""
     problems: Problems = []
-    rjobs = (((raw.get("spec") or {}).get("template") or {}).get("spec") or {}).get(
-        "replicatedJobs"
-    ) or []
+    rjobs = _list(_at(raw, "spec", "template", "spec").get("replicatedJobs"))
     for i, rjob in enumerate(rjobs):
-        template = rjob.get("template") or {}
+        if not isinstance(rjob, Mapping):
+            continue
+        template = _map(rjob.get("template"))
         ancestor = _labels(template.get("metadata")).get(ANCESTOR_LABEL)
-        if ancestor not in ANCESTOR_CONTAINERS:
+        if not isinstance(ancestor, str) or ancestor not in ANCESTOR_CONTAINERS:
             continue
         base: tuple[str | int, ...] = ("spec", "template", "spec", "replicatedJobs", i)
         if rjob.get("replicas", 1) != 1:
@@ -304,9 +327,8 @@ def runtime_problems(raw: Mapping[str, Any]) -> Problems:
                     f"must be 1 for the {ancestor} step (the trainer's runtime webhook)",
                 )
             )
-        pod = ((template.get("spec") or {}).get("template") or {}).get("spec") or {}
-        names = [c.get("name") for c in pod.get("containers") or [] if isinstance(c, Mapping)]
-        if ANCESTOR_CONTAINERS[ancestor] not in names:
+        pod = _at(template, "spec", "template", "spec")
+        if ANCESTOR_CONTAINERS[ancestor] not in _container_names(pod, "containers"):
             problems.append(
                 (
                     (*base, "template", "spec", "template", "spec", "containers"),

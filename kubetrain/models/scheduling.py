@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, StringConstraints, field_validator
+from pydantic import AfterValidator, Field, StringConstraints, field_validator
 
 from ..kube.quantity import QUANTITY_PATTERN, parse_quantity
 from .base import K8sType, Strict, resource_kind
@@ -30,8 +30,21 @@ __all__ = [
 ObjectMeta = Annotated[
     dict[str, Any], K8sType("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta", "Object metadata")
 ]
-#: A quantity as Kubernetes serialises it: a string such as ``500m`` or ``1536Mi``, or a number.
-QuantityValue = Annotated[str, StringConstraints(pattern=QUANTITY_PATTERN)] | int
+
+
+def _quantity_in_range(value: str | int) -> str | int:
+    """A quantity past kubetrain's bound (``1e5000``: docs/limits.md) is refused where it is
+    read, not counted as nothing where it is summed (``kubetrain plan``, Kueue quota)."""
+    parse_quantity(value)
+    return value
+
+
+#: A quantity as Kubernetes serialises it: a string such as ``500m`` or ``1536Mi``, or a number,
+#: within kubetrain's bound on quantities (2^63-1).
+QuantityValue = Annotated[
+    Annotated[str, StringConstraints(pattern=QUANTITY_PATTERN)] | int,
+    AfterValidator(_quantity_in_range),
+]
 ResourceList = dict[str, QuantityValue]
 
 Path = tuple[str | int, ...]

@@ -88,9 +88,32 @@ _FLAG = re.compile(r"--?([A-Za-z_][A-Za-z0-9_.-]*)")
 # A value that only refers to another env var ($(VAR) or ${VAR}) holds nothing itself.
 _REFERENCE = re.compile(r"\$\([A-Za-z_][A-Za-z0-9_]*\)|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?")
 # A URL whose userinfo holds a password (RFC 3986: scheme "://" user ":" password "@" host):
-# postgresql://u:pw@db, https://token:x-oauth@host. The password part is group 1.
+# postgresql://u:pw@db, https://token:x-oauth@host, s3://KEY:SECRET@bucket. The password part
+# is group 1.
 _URL_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:]*:([^\s/?#@]+)@")
-_URL_MESSAGE = "a URL with a password in it (scheme://user:password@host)"
+# A URL whose userinfo is one word (https://ghp_TOKEN@github.com/...): group 1.
+_URL_USER = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://([^\s/?#@:]+)@")
+# name=value parameters of a URL's query (?password=..&..) or of a JDBC URL (;password=..;).
+_URL_PARAMETER = re.compile(r"[?&;]([A-Za-z_][A-Za-z0-9_.-]*)=([^&;#\s]*)")
+# Oracle's JDBC thin form: jdbc:oracle:thin:user/password@host.
+_JDBC_USER_PASSWORD = re.compile(r"jdbc:oracle:[A-Za-z0-9]+:[^\s/@]*/([^\s@]+)@")
+#: Prefixes of tokens services issue (GitHub, GitLab, Slack, Hugging Face, OpenAI, AWS, Google
+#: OAuth, JWTs): a URL whose user is one of them holds the token.
+_TOKEN_PREFIXES = (
+    "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "gldt-", "glptt-",
+    "xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-", "hf_", "sk-", "sk_live_", "rk_live_",
+    "AKIA", "ASIA", "ya29.", "eyJ",
+)  # fmt: skip
+#: URL parameters that carry a credential without a credential's name: ODBC's PWD, signed URLs'
+#: signatures and credentials (Azure SAS sig, AWS X-Amz-*, Google X-Goog-*).
+_URL_CREDENTIAL_PARAMETERS = frozenset(
+    {"pwd", "sig", "signature", "xamzsignature", "xamzcredential", "xgoogsignature",
+     "xgoogcredential"}
+)  # fmt: skip
+_URL_MESSAGE = (
+    "a URL with a credential in it (scheme://user:password@host, a token as its user, or a "
+    "password=, token= or signature parameter)"
+)
 
 Path = tuple[str | int, ...]
 
@@ -126,11 +149,47 @@ def is_credential_entry(name: Any, value: Any, allowed: frozenset[str]) -> bool:
 
 
 def has_url_password(value: Any) -> bool:
-    """Whether ``value`` holds a URL with a literal password in its userinfo (a password that
-    only refers to an env var, ``$(DB_PASSWORD)``, holds nothing itself)."""
-    if not isinstance(value, str) or "://" not in value:
+    """Whether ``value`` holds a URL carrying a literal credential: a password in its userinfo
+    (``s3://KEY:SECRET@bucket``, ``https://user:pw@host``), a token as its user
+    (``https://ghp_...@github.com``), a credential-named parameter (``?password=...``,
+    ``;password=...`` of a JDBC URL, ``access_token=``, a signed URL's signature), or Oracle's
+    ``jdbc:oracle:thin:user/password@host``. A credential that only refers to an env var,
+    ``$(DB_PASSWORD)``, holds nothing itself."""
+    if not isinstance(value, str) or not ("://" in value or "jdbc:" in value or "=" in value):
         return False
-    return any(_literal(m[1]) for m in _URL_PASSWORD.finditer(value))
+    if "://" in value:
+        if any(_literal(m[1]) for m in _URL_PASSWORD.finditer(value)):
+            return True
+        if any(_looks_like_token(m[1]) for m in _URL_USER.finditer(value)):
+            return True
+    if "jdbc:" in value and any(_literal(m[1]) for m in _JDBC_USER_PASSWORD.finditer(value)):
+        return True
+    if ("://" in value or "jdbc:" in value) and ("=" in value):
+        for m in _URL_PARAMETER.finditer(value):
+            name = m[1]
+            if (
+                looks_like_credential(name)
+                or re.sub(r"[^a-z0-9]", "", name.lower()) in _URL_CREDENTIAL_PARAMETERS
+            ) and _literal(m[2]):
+                return True
+    return False
+
+
+def _looks_like_token(user: str) -> bool:
+    """Whether a URL's one-word userinfo is a token rather than a user name (``git``,
+    ``deploy``): a prefix services give their tokens, or a long run of letters and digits with
+    no dot or ``%`` (an e-mail address is a user)."""
+    if not _literal(user):
+        return False
+    if user.startswith(_TOKEN_PREFIXES):
+        return True
+    return (
+        len(user) >= 20
+        and "." not in user
+        and "%" not in user
+        and any(c.isdigit() for c in user)
+        and any(c.isalpha() for c in user)
+    )
 
 
 def _flags(value: Any) -> Iterator[tuple[Path, str]]:
@@ -178,7 +237,11 @@ def credential_problems(document: Any) -> list[tuple[Path, str]]:
     while todo:
         value, path = todo.pop()
         if isinstance(value, list):
-            todo += [(item, (*path, i)) for i, item in enumerate(value)]
+            for i, item in enumerate(value):
+                if isinstance(item, dict | list):
+                    todo.append((item, (*path, i)))
+                elif has_url_password(item):
+                    found.append(((*path, i), _url_message(str(path[-1]) if path else "a list")))
             continue
         if not isinstance(value, dict):
             continue
@@ -198,14 +261,12 @@ def credential_problems(document: Any) -> list[tuple[Path, str]]:
                     for at, flag in _flags(item)
                     if _is_credential(flag, allowed)
                 ]
-                words = item if isinstance(item, list) else [item]
-                found += [
-                    ((*here, i) if isinstance(item, list) else here, _url_message(key))
-                    for i, word in enumerate(words)
-                    if has_url_password(word)
-                ]
             if isinstance(item, dict | list):
                 todo.append((item, here))
+            elif "env" not in (path[-1:] + path[-2:-1]) and has_url_password(item):
+                # A URL anywhere (a storageUri, an annotation, an endpoint): it reaches
+                # rendered/ and Pulumi's inputs as it is written (env values: _env_problems).
+                found.append((here, _url_message(str(key))))
     return sorted(found, key=lambda p: [str(x) for x in p[0]])
 
 
@@ -294,11 +355,17 @@ def _env_problems(env: Any, path: Path, allowed: frozenset[str]) -> list[tuple[P
 
 
 def _url_message(where: str) -> str:
-    return (
-        credential_value_message(f"in {where} ({_URL_MESSAGE})")
-        + "; put the URL, or its password, in a Secret and read it with valueFrom.secretKeyRef "
-        "(the password may also be $(VAR) of an env var that does)"
-    )
+    if where == "storageUri":  # a TrainJob's initializer: its credentials come from secretRef
+        hint = (
+            "; give the URL without them and the credentials in the initializer's secretRef "
+            "(a Secret the initializer reads as env: AWS_ACCESS_KEY_ID, HF_TOKEN...)"
+        )
+    else:
+        hint = (
+            "; put the URL, or its password, in a Secret and read it with "
+            "valueFrom.secretKeyRef (the password may also be $(VAR) of an env var that does)"
+        )
+    return credential_value_message(f"in {where} ({_URL_MESSAGE})") + hint
 
 
 def credential_name_problem(value: Any) -> str | None:

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from yaml import _yaml
 
 from ..parallel import ChunkMapper, serial
 from .errors import InputError, PathPart, Problem
@@ -50,7 +51,9 @@ from .limits import (
     INT64_MIN,
     MAX_ALIAS_VALUES,
     MAX_DEPTH,
+    MAX_DOCUMENT_NODES,
     MAX_FILE_BYTES,
+    MAX_FILE_NODES,
     MAX_OBJECTS,
 )
 from .scalars import BOOL, FLOAT, INT, MERGE, NULL, plain_value, resolve_plain
@@ -807,6 +810,79 @@ def expand_list_values(data: Any, within: Path_ = ()) -> Iterator[tuple[Path_, A
 # --- reading YAML ----------------------------------------------------------------------------
 
 
+#: Characters one of which every YAML node but a document's root follows or is announced by
+#: (a mapping's ":" or "?", a list's "-", a flow collection's "[", "{" or ",", a line break):
+#: twice their number bounds the nodes of a text from above (a flow mapping's entry may be a
+#: key and its null value).
+_NODE_MARKS = (":", "?", "-", "[", "{", ",", "\n")
+
+
+def _node_bound(text: str) -> int:
+    return 2 * sum(text.count(mark) for mark in _NODE_MARKS) + 2
+
+
+def node_problem(text: str) -> tuple[int | None, str] | None:
+    """(line, message) when a document of ``text`` holds more than
+    :data:`~.limits.MAX_DOCUMENT_NODES` nodes or the text more than
+    :data:`~.limits.MAX_FILE_NODES`, else ``None``; found before anything is composed, so
+    such a file costs no more memory than its text. A cheap upper bound settles almost every
+    text; past it, the parser's events are counted (streamed: nothing is kept)."""
+    if 2 * len(text) <= MAX_DOCUMENT_NODES:  # no node takes less than half a character
+        return None
+    bound = _node_bound(text)
+    if bound <= MAX_DOCUMENT_NODES:
+        return None
+    pieces = _pieces(text, PIECE_CHARS) if len(text) >= 2 * PIECE_CHARS else None
+    if pieces is not None:
+        bounds = [(before, piece, _node_bound(piece)) for before, piece in pieces]
+        if sum(b for _, _, b in bounds) <= MAX_FILE_NODES and all(
+            b <= MAX_DOCUMENT_NODES for _, _, b in bounds
+        ):
+            return None
+    return _counted_nodes(text)
+
+
+def _counted_nodes(text: str) -> tuple[int | None, str] | None:
+    """:func:`node_problem` by the parser's events (a YAML error is for the reading to report,
+    with its line)."""
+    total = in_document = 0
+    start = 1
+    parser = _yaml.CParser(text)
+    try:
+        while (event := parser.get_event()) is not None:
+            kind = type(event)
+            if kind is yaml.DocumentStartEvent:
+                in_document = 0
+                start = _line_of(event)
+            elif kind in _NODE_EVENTS:
+                in_document += 1
+                total += 1
+                if in_document > MAX_DOCUMENT_NODES:
+                    return start, (
+                        f"a document of more than {MAX_DOCUMENT_NODES:,} YAML nodes (scalars, "
+                        "mappings and lists) from this line: kubetrain reads at most that many "
+                        "per document (docs/limits.md)"
+                    )
+                if total > MAX_FILE_NODES:
+                    return _line_of(event), (
+                        f"more than {MAX_FILE_NODES:,} YAML nodes (scalars, mappings and lists) "
+                        "by this line: kubetrain reads at most that many per file "
+                        "(docs/limits.md)"
+                    )
+    except yaml.YAMLError:
+        return None
+    finally:
+        parser.dispose()
+    return None
+
+
+_NODE_EVENTS = (yaml.ScalarEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent)
+
+
+def _line_of(event: yaml.Event) -> int:
+    return event.start_mark.line + 1 if event.start_mark is not None else 1
+
+
 def load_all(
     text: str, file: str, *, fast: FastReader | None = None, skip: Skip | None = None
 ) -> list[Any]:
@@ -829,6 +905,9 @@ def _load(
 ) -> tuple[list[Any], list[int] | None]:
     """:func:`load_all`, and the line where each document starts when it was free to note
     (``None`` otherwise). A large text is read in pieces by ``chunks`` (see :func:`_pieces`)."""
+    if (too_many := node_problem(text)) is not None:
+        line, message = too_many
+        raise InputError.single(file, message, line=line)
     docs = fast(text) if fast is not None else None
     if docs is not None:
         return docs, None
@@ -836,6 +915,71 @@ def _load(
     if found is None:  # a problem: found again with its line and path
         return [d.data for d in parse_documents(text, file, skip=skip)], None
     return found
+
+
+class _Unusual(Exception):
+    """A node :func:`_construct` leaves to PyYAML's constructors."""
+
+
+_STR_TAG = "tag:yaml.org,2002:str"
+_MAP_TAG = "tag:yaml.org,2002:map"
+_SEQ_TAG = "tag:yaml.org,2002:seq"
+_SCALAR_TAGS = frozenset({BOOL, INT, FLOAT, NULL})
+
+
+def _construct(root: yaml.Node) -> Any:
+    """The value of a composed document, as ``_Loader.construct_document`` makes it, for the
+    nodes every Kubernetes manifest is made of: strings, go-yaml's booleans, integers, floats
+    and nulls, mappings with string keys given once, lists; an alias is the value of its
+    anchor (the same object, as PyYAML shares it). Anything else (a merge, another tag, a key
+    that is not a string, a key given twice) raises :class:`_Unusual`: PyYAML's constructors,
+    and their errors, then read the document. About twice as fast as PyYAML's generic
+    constructor."""
+    built: dict[int, Any] = {}
+
+    def value(node: yaml.Node) -> Any:
+        kind = type(node)
+        tag = node.tag
+        if kind is yaml.ScalarNode:
+            if tag == _STR_TAG:
+                return node.value
+            if tag not in _SCALAR_TAGS:
+                raise _Unusual
+            found, scalar = plain_value(node.value)
+            if found == INT and tag == FLOAT:
+                return float(scalar)
+            if found != tag:
+                raise _Unusual
+            return scalar
+        known = built.get(id(node))
+        if known is not None:
+            return known
+        if kind is yaml.MappingNode:
+            if tag != _MAP_TAG:
+                raise _Unusual
+            mapping: dict[str, Any] = {}
+            built[id(node)] = mapping
+            for key_node, value_node in node.value:
+                if type(key_node) is not yaml.ScalarNode or key_node.tag != _STR_TAG:
+                    raise _Unusual  # a merge (<<), a key of another type
+                key = key_node.value
+                if key in mapping:
+                    raise _Unusual
+                mapping[key] = value(value_node)
+            return mapping
+        if kind is yaml.SequenceNode:
+            if tag != _SEQ_TAG:
+                raise _Unusual
+            items: list[Any] = []
+            built[id(node)] = items
+            items.extend(value(item) for item in node.value)
+            return items
+        raise _Unusual
+
+    try:
+        return value(root)
+    except RecursionError:
+        raise _Unusual from None
 
 
 def _quick_load(text: str, skip: Skip | None) -> tuple[list[Any], list[int]] | None:
@@ -850,7 +994,10 @@ def _quick_load(text: str, skip: Skip | None) -> tuple[list[Any], list[int]] | N
             node = loader.get_node()
             if node is None:
                 continue
-            data = loader.construct_document(node)
+            try:
+                data = _construct(node)
+            except _Unusual:
+                data = loader.construct_document(node)
             if data is not None:
                 docs.append(data)
                 starts.append(node.start_mark.line + 1)
@@ -968,6 +1115,9 @@ def parse_documents(text: str, file: str, *, skip: Skip | None = None) -> list[D
     """Parse ``text`` (named ``file`` in messages) into documents with their line tables; empty
     documents are skipped. Any problem (see the module docstring) is an :class:`InputError`.
     ``skip``: see :func:`value_problems`."""
+    if (too_many := node_problem(text)) is not None:
+        line, message = too_many
+        raise InputError.single(file, message, line=line)
     loader = _Loader(text)
     docs: list[Document] = []
     tables: list[dict[Path_, int]] = []

@@ -165,6 +165,12 @@ class External(Strict):
         description="Kueue LocalQueues that exist in the cluster, by name (in kubetrain:namespace) "
         "or namespace/name: jobs may name them in kueue.x-k8s.io/queue-name.",
     )
+    workload_priority_classes: list[DNSSubdomain] = Field(
+        default_factory=list,
+        alias="workloadPriorityClasses",
+        description="Kueue WorkloadPriorityClasses that exist in the cluster, by name: jobs may "
+        "name them in kueue.x-k8s.io/priority-class.",
+    )
 
 
 def go_duration(value: str) -> str:

@@ -409,11 +409,16 @@ class TrainJob(JobDocument):
         ]
 
     def output_estimate(self, settings: StackSettings, mode: str) -> OutputEstimate:
-        """A JobSet (and a ConfigMap, Secret, PodGroup) of the runtime's size; the hostfile of
-        an MPI runtime lists every node."""
-        nodes = self.num_nodes() or 1
-        size = 16384 + len(self.model_dump_json(by_alias=True)) + 128 * nodes
+        """Operator mode: the TrainJob alone, whatever its ``numNodes`` (the trainer builds
+        the rest in the cluster). Native mode: a JobSet (and a ConfigMap, Secret, PodGroup) of
+        the runtime's size, which ``numNodes`` does not grow (it is each Job's parallelism);
+        the hostfile of an MPI runtime, which lists every node, is estimated once the runtime
+        is known (``models.load``, before anything is built)."""
+        size = len(self.model_dump_json(by_alias=True))
         path: tuple[str | int, ...] = ("spec", "trainer", "numNodes")
+        if mode == "operator":
+            return OutputEstimate(1, size + 4096, size + 4096, path)
+        size += 16384
         return OutputEstimate(5, 4 * size, 2 * size, path)
 
 

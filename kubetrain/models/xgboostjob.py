@@ -27,6 +27,7 @@ from .kubeflow import (
     run_policy_field,
     template_field,
 )
+from .stack import StackSettings
 
 __all__ = ["REPLICA_TYPES", "XGBoostJob", "XGBoostJobSpec", "XGBoostReplicaSpec"]
 
@@ -69,3 +70,18 @@ class XGBoostJob(KubeflowJob):
     api_version: Literal["kubeflow.org/v1"] = Field(alias="apiVersion")
     kind: Literal["XGBoostJob"]
     spec: XGBoostJobSpec
+
+    def cluster_env_bytes(self, settings: StackSettings) -> int:
+        """``WORKER_ADDRS`` (LightGBM's, which the operator's SetPodEnv writes into every
+        container of every pod once there is more than one replica) lists every worker,
+        ``<job>-worker-<i>``, comma-separated: each pod's grows with the job, and the job's
+        output with its square, as a TFJob's ``TF_CONFIG`` does."""
+        total = self.total_replicas()
+        if total <= 1:
+            return 0
+        containers = max(
+            len((s.template.get("spec") or {}).get("containers") or [None])
+            for s in self.replica_specs.values()
+        )
+        per_worker = len(self.name) + len("-worker-") + len(str(total)) + 1
+        return containers * (200 + total * per_worker)

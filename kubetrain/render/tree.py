@@ -31,6 +31,7 @@ from types import TracebackType
 from typing import Any
 
 from ..builders.delivery import CRDS_DIR
+from ..kube import catalog
 from ..models.errors import InputError, OwnershipError, Problem
 from ..models.limits import MAX_FILE_BYTES
 from ..models.source import GENERATED_MARK, display_path, file_kind
@@ -85,10 +86,12 @@ def is_crd(obj: Mapping[str, Any]) -> bool:
 
 def object_path(obj: Mapping[str, Any]) -> str:
     """``<namespace>/<kind>-<name>.yaml``, ``_cluster/<kind>-<name>.yaml`` for cluster-scoped
-    objects, and ``_crds/<kind>-<name>.yaml`` for CRDs (applied first, see ``plan_files``)."""
+    objects, and ``_crds/<kind>-<name>.yaml`` for CRDs (applied first, see ``plan_files``).
+    ``<kind>`` is the row's :attr:`kubetrain.kube.catalog.Kind.file_stem`: a kind named as one
+    of Kubernetes' own in another group (Volcano's Job) is qualified by its group."""
     meta = obj["metadata"]
     folder = CRDS_DIR if is_crd(obj) else meta.get("namespace") or CLUSTER_SCOPED_DIR
-    return f"{folder}/{obj['kind'].lower()}-{meta['name']}.yaml"
+    return f"{folder}/{catalog.of(obj).file_stem}-{meta['name']}.yaml"
 
 
 def _kustomization(resources: list[str], stack_source: str, version: str) -> str:
@@ -128,7 +131,8 @@ def iter_files(
         if path in paths:
             # Two kinds of one name from different API groups: qualify the later one.
             group = obj["apiVersion"].rpartition("/")[0]
-            path = path.replace(f"/{obj['kind'].lower()}-", f"/{obj['kind'].lower()}.{group}-", 1)
+            stem = catalog.of(obj).file_stem
+            path = path.replace(f"/{stem}-", f"/{obj['kind'].lower()}.{group}-", 1)
         paths[path] = None
         yield path, text
     crds = [p.removeprefix(f"{CRDS_DIR}/") for p in paths if p.startswith(f"{CRDS_DIR}/")]
@@ -567,6 +571,7 @@ class PendingTree:
         self._pairs: Iterable[tuple[str, str]] | None = None
         self._staging: Path | None = None
         self._thread: threading.Thread | None = None
+        self._done = threading.Event()
         self._process: Forked[list[str]] | None = None
         self._cancel = threading.Event()
         self._written: list[str] = []
@@ -618,11 +623,16 @@ class PendingTree:
         if self._process is not None:
             return
 
+        done = self._done = threading.Event()
+
         def run() -> None:
             try:
-                self._written = _write_files(str(staging), pairs, cancel)
+                with interrupts_held():  # Ctrl-C goes to the main thread, which stops this one
+                    self._written = _write_files(str(staging), pairs, cancel)
             except Exception as exc:  # re-raised in the caller's thread by _finish
                 self._failure.append(exc)
+            finally:
+                done.set()
 
         self._thread = threading.Thread(target=run, name="kubetrain-tree", daemon=True)
         self._thread.start()
@@ -642,10 +652,13 @@ class PendingTree:
             return
         staging = self._staging
         assert staging is not None and self._pairs is not None
-        with _naming(staging):
-            shutil.rmtree(staging)
-            staging.mkdir(mode=0o700)
-        self._written = _write_files(str(staging), self._pairs, self._cancel)
+        try:
+            with _naming(staging):
+                shutil.rmtree(staging)
+                staging.mkdir(mode=0o700)
+            self._written = _write_files(str(staging), self._pairs, self._cancel)
+        except OSError as exc:
+            raise self._as_final(exc) from None
 
     def _join(self) -> None:
         """Wait for the writer, however often the wait is interrupted (Ctrl-C): nothing may
@@ -657,21 +670,32 @@ class PendingTree:
                 self._process = None
             else:
                 self._wait_process()
-        interrupted: BaseException | None = None
-        while self._thread is not None:
-            try:
-                self._thread.join()
-                self._thread = None
-            except BaseException as exc:  # KeyboardInterrupt: stop writing, keep waiting
-                self._cancel.set()
-                interrupted = interrupted or exc
-        if interrupted is not None:
-            raise interrupted
+        if self._thread is not None:
+            interrupted = wait_for(self._done, self._cancel)
+            self._thread = None
+            if interrupted is not None:
+                raise interrupted
 
     def _finish(self) -> None:
-        self._join()
-        if self._failure:
-            raise self._failure[0]
+        try:
+            self._join()
+            if self._failure:
+                raise self._failure[0]
+        except OSError as exc:
+            raise self._as_final(exc) from None
+
+    def _as_final(self, exc: OSError) -> OSError:
+        """``exc`` naming the path it concerns in ``folder`` rather than in the staging folder
+        (``rendered/dev/ml/x.yaml``, not ``rendered/.dev.tmp-1a2b3c4d/ml/x.yaml``): the staging
+        folder is gone once the error is shown."""
+        staging = os.fspath(self._staging) if self._staging is not None else None
+        for attribute in ("filename", "filename2"):
+            name = getattr(exc, attribute, None)
+            if staging is None or not isinstance(name, str):
+                continue
+            if name == staging or name.startswith(staging + os.sep):
+                setattr(exc, attribute, os.fspath(self.folder) + name[len(staging) :])
+        return exc
 
     def commit(self) -> TreeChange:
         """Swap the new tree in (nothing happens for an unchanged tree)."""
@@ -687,7 +711,9 @@ class PendingTree:
             if not self._existing:
                 self.change.added = sorted(self._written)
             folder = self.folder
-            with _naming(folder):
+            # The swap, and the removal of the tree it retires, Ctrl-C held: every folder holds
+            # its old tree or its new one, and nothing set aside is left behind.
+            with interrupts_held(), _naming(folder), self._final_names():
                 os.chmod(staging, 0o755)
                 if os.path.lexists(folder):
                     retired = Path(
@@ -708,6 +734,13 @@ class PendingTree:
         self._made = []
         return self.change
 
+    @contextlib.contextmanager
+    def _final_names(self) -> Iterator[None]:
+        try:
+            yield
+        except OSError as exc:
+            raise self._as_final(exc) from None
+
     def abort(self) -> None:
         """Throw the new tree away; ``folder`` stays as it was."""
         self._cancel.set()
@@ -725,11 +758,32 @@ class PendingTree:
 
     def _discard(self) -> None:
         self._cancel.set()
-        self._join()
-        if self._staging is not None and os.path.lexists(self._staging):
-            with _naming(self._staging):
-                shutil.rmtree(self._staging)
-        self._staging = None
+        try:
+            self._join()
+        finally:
+            # Nothing writes into the staging folder any more: removed whole, Ctrl-C held
+            # until it is gone (a second Ctrl-C must not leave half of it behind).
+            if self._staging is not None and os.path.lexists(self._staging):
+                with interrupts_held(), _naming(self._staging):
+                    shutil.rmtree(self._staging)
+            self._staging = None
+
+
+def wait_for(done: threading.Event, stop: threading.Event) -> BaseException | None:
+    """Wait until a thread says it is ``done``, however often Ctrl-C interrupts the wait; each
+    interruption sets ``stop`` (the thread stops early) and the first is returned, for the
+    caller to raise once nothing writes any more. Never ``Thread.join()``: on CPython 3.11 a
+    join interrupted by KeyboardInterrupt can mark the thread as stopped while it still runs
+    (``_wait_for_tstate_lock`` releases the lock the running thread holds), so the next join
+    returns at once and the staging folder would be removed under a writer."""
+    interrupted: BaseException | None = None
+    while True:
+        try:
+            done.wait()
+            return interrupted
+        except BaseException as exc:  # KeyboardInterrupt: stop the thread, keep waiting
+            stop.set()
+            interrupted = interrupted or exc
 
 
 def write_tree(
@@ -758,8 +812,16 @@ def _write_files(
     batches: queue.Queue[list[tuple[str, bytes]] | None] = queue.Queue(maxsize=8)
     failure: list[BaseException] = []
     stop = cancel or threading.Event()
+    done = threading.Event()
 
     def writer() -> None:
+        try:
+            with interrupts_held():  # Ctrl-C goes to the main thread, which stops this one
+                write()
+        finally:
+            done.set()
+
+    def write() -> None:
         made = {""}
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
         while (batch := batches.get()) is not None:
@@ -786,6 +848,7 @@ def _write_files(
     thread.start()
     names: list[str] = []
     batch: list[tuple[str, bytes]] = []
+    interrupted: BaseException | None = None
     try:
         for rel, text in pairs:
             if stop.is_set() or failure:
@@ -797,9 +860,21 @@ def _write_files(
                 batch = []
         if batch:
             batches.put(batch)
-    finally:
-        batches.put(None)
-        thread.join()
+    except BaseException as exc:  # Ctrl-C (or a failing producer): the writer stops first
+        stop.set()
+        interrupted = exc
+    # The end of the batches, however often Ctrl-C comes: the writer skips what is left.
+    while True:
+        try:
+            batches.put(None)
+            break
+        except BaseException as exc:
+            stop.set()
+            interrupted = interrupted or exc
+    later = wait_for(done, stop)
+    interrupted = interrupted or later
+    if interrupted is not None:
+        raise interrupted
     if failure:
         raise failure[0]
     return names

@@ -24,14 +24,16 @@ from functools import cache
 from typing import Any
 
 from ..builders.crd import custom_resource_definition, model_schema, owned_crds
+from ..kube import catalog
 from ..kube import schemas as k8s
 from ..kube.apiextensions import CRDVersion, crd_versions, validate_crd, validate_custom_resource
 from ..kube.apiextensions.definition import is_crd
+from ..kube.crds import DerivedCRD, derived_crd
 from ..models.base import resource_kinds
 from ..models.errors import InputError, Problem
-from ..models.source import display_path, load_documents
+from ..models.source import display_path, expand_lists, load_documents
 
-__all__ = ["CRD_KUBERNETES", "CustomResources", "builtin_version", "custom_resource_issues"]
+__all__ = ["CustomResources", "builtin_version", "custom_resource_issues"]
 
 Key = tuple[str, str]  # (apiVersion, kind)
 
@@ -46,57 +48,65 @@ class _Everything(frozenset[str]):
 _ALL_DEFINITIONS = _Everything()
 
 
-#: The Kubernetes API (``k8s.io/api`` in the operator's ``go.mod`` at the release kubetrain
-#: follows) a third-party CRD was generated from: its pod templates and other embedded types
-#: are that version's, whatever the cluster's version (a field Kubernetes added later is
-#: unknown to the CRD, and the API server refuses it).
-CRD_KUBERNETES: dict[tuple[str, str], tuple[int, int]] = {
-    # kubeflow/training-operator v1.9.0: k8s.io/api v0.31.3
-    **{
-        ("kubeflow.org/v1", kind): (1, 31)
-        for kind in ("TFJob", "PyTorchJob", "XGBoostJob", "PaddleJob", "JAXJob")
-    },
-    # kubeflow/mpi-operator v0.8.0: k8s.io/api v0.35.1
-    ("kubeflow.org/v2beta1", "MPIJob"): (1, 35),
-    # kubernetes-sigs/jobset v0.9.1: k8s.io/api v0.33.4
-    ("jobset.x-k8s.io/v1alpha2", "JobSet"): (1, 33),
-    # kubeflow/trainer v2.3.0: k8s.io/api v0.36.2
-    **{
-        ("trainer.kubeflow.org/v1alpha1", kind): (1, 36)
-        for kind in ("TrainJob", "TrainingRuntime", "ClusterTrainingRuntime")
-    },
-}
-
-
 @cache
 def builtin_version(api_version: str, kind: str, version: tuple[int, int]) -> CRDVersion | None:
     """kubetrain's own CRD version of a kind it emits beyond Kubernetes', or ``None``. A
     third-party kind's embedded Kubernetes types are those its real CRD was generated with
-    (:data:`CRD_KUBERNETES`), not the cluster's."""
+    (its catalogue row's ``crd_kubernetes``: ``k8s.io/api`` in the operator's ``go.mod`` at the
+    release kubetrain follows; a field Kubernetes added later is unknown to the CRD, and the
+    API server refuses it), not the cluster's."""
     for info in owned_crds():
         if (info.model.API_VERSION, info.kind) == (api_version, kind):
             return crd_versions(custom_resource_definition(info.model, version), "kubetrain")[0]
+    real = derived_crd(api_version, kind)
+    if real is not None:
+        return _derived_version(real, api_version)
     model = resource_kinds().get((api_version, kind))
     if model is None:
         return None
     group, ver = k8s.split_api_version(api_version)
-    embedded = CRD_KUBERNETES.get((api_version, kind), version)
+    row = catalog.lookup((group, kind))
+    embedded = row.crd_kubernetes or version
     schema = model_schema(model, embedded, _ALL_DEFINITIONS, kind, embedded_meta=True)
-    return CRDVersion(group, ver, kind, kind.lower() + "s", True, schema, "kubetrain")
+    plural = row.plural or kind.lower() + "s"
+    namespaced = row.namespaced is not False
+    return CRDVersion(group, ver, kind, plural, namespaced, schema, "kubetrain")
+
+
+@cache
+def _derived_version(real: DerivedCRD, api_version: str) -> CRDVersion:
+    """One version of a real CRD (every Kubernetes version of a cluster runs the same CRD)."""
+    found = [
+        v for v in crd_versions(real.definition(), real.source) if v.api_version == api_version
+    ]
+    return found[0]
 
 
 def custom_resource_issues(
     crd: CRDVersion, obj: Any, version: tuple[int, int]
 ) -> list[k8s.SchemaIssue]:
     """What the API server would refuse in ``obj`` under ``crd``."""
-    return validate_custom_resource(crd.node, obj, namespaced=crd.namespaced, version=version)
+    return validate_custom_resource(
+        crd.node,
+        obj,
+        namespaced=crd.namespaced,
+        version=version,
+        scale_replicas=crd.scale_replicas,
+        status=crd.status,
+    )
 
 
 class CustomResources:
     """The CRDs given by the user (``--crd``) and those found among the objects validated."""
 
-    def __init__(self, crd_files: Sequence[tuple[str, Sequence[tuple[str, str]]]] = ()) -> None:
-        """``crd_files``: each ``--crd`` argument and its YAML files (path, path as shown)."""
+    def __init__(
+        self,
+        crd_files: Sequence[tuple[str, Sequence[tuple[str, str]]]] = (),
+        version: tuple[int, int] | None = None,
+    ) -> None:
+        """``crd_files``: each ``--crd`` argument and its YAML files (path, path as shown);
+        ``version``: the Kubernetes version whose API server judges the CRDs."""
+        self.version = version
         self.given: dict[Key, CRDVersion] = {}
         self.found: dict[Key, CRDVersion] = {}
         self._load(crd_files)
@@ -106,11 +116,12 @@ class CustomResources:
         for raw, files in crd_files:
             count = 0
             for path, shown in files:
-                for doc in load_documents(path):
+                # A List of CRDs (what `kubectl get crd -o yaml` prints) is its items.
+                for doc in (d for top in load_documents(path) for d in expand_lists(top)):
                     if not is_crd(doc.data):
                         continue
                     count += 1
-                    issues = validate_crd(doc.data)
+                    issues = validate_crd(doc.data, self.version)
                     problems += [
                         doc.problem(i.path, f"not a CRD the API server accepts: {i.message}")
                         for i in issues
@@ -128,7 +139,7 @@ class CustomResources:
     def add_found(self, objects: Iterable[tuple[Any, str]]) -> None:
         """Register the valid CRDs among ``objects`` ((object, file) pairs)."""
         for obj, file in objects:
-            if is_crd(obj) and not validate_crd(obj):
+            if is_crd(obj) and not validate_crd(obj, self.version):
                 for v in crd_versions(obj, file):
                     self.found.setdefault((v.api_version, v.kind), v)
 

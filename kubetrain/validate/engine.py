@@ -197,6 +197,9 @@ class Located:
     within: tuple[PathPart, ...] = ()
     #: The cluster it is delivered to (see :attr:`ObjectResult.cluster`).
     cluster: str = ""
+    #: Its file's text shows it holds no credential-named word (:func:`credential_words`):
+    #: validate's credential rule need not walk it.
+    no_credential_words: bool = False
 
 
 class Validator:
@@ -215,7 +218,7 @@ class Validator:
         if problems:
             raise InputError.single("--schema-location", "; ".join(problems))
         # CRDs given with --crd, and those found among the objects (see customresources.py).
-        self.custom = CustomResources([(path, list(_files([path]))) for path in crds])
+        self.custom = CustomResources([(path, list(_files([path]))) for path in crds], version)
         self.version = version
         self.locations = list(schema_locations)
         self.ignore_missing = ignore_missing_schemas
@@ -242,6 +245,11 @@ class Validator:
                 result.findings.append(Finding("webhook", path, message, origin=origin))
                 result.status = "invalid"
         return result
+
+    def shape(self, item: Located, version: tuple[int, int] | None = None) -> ObjectResult:
+        """Only the object's schema (what ``kubetrain plan`` needs of a file it reads: that
+        every field it looks at has its type)."""
+        return self._check_schema(item, version)
 
     def _check_schema(self, item: Located, version: tuple[int, int] | None) -> ObjectResult:
         obj = item.obj
@@ -292,6 +300,13 @@ class Validator:
             result.status = "error"
             result.findings.append(Finding("schema-location", (), str(exc)))
             return result
+        if validator is None or origin == "kubetrain":
+            # A kind beyond Kubernetes' own: checked as the API server would under its CRD
+            # (customresources.py: the real CRD of a third-party kind, kubetrain's own CRD).
+            own = builtin_version(result.api_version, result.kind, version)
+            if own is not None:
+                issues = custom_resource_issues(own, obj, version)
+                return self._custom_resource(result, issues)
         if validator is None:
             if self.ignore_missing:
                 result.status = "skipped"
@@ -306,19 +321,12 @@ class Validator:
                     )
                 )
             return result
-        if origin == "kubetrain":
-            # A kind kubetrain emits beyond Kubernetes': checked as the API server would
-            # under its CRD (customresources.py).
-            own = builtin_version(result.api_version, result.kind, version)
-            if own is not None:
-                issues = custom_resource_issues(own, obj, version)
-                return self._custom_resource(result, issues)
         defs = k8s.definitions(version)["$defs"]
         for issue in k8s.schema_issues(validator, obj, defs):
             result.status = "invalid"
             result.findings.append(Finding("schema", issue.path, issue.message))
         if is_crd(obj):
-            for issue in validate_crd(obj):
+            for issue in validate_crd(obj, version):
                 result.status = "invalid"
                 result.findings.append(Finding("crd", issue.path, issue.message))
         return result
@@ -496,6 +504,32 @@ def _unreadable(shown: str, findings: list[Finding]) -> ObjectResult:
     return ObjectResult(shown, 0, "", "", "", "", "error", findings)
 
 
+#: Words one of which every credential the rule of job documents finds
+#: (:func:`~kubetrain.models.secrets.credential_problems`) has in the text that holds it, once
+#: lower-cased and stripped of all but letters, digits and "@", as credential names are
+#: compared (``P_A_S_S_WORD`` is a password): ``looks_like_credential``'s words all hold one,
+#: and so does a URL's user (``@``), a credential parameter or a JDBC URL.
+CREDENTIAL_HINTS = (
+    "pass", "secret", "token", "key", "user", "auth", "hmac", "pwd", "sig", "credential",
+    "jdbc", "@",
+)  # fmt: skip
+_SQUASH = str.maketrans(
+    "", "", "".join(chr(c) for c in range(128) if not (chr(c).isalnum() or chr(c) == "@"))
+)
+
+
+def credential_words(text: str) -> bool:
+    """Whether ``text`` (YAML, or JSON) may hold a credential by the rule of job documents;
+    ``False`` proves it holds none. Of the escapes of YAML's double-quoted scalars (and JSON's),
+    only ``\\x``, ``\\u`` and ``\\U`` can spell a letter or a digit: a text with one is
+    ``True``; the others (``\\"``, ``\\n``, a line continuation) are stripped as the
+    separators are."""
+    if "\\x" in text or "\\u" in text or "\\U" in text:
+        return True
+    squashed = text.lower().translate(_SQUASH)
+    return any(hint in squashed for hint in CREDENTIAL_HINTS)
+
+
 def read_objects(
     paths: Sequence[str], *, fast: FastReader | None = None, chunks: ChunkMapper = serial
 ) -> tuple[list[Located], list[ObjectResult], dict[str, tuple[int, int]], dict[str, str]]:
@@ -533,12 +567,13 @@ def read_objects(
         if version is not None:
             versions[shown] = version
         source = source_from_header(text)
+        clean = not credential_words(text)
         for index, doc in enumerate(docs):
             if (message := list_problem(doc)) is not None:
                 early.append(_unreadable(shown, [Finding("structure", ("items",), message)]))
                 continue
             items.extend(
-                Located(item, shown, index, source=source, within=within)
+                Located(item, shown, index, source=source, within=within, no_credential_words=clean)
                 for within, item in expand_list_values(doc)
             )
     return items, early, versions, texts

@@ -31,7 +31,15 @@ def finding_line(result: ObjectResult, finding: Finding) -> str:
     severity = "warning: " if finding.severity == "warning" else ""
     rule = finding.who if finding.rule == "webhook" else finding.rule
     message = f"{severity}{printable(finding.message)} ({rule}){subject}"
+    if finding.rule in _TEXT_RULES and not finding.path:
+        # About the file's text at that line, not a field of an object: FILE:LINE: message.
+        return f"{_where(result, finding)}: {message}"
     return f"{_where(result, finding)}: {_path(finding)}: {message}"
+
+
+#: Findings about a file's text (a YAML error, a control character): they have a line, and no
+#: field of an object to name.
+_TEXT_RULES = frozenset({"yaml"})
 
 
 #: Objects a grouped line names before it counts the rest.

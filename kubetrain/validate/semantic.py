@@ -6,33 +6,40 @@ rendered from (:class:`CheckSettings`). Each finding names its rule id, the obje
 path, in the same report as schema findings. Rules over several objects see only the objects
 validated together: validate a whole ``rendered/<env>`` folder, not single files.
 
-Pod specs are found in Pods, in the pod templates of workloads (ReplicaSet, Deployment,
-StatefulSet, DaemonSet, Job, CronJob, ReplicationController, PodTemplate) and of the custom
-resources listed in :data:`POD_TEMPLATE_FINDERS` (a JobSet's Jobs, and the replica templates of
-every declared kind that has them, such as a TFJob's); a kind listed there gets every pod rule.
+Pod specs are found where each kind's row in the catalogue says its pods are
+(:attr:`kubetrain.kube.catalog.Kind.pods`): Pods, the pod templates of workloads (ReplicaSet,
+Deployment, StatefulSet, DaemonSet, Job, CronJob, ReplicationController, PodTemplate), a
+JobSet's Jobs, and the replica templates of every declared kind that has them, such as a
+TFJob's; a kind with pods there gets every pod rule.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache
 from typing import Any
 
 from ..builders.security import CONTAINER_FIELDS
-from ..kube.apiserver import HANDLED_KINDS
+from ..kube import catalog
+from ..kube.apiserver import handled_kinds
 from ..kube.apiserver.volumes import pvc_dropped_fields
+from ..kube.catalog import PodTemplate
 from ..kube.images import parse_image
 from ..kube.names import DNS1123_LABEL, LABEL_VALUE, PORT_NAME, check_label_key
+from ..kube.podsecurity import pod_security_problems
 from ..models.errors import PathPart, Severity, printable
-from ..models.kinds import declarations
 from ..models.resources import gpu_findings
-from ..models.secrets import external_secret_template_problems
+from ..models.secrets import (
+    configmap_credential_problems,
+    credential_problems,
+    external_secret_template_problems,
+)
 from ..models.stack import External, StackSettings
-from .engine import Finding, Located, ObjectResult
+from .engine import Finding, Located, ObjectResult, credential_words
 
 __all__ = [
-    "POD_TEMPLATE_FINDERS",
     "RULES",
     "WARNING_RULES",
     "CheckSettings",
@@ -58,7 +65,10 @@ RULES: dict[str, str] = {
     "template (in its own kinds the API server refuses it: rule `api`)",
     "duplicate-port-name": "no container port name twice in one pod",
     "secret-data": "no Secret with `data` or `stringData`, no ExternalSecret template with a "
-    "literal value (render output holds no secret material)",
+    "literal value, and no credential written in plain text: a credential-named env value, "
+    "annotation, label or flag, a ConfigMap key named like one, a URL holding a password or "
+    "token (the rule of job documents, docs/security.md; render output holds no secret "
+    "material)",
     "name-format": "label keys and values, container names and port names (IANA service "
     "names) in the pod templates of custom resources (a TFJob's replicas) within Kubernetes' "
     "formats and lengths (the API server checks them only when the operator creates the pods; "
@@ -97,42 +107,36 @@ class CheckSettings:
     gpu_resource: str = "nvidia.com/gpu"
     external: External = field(default_factory=External)
     skip: frozenset[str] = frozenset()
+    #: The objects were built by kubetrain from documents that passed the credential rule at
+    #: load time (render): the rule is not run over them again.
+    inputs_checked: bool = False
 
     @classmethod
-    def from_stack(cls, settings: StackSettings | None, skip: Sequence[str] = ()) -> CheckSettings:
+    def from_stack(
+        cls,
+        settings: StackSettings | None,
+        skip: Sequence[str] = (),
+        *,
+        inputs_checked: bool = False,
+    ) -> CheckSettings:
         if settings is None:
-            return cls(skip=frozenset(skip))
+            return cls(skip=frozenset(skip), inputs_checked=inputs_checked)
         return cls(
             pod_security=settings.pod_security,
             gpu_resource=settings.gpu_resource,
             external=settings.external,
             skip=frozenset(skip) | frozenset(settings.skip_checks),
+            inputs_checked=inputs_checked,
         )
 
 
 # --- finding pod templates ---------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class PodTemplate:
-    """A pod, or a pod template, inside an object: where, and how many pods it makes at once."""
-
-    path: Path
-    template: Mapping[str, Any]
-    count: int
-
-    # Read by every rule: found once.
-    @cached_property
-    def meta(self) -> Mapping[str, Any]:
-        return _mapping(self.template.get("metadata"))
-
-    @cached_property
-    def spec(self) -> Mapping[str, Any]:
-        return _mapping(self.template.get("spec"))
-
-    @cached_property
-    def labels(self) -> Mapping[str, Any]:
-        return _mapping(self.meta.get("labels"))
+def pod_templates(obj: Any) -> list[PodTemplate]:
+    """The pods and pod templates of one object (none for kinds without pods), as its row in
+    the catalogue says where they are (:func:`kubetrain.kube.catalog.pod_templates`)."""
+    return catalog.pod_templates(obj)
 
 
 def _count(value: Any, default: int = 1) -> int:
@@ -148,93 +152,6 @@ def _at(obj: Any, path: Path) -> Any:
         else:
             return None
     return obj
-
-
-def _workload(count_field: str | None) -> Callable[[Mapping[str, Any]], Iterator[PodTemplate]]:
-    def find(obj: Mapping[str, Any]) -> Iterator[PodTemplate]:
-        template = _at(obj, ("spec", "template"))
-        if isinstance(template, Mapping):
-            count = _count(_at(obj, ("spec", count_field))) if count_field else 1
-            yield PodTemplate(("spec", "template"), template, count)
-
-    return find
-
-
-def _pod(obj: Mapping[str, Any]) -> Iterator[PodTemplate]:
-    yield PodTemplate((), obj, 1)
-
-
-def _cronjob(obj: Mapping[str, Any]) -> Iterator[PodTemplate]:
-    path: Path = ("spec", "jobTemplate", "spec", "template")
-    template = _at(obj, path)
-    if isinstance(template, Mapping):
-        yield PodTemplate(
-            path, template, _count(_at(obj, ("spec", "jobTemplate", "spec", "parallelism")))
-        )
-
-
-def _jobset(obj: Mapping[str, Any]) -> Iterator[PodTemplate]:
-    """A JobSet's pod templates: each replicatedJob's ``replicas`` Jobs of ``parallelism`` pods."""
-    for i, rjob in enumerate(_list(_at(obj, ("spec", "replicatedJobs")))):
-        path: Path = ("spec", "replicatedJobs", i, "template", "spec", "template")
-        template = _at(rjob, path[3:])
-        if isinstance(template, Mapping):
-            count = _count(_at(rjob, ("replicas",))) * _count(
-                _at(rjob, ("template", "spec", "parallelism"))
-            )
-            yield PodTemplate(path, template, count)
-
-
-def _pod_template(obj: Mapping[str, Any]) -> Iterator[PodTemplate]:
-    template = obj.get("template")
-    if isinstance(template, Mapping):
-        yield PodTemplate(("template",), template, 1)
-
-
-def _replica_specs(key: str) -> Callable[[Mapping[str, Any]], Iterator[PodTemplate]]:
-    """The finder of a custom resource whose ``spec.<key>`` maps replica types to specs holding a
-    pod ``template`` and a ``replicas`` count (a Kubeflow job's ``tfReplicaSpecs``)."""
-
-    def find(obj: Mapping[str, Any]) -> Iterator[PodTemplate]:
-        specs = _at(obj, ("spec", key))
-        if isinstance(specs, Mapping):
-            for rtype, spec in specs.items():
-                template = _at(spec, ("template",))
-                if isinstance(template, Mapping):
-                    path: Path = ("spec", key, rtype, "template")
-                    yield PodTemplate(path, template, _count(_at(spec, ("replicas",))))
-
-    return find
-
-
-#: Kind -> function yielding the pod templates of an object of that kind: Kubernetes' workloads,
-#: and every declared job kind whose custom resource embeds pod templates
-#: (:mod:`kubetrain.models.kinds`).
-POD_TEMPLATE_FINDERS: dict[str, Callable[[Mapping[str, Any]], Iterator[PodTemplate]]] = {
-    "Pod": _pod,
-    "PodTemplate": _pod_template,
-    "ReplicaSet": _workload("replicas"),
-    "ReplicationController": _workload("replicas"),
-    "Deployment": _workload("replicas"),
-    "StatefulSet": _workload("replicas"),
-    "DaemonSet": _workload(None),
-    "Job": _workload("parallelism"),
-    "CronJob": _cronjob,
-    "JobSet": _jobset,
-    **{
-        d.document.KIND: _replica_specs(d.replica_specs_key)
-        for d in declarations()
-        if d.replica_specs_key is not None
-    },
-}
-
-
-def pod_templates(obj: Any) -> list[PodTemplate]:
-    """The pods and pod templates of one object (none for kinds without pods)."""
-    if not _is_mapping(obj):
-        return []
-    finder = POD_TEMPLATE_FINDERS.get(str(obj.get("kind")))
-    return list(finder(obj)) if finder else []
 
 
 def _containers(spec: Mapping[str, Any]) -> Iterator[tuple[Path, Mapping[str, Any]]]:
@@ -364,7 +281,13 @@ def _service_selectors(run: _Run) -> None:
 
 # --- references ----------------------------------------------------------------------------------
 
-_REF_KINDS = ("Secret", "ConfigMap", "ServiceAccount", "PersistentVolumeClaim")
+#: The RBAC group, whose bindings' ``subjects`` name ServiceAccounts.
+_RBAC = "rbac.authorization.k8s.io"
+
+
+def _referenced(kind: str) -> catalog.Kind:
+    """The row of a core kind pods and bindings reference by name (its ``external`` key)."""
+    return catalog.lookup(("", kind))
 
 
 def _pod_references(t: PodTemplate) -> Iterator[tuple[str, str, Path]]:
@@ -424,7 +347,7 @@ def _provided(run: _Run) -> set[tuple[str, str, str]]:
     for _, obj in run.objects():
         kind, ns, name = obj.get("kind"), _namespace(obj), _meta(obj).get("name")
         group = str(obj.get("apiVersion", "")).rpartition("/")[0]
-        if kind in _REF_KINDS and group == "" and name:
+        if group == "" and isinstance(kind, str) and _referenced(kind).external and name:
             out.add((str(kind), ns, str(name)))
         elif kind == "ExternalSecret" and group == "external-secrets.io":
             target = _mapping(_mapping(obj.get("spec")).get("target")).get("name") or name
@@ -435,29 +358,25 @@ def _provided(run: _Run) -> set[tuple[str, str, str]]:
     return out
 
 
-def _external(external: External) -> dict[str, list[str]]:
-    return {
-        "Secret": external.secrets,
-        "ConfigMap": external.config_maps,
-        "ServiceAccount": external.service_accounts,
-        "PersistentVolumeClaim": external.persistent_volume_claims,
-    }
+@cache
+def _external_field(key: str) -> str:
+    """The field of :class:`External` whose alias is ``key``."""
+    return next(n for n, f in External.model_fields.items() if (f.alias or n) == key)
+
+
+def _declared(external: External, kind: str) -> list[str]:
+    """What ``kubetrain:external`` lists of a kind (under its row's ``external`` key)."""
+    names: list[str] = getattr(external, _external_field(_referenced(kind).external))
+    return names
 
 
 def _references(run: _Run) -> None:
     provided = _provided(run)
-    declared = _external(run.settings.external)
-    key_of = {
-        "Secret": "secrets",
-        "ConfigMap": "configMaps",
-        "ServiceAccount": "serviceAccounts",
-        "PersistentVolumeClaim": "persistentVolumeClaims",
-    }
 
     def check(i: int, kind: str, ns: str, name: str, path: Path) -> None:
         if (kind, ns, name) in provided:
             return
-        names = declared[kind]
+        names = _declared(run.settings.external, kind)
         if name in names or f"{ns}/{name}" in names:
             return
         run.add(
@@ -465,7 +384,7 @@ def _references(run: _Run) -> None:
             "reference",
             path,
             f"{kind} {ns + '/' if ns else ''}{name} is neither in the output nor declared in "
-            f"kubetrain:external.{key_of[kind]}",
+            f"kubetrain:external.{_referenced(kind).external}",
         )
 
     for i, t in run.pods():
@@ -473,7 +392,8 @@ def _references(run: _Run) -> None:
         for kind, name, path in _pod_references(t):
             check(i, kind, ns, str(name), path)
     for i, obj in run.objects():
-        if obj.get("kind") in ("RoleBinding", "ClusterRoleBinding"):
+        # RoleBinding and ClusterRoleBinding: RBAC's kinds with subjects.
+        if catalog.of(obj).group == _RBAC and "subjects" in obj:
             for j, subject in enumerate(_list(obj.get("subjects"))):
                 subject = _mapping(subject)
                 if subject.get("kind") == "ServiceAccount" and subject.get("name"):
@@ -525,10 +445,24 @@ def _duplicates(run: _Run) -> None:
 # --- secrets -------------------------------------------------------------------------------------
 
 
+def _may_hold_credentials(item: Located) -> bool:
+    if item.no_credential_words:
+        return False
+    return credential_words(json.dumps(item.obj, default=str, ensure_ascii=False))
+
+
 def _secret_data(run: _Run) -> None:
     for i, obj in run.objects():
         for path, message in external_secret_template_problems(obj):
             run.add(i, "secret-data", path, message)
+        if not run.settings.inputs_checked and _may_hold_credentials(run.items[i]):
+            # A credential planted by hand in a file (rendered/ edited, a manifest of the
+            # team's): the one rule of job documents, and a ConfigMap key named like one.
+            found = credential_problems(obj)
+            if obj.get("kind") == "ConfigMap" and obj.get("apiVersion") == "v1":
+                found += configmap_credential_problems(obj)
+            for path, message in found:
+                run.add(i, "secret-data", path, message)
         if obj.get("kind") != "Secret" or obj.get("apiVersion") != "v1":
             continue
         for key in ("data", "stringData"):
@@ -573,7 +507,7 @@ def _check_labels(run: _Run, i: int, labels: Any, path: Path) -> None:
 def _api_checked(obj: Mapping[str, Any]) -> bool:
     """Whether the API server checks this object's pod templates itself (a Pod, a Job, ...);
     it takes a custom resource's (a TFJob's) as they are, and their pods fail later."""
-    return f"{obj.get('apiVersion')}/{obj.get('kind')}" in HANDLED_KINDS
+    return f"{obj.get('apiVersion')}/{obj.get('kind')}" in handled_kinds()
 
 
 def _names(run: _Run) -> None:
@@ -679,144 +613,13 @@ def _host_port_conflicts(run: _Run) -> None:
 
 # --- Pod Security Standards ---------------------------------------------------------------------
 
-_BASELINE_CAPABILITIES = {
-    "AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD",
-    "NET_BIND_SERVICE", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT",
-}  # fmt: skip
-_SAFE_SYSCTLS = {
-    "kernel.shm_rmid_forced", "net.ipv4.ip_local_port_range", "net.ipv4.ip_unprivileged_port_start",
-    "net.ipv4.tcp_syncookies", "net.ipv4.ping_group_range", "net.ipv4.ip_local_reserved_ports",
-    "net.ipv4.tcp_keepalive_time", "net.ipv4.tcp_fin_timeout", "net.ipv4.tcp_keepalive_intvl",
-    "net.ipv4.tcp_keepalive_probes",
-}  # fmt: skip
-_SELINUX_TYPES = {"", "container_t", "container_init_t", "container_kvm_t", "container_engine_t"}
-_RESTRICTED_VOLUMES = {
-    "configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim",
-    "projected", "secret",
-}  # fmt: skip
-_APPARMOR_ANNOTATION = "container.apparmor.security.beta.kubernetes.io/"
-
-
-def _baseline(t: PodTemplate) -> Iterator[tuple[Path, str]]:
-    spec, base = t.spec, (*t.path, "spec")
-    for key in ("hostNetwork", "hostPID", "hostIPC"):
-        if spec.get(key) is True:
-            yield (*base, key), f"{key} must not be true (host namespaces)"
-    pod_context = _mapping(spec.get("securityContext"))
-    contexts: list[tuple[Path, Mapping[str, Any]]] = [((*base, "securityContext"), pod_context)]
-    for cpath, c in _containers(spec):
-        cbase = (*base, *cpath)
-        context = _mapping(c.get("securityContext"))
-        contexts.append(((*cbase, "securityContext"), context))
-        if context.get("privileged") is True:
-            yield (*cbase, "securityContext", "privileged"), "privileged containers are not allowed"
-        for j, cap in enumerate(_list(_mapping(context.get("capabilities")).get("add"))):
-            if cap not in _BASELINE_CAPABILITIES:
-                yield (
-                    (*cbase, "securityContext", "capabilities", "add", j),
-                    f"capability {cap!r} is beyond the baseline set",
-                )
-        if context.get("procMount") not in (None, "Default"):
-            yield (
-                (*cbase, "securityContext", "procMount"),
-                f"procMount must be Default, got {context['procMount']!r}",
-            )
-        for j, port in enumerate(_list(c.get("ports"))):
-            if _mapping(port).get("hostPort"):
-                yield (*cbase, "ports", j, "hostPort"), "host ports are not allowed"
-    for path, context in contexts:
-        if _mapping(context.get("windowsOptions")).get("hostProcess") is True:
-            yield (
-                (*path, "windowsOptions", "hostProcess"),
-                "Windows HostProcess pods are not allowed",
-            )
-        profile = _mapping(context.get("seccompProfile")).get("type")
-        if profile == "Unconfined":
-            yield (*path, "seccompProfile", "type"), "seccomp profile Unconfined is not allowed"
-        apparmor = _mapping(context.get("appArmorProfile")).get("type")
-        if apparmor not in (None, "RuntimeDefault", "Localhost"):
-            yield (
-                (*path, "appArmorProfile", "type"),
-                f"AppArmor profile {apparmor!r} is not allowed",
-            )
-        selinux = _mapping(context.get("seLinuxOptions"))
-        if selinux.get("type", "") not in _SELINUX_TYPES:
-            yield (
-                (*path, "seLinuxOptions", "type"),
-                f"SELinux type {selinux['type']!r} is not allowed",
-            )
-        for key in ("user", "role"):
-            if selinux.get(key):
-                yield (*path, "seLinuxOptions", key), f"SELinux {key} must not be set"
-    for j, sysctl in enumerate(_list(pod_context.get("sysctls"))):
-        name = _mapping(sysctl).get("name")
-        if name not in _SAFE_SYSCTLS:
-            yield (
-                (*base, "securityContext", "sysctls", j, "name"),
-                f"sysctl {name!r} is not in the safe set",
-            )
-    for j, volume in enumerate(_list(spec.get("volumes"))):
-        if "hostPath" in _mapping(volume):
-            yield (*base, "volumes", j, "hostPath"), "hostPath volumes are not allowed"
-    for key, value in _mapping(t.meta.get("annotations")).items():
-        if str(key).startswith(_APPARMOR_ANNOTATION) and not (
-            value == "runtime/default" or str(value).startswith("localhost/")
-        ):
-            yield (
-                (*t.path, "metadata", "annotations", key),
-                f"AppArmor profile {value!r} is not allowed",
-            )
-
-
-def _restricted(t: PodTemplate) -> Iterator[tuple[Path, str]]:
-    spec, base = t.spec, (*t.path, "spec")
-    pod_context = _mapping(spec.get("securityContext"))
-    windows = _mapping(spec.get("os")).get("name") == "windows"
-    for j, volume in enumerate(_list(spec.get("volumes"))):
-        kinds = [k for k in _mapping(volume) if k != "name"]
-        for kind in kinds:
-            if kind not in _RESTRICTED_VOLUMES and kind != "hostPath":  # hostPath: baseline says
-                yield (*base, "volumes", j, kind), f"volume type {kind!r} is not allowed"
-    if pod_context.get("runAsUser") == 0:
-        yield (*base, "securityContext", "runAsUser"), "runAsUser must not be 0"
-    pod_non_root = pod_context.get("runAsNonRoot") is True
-    pod_seccomp = _mapping(pod_context.get("seccompProfile")).get("type")
-    for cpath, c in _containers(spec):
-        cbase = (*base, *cpath, "securityContext")
-        context = _mapping(c.get("securityContext"))
-        if not windows and context.get("allowPrivilegeEscalation") is not False:
-            yield (*cbase, "allowPrivilegeEscalation"), "allowPrivilegeEscalation must be false"
-        non_root = context.get("runAsNonRoot")
-        if non_root is False or (non_root is None and not pod_non_root):
-            yield (*cbase, "runAsNonRoot"), "runAsNonRoot must be true (here or on the pod)"
-        if context.get("runAsUser") == 0:
-            yield (*cbase, "runAsUser"), "runAsUser must not be 0"
-        seccomp = _mapping(context.get("seccompProfile")).get("type") or pod_seccomp
-        if not windows and seccomp not in ("RuntimeDefault", "Localhost"):
-            yield (
-                (*cbase, "seccompProfile", "type"),
-                "seccompProfile.type must be RuntimeDefault or Localhost (here or on the pod)",
-            )
-        capabilities = _mapping(context.get("capabilities"))
-        if not windows and "ALL" not in _list(capabilities.get("drop")):
-            yield (*cbase, "capabilities", "drop"), "capabilities must drop ALL"
-        for j, cap in enumerate(_list(capabilities.get("add"))):
-            if cap != "NET_BIND_SERVICE" and cap in _BASELINE_CAPABILITIES:
-                yield (
-                    (*cbase, "capabilities", "add", j),
-                    f"only NET_BIND_SERVICE may be added, got {cap!r}",
-                )
-
 
 def _pod_security(run: _Run) -> None:
     level = run.settings.pod_security
     if level == "privileged":
         return
     for i, t in run.pods():
-        problems = list(_baseline(t))
-        if level == "restricted":
-            problems += _restricted(t)
-        for path, message in problems:
+        for path, message in pod_security_problems(level, t.path, t.meta, t.spec):
             run.add(i, "pod-security", path, f"Pod Security Standards ({level}): {message}")
 
 

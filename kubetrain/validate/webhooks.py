@@ -21,15 +21,17 @@ kubetrain checks it where it knows the runtime (``render``), not here.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from ..kube import catalog
 from ..kube.names import DNS1035_LABEL, DNS1123_SUBDOMAIN
 from ..kube.regex import go_regex
 from ..models.base import job_kinds
 from ..models.kubeflow import KubeflowJob
 
-__all__ = ["WEBHOOKS", "webhook_problems"]
+__all__ = ["Webhook", "webhook_problems"]
 
 Path = tuple[str | int, ...]
 Problem = tuple[Path, str]
@@ -377,23 +379,33 @@ def kubeflow_problems(obj: Mapping[str, Any]) -> list[Problem]:
     return out
 
 
-#: (apiVersion, kind) -> (origin, the webhook's refusals of a new object).
-WEBHOOKS: dict[tuple[str, str], tuple[str, Callable[[Mapping[str, Any]], list[Problem]]]] = {
-    ("jobset.x-k8s.io/v1alpha2", "JobSet"): (JOBSET, jobset_problems),
-    **{
-        ("kubeflow.org/v1", kind): (TRAINING_OPERATOR, kubeflow_problems)
-        for kind in _kubeflow_kinds()
-    },
-}
+@dataclass(frozen=True)
+class Webhook:
+    """An operator's validating webhook, attached to the row of each kind it admits: who
+    refuses (``webhook:<operator>``), the versions it serves, and its refusals of a new
+    object."""
+
+    origin: str
+    versions: tuple[str, ...]
+    check: Callable[[Mapping[str, Any]], list[Problem]]
+
+
+def _attach() -> None:
+    catalog.attach(catalog.JOB_SET, "webhook", Webhook(JOBSET, ("v1alpha2",), jobset_problems))
+    for kind in _kubeflow_kinds():
+        hook = Webhook(TRAINING_OPERATOR, ("v1",), kubeflow_problems)
+        catalog.attach(("kubeflow.org", kind), "webhook", hook)
+
+
+_attach()
 
 
 def webhook_problems(obj: Any) -> Iterator[tuple[str, Path, str]]:
     """(origin, path, message) of each refusal of the webhook that admits ``obj``, if any."""
     if not isinstance(obj, Mapping):
         return
-    found = WEBHOOKS.get((str(obj.get("apiVersion")), str(obj.get("kind"))))
-    if found is None:
+    hook: Webhook | None = catalog.of(obj).attached.get("webhook")
+    if hook is None or str(obj.get("apiVersion")).rpartition("/")[2] not in hook.versions:
         return
-    origin, check = found
-    for path, message in check(obj):
-        yield origin, path, message
+    for path, message in hook.check(obj):
+        yield hook.origin, path, message

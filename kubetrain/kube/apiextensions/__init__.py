@@ -6,7 +6,12 @@ rules (:mod:`.validation`, :mod:`.cel`), and CustomResourceDefinitions validated
 from .definition import CRDVersion, crd_versions, validate_crd
 from .schema import Node, compile_schema
 from .structural import structural_problems
-from .validation import apply_defaults, validate_custom_resource, validate_value
+from .validation import (
+    apply_defaults,
+    validate_custom_resource,
+    validate_custom_resource_update,
+    validate_value,
+)
 
 __all__ = [
     "CRDVersion",
@@ -17,5 +22,6 @@ __all__ = [
     "structural_problems",
     "validate_crd",
     "validate_custom_resource",
+    "validate_custom_resource_update",
     "validate_value",
 ]

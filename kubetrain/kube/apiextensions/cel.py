@@ -23,12 +23,14 @@ kubetrain never refuses what the server would accept because of a missing librar
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..schemas import json_type
+from .cellibs import Requirement, requirement
 
 if TYPE_CHECKING:
     from .schema import Node
@@ -88,13 +90,10 @@ KUBERNETES_LIBRARY = frozenset(
         "patch",
         "named",
         "validate",
-        "contains",
-        "equivalent",
-        "intersects",
-        "authorizer",
     }
 )
 _UNDECLARED = re.compile(r"undeclared reference to '([A-Za-z_][A-Za-z0-9_]*)'")
+_NO_OVERLOAD = re.compile(r"found no matching overload for '([A-Za-z_][A-Za-z0-9_]*)'")
 _OLD_SELF = re.compile(r"\boldSelf\b")
 #: CEL's reserved words, escaped as ``__<word>__`` when they name a property.
 RESERVED = frozenset(
@@ -144,17 +143,58 @@ def _env() -> Any:
         from cel_expr_python import cel
         from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
 
+        # Strings at version 2, as Kubernetes enables them (ext.Strings(ext.StringsVersion(2))):
+        # a later version would accept strings v3's reverse(), which the server refuses. The
+        # bindings extension is kubetrain's own (for optionalOldSelf, below): a rule's
+        # cel.bind is refused before it gets here (cellibs: not in Kubernetes' base
+        # environment).
         _ENV = cel.NewEnv(
             variables={"self": cel.Type.DYN, "oldSelf": cel.Type.DYN},
             extensions=[
-                ext_strings.ExtStrings(),
+                ext_strings.ExtStrings(2),
                 ext_optional.ExtOptional(),
                 ext_bindings.ExtBindings(),
             ],
+            functions=_sets(cel),
         )
     return _ENV
 
 
+def _sets(cel: Any) -> list[Any]:
+    """cel-go's sets extension (``ext.Sets``: ``sets.contains``, ``sets.equivalent``,
+    ``sets.intersects`` of two lists, compared with CEL's equality), which the C++ runtime
+    lacks."""
+    lists = [cel.Type.List(cel.Type.DYN), cel.Type.List(cel.Type.DYN)]
+
+    def contains(a: list[Any], b: list[Any]) -> bool:
+        return all(any(_equal(x, y) for x in a) for y in b)
+
+    def intersects(a: list[Any], b: list[Any]) -> bool:
+        return any(any(_equal(x, y) for x in a) for y in b)
+
+    functions = {
+        "contains": contains,
+        "equivalent": lambda a, b: contains(a, b) and contains(b, a),
+        "intersects": intersects,
+    }
+    return [
+        cel.FunctionDecl(
+            f"sets.{name}",
+            [cel.Overload(f"sets_{name}_list_list", cel.Type.BOOL, lists, False, impl)],
+        )
+        for name, impl in functions.items()
+    ]
+
+
+def _equal(a: Any, b: Any) -> bool:
+    """CEL's equality of plain values: numbers across int, uint and double; no bool equals a
+    number."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    return bool(a == b)
+
+
+@functools.lru_cache(maxsize=8192)
 def escape_property(name: str) -> str | None:
     """The name a property has in CEL (``apiserver/pkg/cel`` ``Escape``), or ``None`` when it
     cannot be reached as a field."""
@@ -184,6 +224,17 @@ class Rule:
     transition: bool = False
     #: Calls a Kubernetes CEL library function the runtime lacks: kept, not evaluated.
     unsupported: str = ""
+    #: The Kubernetes feature of the rule (or its messageExpression) that needs the newest
+    #: API server, and the expression's text (:mod:`.cellibs`); ``None``: every version.
+    requires: tuple[Requirement, str] | None = None
+
+    def refusal(self, minor: int) -> str | None:
+        """What the API server of Kubernetes 1.``minor`` says of the rule in a new CRD, or
+        ``None`` when it compiles it."""
+        if self.requires is None or minor >= self.requires[0].minor:
+            return None
+        needed, source = self.requires
+        return needed.message(source, minor)
 
 
 @dataclass(frozen=True)
@@ -196,16 +247,17 @@ class RuleFailure:
     unchecked: bool = False
 
 
-def _compile(expression: str) -> tuple[Any, str]:
+def _compile(expression: str, uses: Requirement | None = None) -> tuple[Any, str]:
     """(program, unsupported function) of one expression; ``ValueError`` when it does not
-    compile for another reason."""
+    compile for another reason. ``uses``: the Kubernetes feature the expression needs
+    (:mod:`.cellibs`): one the runtime lacks leaves the expression unevaluated, not refused."""
     try:
         return _env().compile(expression), ""
     except RuntimeError as exc:
         text = str(exc)
-        missing = _UNDECLARED.search(text)
-        if missing and missing[1] in KUBERNETES_LIBRARY:
-            return None, missing[1]
+        missing = _UNDECLARED.search(text) or _NO_OVERLOAD.search(text)
+        if missing and (missing[1] in KUBERNETES_LIBRARY or uses is not None):
+            return None, uses.name if uses is not None else missing[1]
         first = text.removeprefix("INVALID_ARGUMENT: ").split("\n", 1)[0]
         raise ValueError(f"compilation failed: {first}") from None
 
@@ -231,15 +283,24 @@ def parse_field_path(text: str) -> tuple[str | int, ...] | None:
 def compile_rule(props: Mapping[str, Any], node: Node) -> Rule:
     """Compile one rule (``ValueError`` when its expression or fieldPath is malformed)."""
     text = str(props.get("rule") or "")
+    uses = requirement(text)
+    message_text = props.get("messageExpression")
+    message_uses = requirement(message_text) if isinstance(message_text, str) else None
     transition = bool(_OLD_SELF.search(text))
     expression = text
     if transition and props.get("optionalOldSelf") is True:
         # On create, oldSelf is optional.none(): bind it around the rule.
         expression, transition = f"cel.bind(oldSelf, optional.none(), {text})", False
-    program, unsupported = _compile(expression)
+    program, unsupported = _compile(expression, uses)
     message_program = None
-    if isinstance(props.get("messageExpression"), str) and props["messageExpression"]:
-        message_program, _ = _compile(props["messageExpression"])
+    if isinstance(message_text, str) and message_text:
+        message_program, _ = _compile(message_text, message_uses)
+    found = [
+        (needed, str(source))
+        for needed, source in ((uses, text), (message_uses, message_text))
+        if needed is not None
+    ]
+    requires = max(found, key=lambda pair: pair[0].minor, default=None)
     field_path: tuple[str | int, ...] = ()
     if isinstance(props.get("fieldPath"), str) and props["fieldPath"]:
         parsed = parse_field_path(props["fieldPath"])
@@ -255,15 +316,23 @@ def compile_rule(props: Mapping[str, Any], node: Node) -> Rule:
         message_program=message_program,
         transition=transition,
         unsupported=unsupported,
+        requires=requires,
     )
 
 
 def _masked(value: Any, char: str) -> Any:
-    """``value`` with every string replaced by one of the same length made of ``char``."""
+    """``value`` with every scalar and every mapping key replaced (strings by ``char`` of the
+    same length, numbers by 0 or 1, booleans by false or true, keys by ``x0``, ``x1``...):
+    without a schema to tell an object's properties from a map's keys, every key is one."""
+    flag = char == "y"
+    if isinstance(value, bool):
+        return flag
+    if isinstance(value, int | float):
+        return type(value)(flag)
     if isinstance(value, str):
         return char * len(value)
     if isinstance(value, dict):
-        return {k: _masked(v, char) for k, v in value.items()}
+        return {f"{char}{i}": _masked(v, char) for i, v in enumerate(value.values())}
     if isinstance(value, list):
         return [_masked(v, char) for v in value]
     return value
@@ -285,10 +354,11 @@ def _eval_message(rule: Rule, self_value: Any) -> str | None:
     return None
 
 
-def _message(rule: Rule, self_value: Any) -> str:
+def _message(rule: Rule, self_value: Any, masked: Callable[[str], Any] | None = None) -> str:
     """The failure's message: the messageExpression's text when it has one and it does not
-    depend on the strings of the object (it is evaluated again with every string masked: a
-    message that changes prints the object's values, maybe a password, which kubetrain's
+    depend on the values of the object (it is evaluated again with every value and map key
+    masked, twice: ``masked(char)``; a message that changes prints something of the object,
+    maybe a password, a number under a secret field or a map key of one, which kubetrain's
     reports never do), else the static message, else ``failed rule: <rule>``."""
     fallback = rule.message or f"failed rule: {rule.rule}"
     if rule.message_program is None:
@@ -296,7 +366,8 @@ def _message(rule: Rule, self_value: Any) -> str:
     text = _eval_message(rule, self_value)
     if text is None:
         return fallback
-    if any(_eval_message(rule, _masked(self_value, c)) != text for c in "xy"):
+    mask = masked or (lambda char: _masked(self_value, char))
+    if any(_eval_message(rule, mask(c)) != text for c in "xy"):
         return (
             f"{fallback} (the rule's messageExpression prints a value of the object; kubetrain "
             "does not show it)"
@@ -305,14 +376,25 @@ def _message(rule: Rule, self_value: Any) -> str:
 
 
 def evaluate(
-    rule: Rule, self_value: Any, raw_value: Any, path: tuple[str | int, ...]
+    rule: Rule,
+    self_value: Any,
+    raw_value: Any,
+    path: tuple[str | int, ...],
+    masked: Callable[[str], Any] | None = None,
+    *,
+    old_value: Any = None,
 ) -> RuleFailure | None:
-    """Evaluate one rule on create. ``self_value`` is the value as CEL sees it (escaped),
-    ``raw_value`` as the object holds it (for the message)."""
-    if rule.transition or rule.program is None:
+    """Evaluate one rule on create, or with ``old_value`` (as CEL sees it) a transition rule
+    on update: ``oldSelf`` is the correlated value of the live object (upstream
+    ``Validator.Validate`` with its ``oldObj``; only called where both exist). ``self_value``
+    is the value as CEL sees it (escaped), ``raw_value`` as the object holds it (for the
+    message); ``masked(char)`` gives the value with its values and map keys masked (see
+    :func:`_message`)."""
+    if rule.program is None or rule.transition != (old_value is not None):
         return None
+    data = {"self": self_value} if old_value is None else {"self": self_value, "oldSelf": old_value}
     try:
-        result = rule.program.eval(data={"self": self_value})
+        result = rule.program.eval(data=data)
     except RuntimeError:
         # The runtime stops a comprehension at 10,000 iterations; the API server's limit is a
         # cost (1,000,000 per call), which a long list can stay under. So no verdict: a warning.
@@ -328,7 +410,7 @@ def evaluate(
         return None
     if kind == "BOOL":
         what = _REASONS.get(rule.reason, "Invalid value")
-        detail = _message(rule, self_value)
+        detail = _message(rule, self_value, masked)
         if what == "Invalid value":
             detail = f'Invalid value: "{json_type(raw_value)}": {detail}'
         else:

@@ -26,6 +26,10 @@ from .structural import structural_problems
 
 __all__ = ["CRD_API_VERSION", "CRDVersion", "crd_versions", "is_crd", "validate_crd"]
 
+#: The newest Kubernetes minor version kubetrain knows (a CRD judged for no version in
+#: particular is judged for it).
+NEWEST_MINOR = 37
+
 CRD_API_VERSION = "apiextensions.k8s.io/v1"
 Path = tuple[str | int, ...]
 _SCOPES = ("Namespaced", "Cluster")
@@ -62,6 +66,10 @@ class CRDVersion:
     namespaced: bool
     schema: Mapping[str, Any]
     source: str = ""
+    #: The scale subresource's ``specReplicasPath`` (``.spec.replicas``), or ``""``.
+    scale_replicas: str = ""
+    #: Whether the status subresource is on (a create then drops ``status``).
+    status: bool = False
     _node: Node | None = field(default=None, repr=False)
 
     @property
@@ -88,6 +96,7 @@ def crd_versions(crd: Mapping[str, Any], source: str = "") -> list[CRDVersion]:
     for version in spec.get("versions") or ():
         version = _mapping(version)
         schema = _mapping(_mapping(version.get("schema")).get("openAPIV3Schema"))
+        subresources = _mapping(version.get("subresources"))
         if schema:
             out.append(
                 CRDVersion(
@@ -98,17 +107,25 @@ def crd_versions(crd: Mapping[str, Any], source: str = "") -> list[CRDVersion]:
                     namespaced=spec.get("scope") != "Cluster",
                     schema=schema,
                     source=source,
+                    scale_replicas=str(
+                        _mapping(subresources.get("scale")).get("specReplicasPath", "")
+                    ),
+                    status="status" in subresources,
                 )
             )
     return out
 
 
-def validate_crd(crd: Mapping[str, Any]) -> list[SchemaIssue]:
-    """Every reason the API server would refuse to create ``crd`` (empty: it would accept it)."""
-    return list(_crd_problems(crd))
+def validate_crd(
+    crd: Mapping[str, Any], version: tuple[int, int] | None = None
+) -> list[SchemaIssue]:
+    """Every reason the API server of Kubernetes ``version`` would refuse to create ``crd``
+    (empty: it would accept it); ``None``: the newest kubetrain knows (the CEL features a rule
+    may use depend on it, :mod:`.cellibs`)."""
+    return list(_crd_problems(crd, version))
 
 
-def _crd_problems(crd: Mapping[str, Any]) -> Iterator[SchemaIssue]:
+def _crd_problems(crd: Mapping[str, Any], version: tuple[int, int] | None) -> Iterator[SchemaIssue]:
     if crd.get("apiVersion") != CRD_API_VERSION:
         yield SchemaIssue(
             ("apiVersion",),
@@ -144,7 +161,7 @@ def _crd_problems(crd: Mapping[str, Any]) -> Iterator[SchemaIssue]:
             "(apiextensions.k8s.io/v1 refuses true)",
         )
     yield from _conversion_problems(_mapping(spec.get("conversion")))
-    yield from _versions_problems(spec.get("versions"))
+    yield from _versions_problems(spec.get("versions"), version)
 
 
 def _group_problems(group: Any) -> Iterator[SchemaIssue]:
@@ -203,7 +220,7 @@ def _conversion_problems(conversion: Mapping[str, Any]) -> Iterator[SchemaIssue]
         yield SchemaIssue((*path, "webhook"), "Forbidden: should not be set when strategy is None")
 
 
-def _versions_problems(versions: Any) -> Iterator[SchemaIssue]:
+def _versions_problems(versions: Any, kubernetes: tuple[int, int] | None) -> Iterator[SchemaIssue]:
     path: Path = ("spec", "versions")
     if not isinstance(versions, list) or not versions:
         yield SchemaIssue(
@@ -230,7 +247,7 @@ def _versions_problems(versions: Any) -> Iterator[SchemaIssue]:
         for flag in ("served", "storage"):
             if not isinstance(version.get(flag), bool):
                 yield SchemaIssue((*here, flag), "Required value: must be true or false")
-        yield from _schema_problems(_mapping(version.get("schema")), (*here, "schema"))
+        yield from _schema_problems(_mapping(version.get("schema")), (*here, "schema"), kubernetes)
         yield from _column_problems(version.get("additionalPrinterColumns"), here)
         yield from _subresource_problems(_mapping(version.get("subresources")), here)
     if storage != 1:
@@ -243,7 +260,9 @@ def _versions_problems(versions: Any) -> Iterator[SchemaIssue]:
         yield SchemaIssue(path, "Invalid value: must have at least one served version")
 
 
-def _schema_problems(schema: Mapping[str, Any], path: Path) -> Iterator[SchemaIssue]:
+def _schema_problems(
+    schema: Mapping[str, Any], path: Path, kubernetes: tuple[int, int] | None
+) -> Iterator[SchemaIssue]:
     root = schema.get("openAPIV3Schema")
     here = (*path, "openAPIV3Schema")
     if not isinstance(root, Mapping):
@@ -257,10 +276,12 @@ def _schema_problems(schema: Mapping[str, Any], path: Path) -> Iterator[SchemaIs
     except (ValueError, re.error) as exc:
         yield SchemaIssue(here, f"Invalid value: {exc}")
         return
-    yield from _cel_problems(compiled, here)
+    yield from _cel_problems(compiled, here, kubernetes)
 
 
-def _cel_problems(root: Node, here: Path) -> Iterator[SchemaIssue]:
+def _cel_problems(
+    root: Node, here: Path, kubernetes: tuple[int, int] | None = None
+) -> Iterator[SchemaIssue]:
     """What the API server works out about the schema's CEL rules before it accepts the CRD
     (``validateCustomResourceDefinitionValidation`` with its ``CELSchemaContext``): each rule
     type-checks against the declaration of its node, and its estimated cost, times how many
@@ -284,6 +305,10 @@ def _cel_problems(root: Node, here: Path) -> Iterator[SchemaIssue]:
         fallback = celcost.max_cardinality(decl.min_size)
         for i, rule in enumerate(node.rules):
             where = (*path, "x-kubernetes-validations", i)
+            refusal = rule.refusal(kubernetes[1] if kubernetes is not None else NEWEST_MINOR)
+            if refusal is not None:
+                issues.append(SchemaIssue((*where, "rule"), f"Invalid value: {refusal}"))
+                continue
             for program, key, what in (
                 (rule.program, "rule", "estimated rule cost"),
                 (rule.message_program, "messageExpression", "estimated messageExpression cost"),

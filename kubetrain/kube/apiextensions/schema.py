@@ -72,9 +72,28 @@ class Node:
     subtree_rules: bool = False
     #: A property name here or below is spelt differently in CEL (see ``escape_property``).
     subtree_escapes: bool = False
+    #: A default here or below (defaulting walks only such subtrees).
+    subtree_defaults: bool = False
+    #: A string node with nothing to check of a string beyond its type (no enum, pattern,
+    #: format, lengths, junctors or rules): a string value there needs no walk.
+    plain_string: bool = False
 
     def finish(self) -> Node:
         children = [c for c in (*self.properties.values(), self.additional, self.items) if c]
+        self.subtree_defaults = self.default is not MISSING or any(
+            c.subtree_defaults for c in children
+        )
+        self.plain_string = (
+            self.type == "string"
+            and not self.nullable
+            and self.enum is None
+            and self.pattern is None
+            and not self.format
+            and self.min_length is None
+            and self.max_length is None
+            and not (self.all_of or self.any_of or self.one_of or self.not_)
+            and not self.rules
+        )
         self.subtree_rules = bool(self.rules) or any(c.subtree_rules for c in children)
         self.subtree_escapes = any(escape_property(k) != k for k in self.properties) or any(
             c.subtree_escapes for c in children

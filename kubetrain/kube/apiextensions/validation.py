@@ -34,6 +34,7 @@ import math
 import re
 from collections.abc import Callable, Iterator, Mapping
 from datetime import date, datetime
+from decimal import Decimal
 from typing import Any
 
 from .. import schemas as k8s
@@ -62,6 +63,8 @@ def apply_defaults(node: Node, value: Any) -> None:
     """Fill in the schema's defaults in ``value`` (in place), as ``structuraldefaulting.Default``:
     a default takes the place of an absent field, or of ``null`` where the field is not
     nullable."""
+    if not node.subtree_defaults:
+        return
     if isinstance(value, dict):
         for key, prop in node.properties.items():
             if prop.default is not MISSING and (
@@ -81,6 +84,44 @@ def apply_defaults(node: Node, value: Any) -> None:
             if item is None and items.default is not MISSING and not items.nullable:
                 value[i] = item = _copy(items.default)
             apply_defaults(items, item)
+
+
+def _defaulted(node: Node, value: Any) -> Any:
+    """``value`` with the schema's defaults filled in (:func:`apply_defaults`), as a new value
+    that shares every subtree without a default to apply (which nothing mutates)."""
+    if not node.subtree_defaults:
+        return value
+    if type(value) is dict:
+        out = dict(value)
+        for key, prop in node.properties.items():
+            if prop.default is not MISSING and (
+                key not in out or (out[key] is None and not prop.nullable)
+            ):
+                out[key] = _copy(prop.default)
+        for key, item in out.items():
+            child = node.properties.get(key, node.additional)
+            if child is None:
+                continue
+            if item is None and child.default is not MISSING and not child.nullable:
+                item = _copy(child.default)
+            out[key] = _defaulted(child, item)
+        return out
+    if type(value) is list and node.items is not None:
+        items = node.items
+        return [
+            _defaulted(
+                items,
+                _copy(items.default)
+                if item is None and items.default is not MISSING and not items.nullable
+                else item,
+            )
+            for item in value
+        ]
+    if isinstance(value, dict | list):  # a Mapping or a list subclass: as apply_defaults
+        copied = _copy(value)
+        apply_defaults(node, copied)
+        return copied
+    return value
 
 
 def _quote(value: Any, path: Path) -> str:
@@ -268,6 +309,8 @@ def _type_error(walk: _Walk, node: Node, value: Any, path: Path) -> bool:
 def _check(walk: _Walk, node: Node, value: Any, path: Path, *, structural: bool = True) -> None:
     """Validate ``value`` against ``node``. ``structural`` is false inside junctors, whose
     branches only add value validations (no types, no unknown fields)."""
+    if node.plain_string and type(value) is str and structural:
+        return  # a string of a string node with no value validation: nothing to check
     if structural:
         if _type_error(walk, node, value, path):
             return
@@ -327,36 +370,180 @@ _INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
 
 
 def _check_number(walk: _Walk, node: Node, value: float, path: Path) -> None:
-    shown = _quote(value, path)
+    """kube-openapi's ``numberValidator.Validate`` (the revision Kubernetes v1.36 vendors,
+    43fb72c5454a, ``pkg/validation/validate/validator.go``): a bound that fits the node's type
+    and format is compared in the value's own Go type (``MultipleOfNativeType``,
+    ``MaximumNativeType``, ``MinimumNativeType``: an integer against the bound converted to
+    int64, as Go converts it), any other as float64."""
+    if (
+        node.multiple_of is None
+        and node.maximum is None
+        and node.minimum is None
+        and node.format not in _INT_RANGES
+    ):
+        return  # nothing to check beyond the type (most numbers of a schema)
+    shown = _Shown(value, path)
     bounds = _INT_RANGES.get(node.format)
     if bounds is not None and not bounds[0] <= value <= bounds[1]:
         walk.add(path, f"Invalid value: {shown}: must be of type integer with format {node.format}")
-    if node.minimum is not None:
-        if node.exclusive_minimum and value <= node.minimum:
-            walk.add(path, f"Invalid value: {shown}: should be greater than {_num(node.minimum)}")
-        elif value < node.minimum:
-            walk.add(
-                path,
-                f"Invalid value: {shown}: should be greater than or equal to {_num(node.minimum)}",
-            )
+    number = _decoded(value)
+    if node.multiple_of is not None:
+        factor = float(node.multiple_of)
+        if _native(number, factor, node):
+            assert isinstance(number, int)
+            whole = _go_int64(factor)
+            if whole <= 0:
+                walk.add(path, f"Invalid value: {whole}: {_not_positive(path, whole)}")
+            elif _go_quotient(number, whole) * whole != number:
+                walk.add(path, f"Invalid value: {shown}: should be a multiple of {whole}")
+        elif factor <= 0:
+            walk.add(path, f"Invalid value: {_go_float(factor)}: {_not_positive(path, factor)}")
+        elif not _is_json_integer(
+            1 / factor * float(number) if factor < 1 else float(number) / factor
+        ):
+            walk.add(path, f"Invalid value: {shown}: should be a multiple of {_num(factor)}")
     if node.maximum is not None:
-        if node.exclusive_maximum and value >= node.maximum:
-            walk.add(path, f"Invalid value: {shown}: should be less than {_num(node.maximum)}")
-        elif value > node.maximum:
-            walk.add(
-                path,
-                f"Invalid value: {shown}: should be less than or equal to {_num(node.maximum)}",
-            )
-    if node.multiple_of:
-        ratio = value / node.multiple_of
-        if not math.isclose(ratio, round(ratio), abs_tol=1e-9):
-            walk.add(
-                path, f"Invalid value: {shown}: should be a multiple of {_num(node.multiple_of)}"
-            )
+        limit = float(node.maximum)
+        over = _beyond(number, limit, node, node.exclusive_maximum, maximum=True)
+        if over is not None:
+            than = "less than" if node.exclusive_maximum else "less than or equal to"
+            walk.add(path, f"Invalid value: {shown}: should be {than} {over}")
+    if node.minimum is not None:
+        limit = float(node.minimum)
+        under = _beyond(number, limit, node, node.exclusive_minimum, maximum=False)
+        if under is not None:
+            than = "greater than" if node.exclusive_minimum else "greater than or equal to"
+            walk.add(path, f"Invalid value: {shown}: should be {than} {under}")
+
+
+class _Shown:
+    """A value as a message quotes it (:func:`_quote`), worked out only when a message is made."""
+
+    __slots__ = ("path", "value")
+
+    def __init__(self, value: Any, path: Path) -> None:
+        self.value = value
+        self.path = path
+
+    def __str__(self) -> str:
+        return _quote(self.value, self.path)
+
+
+def _beyond(
+    number: int | float, limit: float, node: Node, exclusive: bool, *, maximum: bool
+) -> str | None:
+    """The bound as the message shows it when ``number`` is past it, else ``None``
+    (``MaximumNativeType`` / ``MinimumNativeType``, then ``Maximum`` / ``Minimum``)."""
+    if _native(number, limit, node):
+        bound: int | float = _go_int64(limit)
+        shown = str(bound)
+    else:
+        number, bound, shown = float(number), limit, _num(limit)
+    if maximum:
+        past = number >= bound if exclusive else number > bound
+    else:
+        past = number <= bound if exclusive else number < bound
+    return shown if past else None
+
+
+def _decoded(value: int | float) -> int | float:
+    """``value`` as the API server decodes it: kubectl sends JSON, in which a whole float within
+    int64 is written without a fraction (Go's ``encoding/json``), which
+    ``k8s.io/apimachinery/pkg/util/json`` then reads back as an int64."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
+        whole = int(value)
+        return whole if -(2**63) <= whole < 2**63 else value
+    return value
+
+
+def _native(number: int | float, bound: float, node: Node) -> bool:
+    """Whether kube-openapi compares ``number`` with ``bound`` in ``number``'s Go type: it is
+    an integer, and ``IsValueValidAgainstRange(bound, type, format)`` holds (an integer node's
+    bound must be a whole number within its format; a number node's within float32 for format
+    float, anything otherwise)."""
+    if not isinstance(number, int):
+        return False
+    if node.type == "integer":
+        if not bound.is_integer() or abs(bound) >= 1e21:
+            return False  # FormatFloat 'f' writes a fraction or more digits than ParseInt reads
+        low, high = _UINT_RANGES.get(node.format) or _INT_RANGES.get(node.format, _INT64)
+        return low <= int(bound) <= high
+    if node.format in ("float", "float32"):
+        return math.isfinite(bound) and abs(bound) <= _FLOAT32_MAX
+    return True
+
+
+_INT64 = (-(2**63), 2**63 - 1)
+_UINT_RANGES = {"uint32": (0, 2**32 - 1), "uint64": (0, 2**64 - 1)}
+_FLOAT32_MAX = 3.4028234663852886e38
+
+
+def _go_int64(value: float) -> int:
+    """Go's ``int64(value)`` of a float64 on amd64 (the platform kube-apiserver is built for):
+    truncated toward zero; NaN and values out of range give the minimum, -2^63 (CVTTSD2SQ)."""
+    if not math.isfinite(value) or not -(2.0**63) <= value < 2.0**63:
+        return -(2**63)
+    return math.trunc(value)
+
+
+def _go_quotient(a: int, b: int) -> int:
+    """Go's integer division (truncated toward zero)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def _is_json_integer(value: float) -> bool:
+    """go-openapi/swag v0.23.0 ``IsFloat64AJSONInteger``: within +-(2^53-1), and equal to its
+    truncation or within a relative error of 1e-9 of it (a fraction of a positive number
+    over 1 only: below 1, or negative, the truncation compared with is 0 or wraps around)."""
+    if not math.isfinite(value) or abs(value) > 2.0**53 - 1:
+        return False
+    truncated = math.trunc(value)
+    if value == truncated:
+        return True
+    if value < 1:
+        return False
+    return (value - truncated) / (value + truncated) < 1e-9
+
+
+def _not_positive(path: Path, factor: float) -> str:
+    """``errors.MultipleOfMustBePositive``'s message."""
+    shown = str(factor) if isinstance(factor, int) else _go_float(factor)
+    return f"factor MultipleOf declared for {_dotted(path)} must be positive: {shown}"
+
+
+def _dotted(path: Path) -> str:
+    return ".".join(str(p) for p in path)
+
+
+def _go_float(value: float) -> str:
+    """A float64 as Go's ``%v`` prints it (``strconv.FormatFloat(f, 'g', -1, 64)``: the
+    shortest digits, in exponent form when the exponent is below -4 or at least 6: ``1e-300``,
+    ``1e+06``, ``0.5``, ``123456``)."""
+    if not math.isfinite(value):
+        return "+Inf" if value > 0 else ("-Inf" if value < 0 else "NaN")
+    if value == 0:
+        return "0"
+    _, digits, exponent = Decimal(repr(abs(value))).normalize().as_tuple()
+    text = "".join(map(str, digits))
+    assert isinstance(exponent, int)
+    exp = len(text) + exponent - 1  # of the first digit
+    minus = "-" if value < 0 else ""
+    if exp < -4 or exp >= 6:
+        mantissa = text[0] + ("." + text[1:] if len(text) > 1 else "")
+        return f"{minus}{mantissa}e{'+' if exp >= 0 else '-'}{abs(exp):02d}"
+    if exponent >= 0:
+        return minus + text + "0" * exponent
+    point = len(text) + exponent
+    if point > 0:
+        return f"{minus}{text[:point]}.{text[point:]}"
+    return f"{minus}0.{'0' * -point}{text}"
 
 
 def _num(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else str(value)
+    if float(value).is_integer() and abs(value) < 1e21:
+        return str(int(value))
+    return _go_float(float(value))
 
 
 def _check_object(
@@ -526,13 +713,52 @@ def _cel_value(node: Node, value: Any) -> Any:
     return value
 
 
+def _masked(node: Node | None, value: Any, char: str, path: Path) -> Any:
+    """``value`` (at ``path`` of the object) as CEL sees it with what a message must not show
+    replaced: every string (by ``char``, the same length), and under a sensitive path
+    (:func:`kubetrain.kube.schemas.sensitive_path`: a credential-named field, ``data``...) every
+    number (0 or 1), boolean (false or true) and map key (``x0``, ``x1``...; an object's
+    properties keep their names). A messageExpression whose text changes under both masks
+    prints one of them, maybe a password or a secret's key, and is not shown
+    (:func:`.cel.evaluate`)."""
+    flag = char == "y"
+    if isinstance(value, str):
+        return char * len(value)
+    if isinstance(value, bool | int | float):
+        if not k8s.sensitive_path(path):
+            return value
+        return flag if isinstance(value, bool) else type(value)(flag)
+    if isinstance(value, list):
+        items = node.items if node is not None else None
+        return [_masked(items, item, char, (*path, i)) for i, item in enumerate(value)]
+    if not isinstance(value, dict):
+        return value
+    secret_keys = k8s.sensitive_path(path)
+    out: dict[str, Any] = {}
+    for i, (key, item) in enumerate(value.items()):
+        child = node.properties.get(key) if node is not None else None
+        here = (*path, key)
+        if child is not None:
+            name = escape_property(key)
+            if name is not None:
+                out[name] = _masked(child, item, char, here)
+                if key in RESERVED:
+                    out[key] = out[name]
+            continue
+        masked = _masked(node.additional if node is not None else None, item, char, here)
+        out[f"{char}{i}" if secret_keys else key] = masked
+    return out
+
+
 def _rule_failures(node: Node, value: Any, path: Path) -> Iterator[RuleFailure]:
     if not node.subtree_rules or value is None:
         return
     if node.rules:
         cel_value = _cel_value(node, value)
         for rule in node.rules:
-            failure = evaluate(rule, cel_value, value, path)
+            failure = evaluate(
+                rule, cel_value, value, path, lambda char: _masked(node, value, char, path)
+            )
             if failure is not None:
                 yield failure
     if isinstance(value, dict):
@@ -545,6 +771,69 @@ def _rule_failures(node: Node, value: Any, path: Path) -> Iterator[RuleFailure]:
             yield from _rule_failures(node.items, item, (*path, i))
 
 
+def _list_key(node: Node, item: Any) -> tuple[Any, ...] | None:
+    if not isinstance(item, dict):
+        return None
+    return tuple(json.dumps(item.get(k), sort_keys=True) for k in node.list_map_keys)
+
+
+def _transition_failures(node: Node, old: Any, new: Any, path: Path) -> Iterator[RuleFailure]:
+    """The transition rules (``oldSelf``) of ``node`` and below that fail, where the live
+    object ``old`` and the new one ``new`` both hold a value: upstream correlates object
+    properties by name and items of ``x-kubernetes-list-type: map`` lists by their keys, no
+    other list items (``apiextensions-apiserver`` v0.36.2, ``pkg/apiserver/schema/cel``
+    ``Validator.validate`` with ``correlatableOldSelf``)."""
+    if not node.subtree_rules or old is None or new is None:
+        return
+    if node.rules:
+        cel_new, cel_old = _cel_value(node, new), _cel_value(node, old)
+        for rule in node.rules:
+            failure = evaluate(
+                rule,
+                cel_new,
+                new,
+                path,
+                lambda char: _masked(node, new, char, path),
+                old_value=cel_old,
+            )
+            if failure is not None and not failure.unchecked:
+                yield failure
+    if isinstance(new, dict) and isinstance(old, dict):
+        for key, item in new.items():
+            child = node.properties.get(key, node.additional)
+            if child is not None and key in old:
+                yield from _transition_failures(child, old[key], item, (*path, key))
+    elif (
+        isinstance(new, list)
+        and isinstance(old, list)
+        and node.items is not None
+        and node.list_type == "map"
+        and node.list_map_keys
+    ):
+        before = {_list_key(node, item): item for item in old}
+        for i, item in enumerate(new):
+            key = _list_key(node, item)
+            if key is not None and key in before:
+                yield from _transition_failures(node.items, before[key], item, (*path, i))
+
+
+def validate_custom_resource_update(
+    root: Node, old: Mapping[str, Any], new: Mapping[str, Any]
+) -> list[k8s.SchemaIssue]:
+    """What the API server refuses updating the live ``old`` to ``new`` under the CRD version
+    whose schema ``root`` is, beyond what it refuses creating ``new``
+    (:func:`validate_custom_resource`): its transition rules. Both after defaulting, status
+    left out (the status subresource's; an update of the main resource keeps the old
+    status)."""
+    before, after = _copy(dict(old)), _copy(dict(new))
+    for value in (before, after):
+        value.pop("status", None)
+        apply_defaults(root, value)
+    return [
+        k8s.SchemaIssue(f.path, f.message) for f in _transition_failures(root, before, after, ())
+    ]
+
+
 # --- entry points ----------------------------------------------------------------------------
 
 
@@ -555,20 +844,91 @@ def validate_value(node: Node, value: Any) -> list[k8s.SchemaIssue]:
     return walk.issues
 
 
+def _check_shape(walk: _Walk, node: Node, value: Any, path: Path) -> None:
+    """Only what server-side apply's typed object checks: types, unknown fields and the keys of
+    list maps and sets (``status`` under the status subresource, which a create then drops:
+    its value validations never run)."""
+    if _type_error(walk, node, value, path):
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            child = node.properties.get(key, node.additional)
+            if child is not None:
+                _check_shape(walk, child, item, (*path, key))
+            elif node.embedded and key in _ROOT_KNOWN:
+                continue
+            elif not node.preserve_unknown:
+                walk.add(
+                    (*path, key),
+                    "unknown field: the CRD's schema does not declare it (strict field validation)",
+                )
+    elif isinstance(value, list):
+        if node.items is not None:
+            for i, item in enumerate(value):
+                _check_shape(walk, node.items, item, (*path, i))
+        _check_list_type(walk, node, value, path)
+
+
+def _scale_replicas(walk: _Walk, obj: Mapping[str, Any], spec_replicas: str) -> None:
+    """``customResourceValidator.ValidateScaleSpec`` (apiextensions-apiserver v0.36.2,
+    ``pkg/registry/customresource/validator.go``): the value at the scale subresource's
+    ``specReplicasPath``, when there is one, is an integer from 0 to 2^31-1 (the CRD's schema
+    may say nothing of it: the Kubeflow CRDs' replicas have no minimum)."""
+    parts = tuple(spec_replicas.removeprefix(".").split("."))
+    here: Any = obj
+    for n, part in enumerate(parts):
+        if not isinstance(here, dict):
+            walk.add(
+                parts[:n],
+                f"Invalid value: 0: {spec_replicas} accessor error: {_quote(here, parts[:n])} is "
+                f"of the type {k8s.json_type(here)}, expected map[string]interface{{}}",
+            )
+            return
+        if part not in here:
+            return
+        here = here[part]
+    if here is None:
+        return
+    if not isinstance(here, int) or isinstance(here, bool):
+        walk.add(
+            parts,
+            f"Invalid value: 0: {spec_replicas} accessor error: {_quote(here, parts)} is of the "
+            f"type {k8s.json_type(here)}, expected int64",
+        )
+    elif here < 0:
+        walk.add(parts, f"Invalid value: {here}: should be a non-negative integer")
+    elif here > 2**31 - 1:
+        walk.add(parts, f"Invalid value: {here}: should be less than or equal to {2**31 - 1}")
+
+
 def validate_custom_resource(
     root: Node,
     obj: Mapping[str, Any],
     *,
     namespaced: bool = True,
     version: tuple[int, int] | None = None,
+    scale_replicas: str = "",
+    status: bool = False,
 ) -> list[k8s.SchemaIssue]:
     """Every problem the API server would find creating ``obj`` under the CRD version whose
     schema ``root`` is (``customResourceStrategy.Validate`` after defaulting); empty when it
-    would be accepted. ``version`` is the Kubernetes version whose ``ObjectMeta`` applies."""
+    would be accepted. ``version`` is the Kubernetes version whose ``ObjectMeta`` applies;
+    ``scale_replicas`` the scale subresource's ``specReplicasPath``; ``status`` whether the
+    status subresource is on (``PrepareForCreate`` then drops the object's status: only its
+    shape is checked, by server-side apply's typed object)."""
     walk = _Walk()
-    value = _copy(dict(obj))
-    apply_defaults(root, value)
+    value = dict(obj)
+    if status and "status" in value:
+        status_node = root.properties.get("status")
+        if status_node is not None:
+            _check_shape(walk, status_node, value["status"], ("status",))
+        else:
+            _check_shape(walk, root, {"status": value["status"]}, ())
+        del value["status"]
+    value = _defaulted(root, value)
     _check(walk, root, value, ())
+    if scale_replicas:
+        _scale_replicas(walk, value, scale_replicas)
     # The root's metadata is ObjectMeta whatever the schema says; the schema may only restrict
     # name and generateName.
     _check_meta(

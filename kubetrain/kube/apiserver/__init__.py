@@ -3,7 +3,8 @@
 The checks mirror the server's own validation (``pkg/apis/*/validation`` and
 ``k8s.io/apimachinery``'s), organised by API group: :mod:`.meta` (object metadata, labels,
 selectors), :mod:`.pods` and :mod:`.volumes` (pods and pod templates), :mod:`.core` (the other
-core/v1 kinds), :mod:`.apps`, :mod:`.batch`, :mod:`.rbac`, and :mod:`.lists` (keyed lists, as
+core/v1 kinds), :mod:`.policy` (PriorityClass, RuntimeClass, ResourceQuota, LimitRange),
+:mod:`.apps`, :mod:`.batch`, :mod:`.rbac`, and :mod:`.lists` (keyed lists, as
 server-side apply reads them). Each function names the upstream function it follows; where the
 server's behaviour changed between Kubernetes 1.25 and 1.37, :mod:`.features` says from which
 minor version.
@@ -16,20 +17,20 @@ at load time.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cache
 from typing import Any
 
+from .. import catalog
 from .. import schemas as k8s
-from . import apps, batch, core, rbac
+from ..catalog import Scope
 from .field import Errors, Issue, Path
 from .lists import check_keyed_lists
 from .meta import (
-    NameRule,
-    dns1035_label,
-    dns_label,
     dns_subdomain,
     path_segment,
     validate_annotations,
     validate_labels,
+    validate_meta_times,
     validate_object_meta,
 )
 from .pods import validate_pod_template_spec
@@ -37,51 +38,23 @@ from .resources import validate_container_resource_requirements
 from .values import as_map, as_str
 from .volumes import validate_volume_mounts, validate_volumes
 
-__all__ = ["HANDLED_KINDS", "Issue", "Path", "embedded_issues", "object_issues"]
-
-Validate = Callable[[Errors, dict[str, Any]], None]
+__all__ = ["Issue", "Path", "embedded_issues", "handled_kinds", "object_issues"]
 
 
-def _stateful_set_name(version: tuple[int, int]) -> NameRule:
-    # Upstream ValidateStatefulSetName: a DNS label from 1.27, a subdomain before.
-    return dns_label if version >= (1, 27) else dns_subdomain
-
-
-#: (API group, kind) -> (name rule, namespaced, the kind's own checks), for the kinds whose
-#: every create-time check is mirrored here.
-_KINDS: dict[tuple[str, str], tuple[NameRule | None, bool, Validate | None]] = {
-    ("", "Pod"): (dns_subdomain, True, core.validate_pod),
-    ("", "PodTemplate"): (dns_subdomain, True, core.validate_pod_template),
-    ("", "ReplicationController"): (dns_subdomain, True, core.validate_replication_controller),
-    ("", "Service"): (dns1035_label, True, core.validate_service),
-    ("", "ServiceAccount"): (dns_subdomain, True, None),
-    ("", "Secret"): (dns_subdomain, True, core.validate_secret),
-    ("", "ConfigMap"): (dns_subdomain, True, core.validate_config_map),
-    ("", "Namespace"): (dns_label, False, core.validate_namespace),
-    ("", "PersistentVolumeClaim"): (dns_subdomain, True, core.validate_pvc),
-    ("apps", "Deployment"): (dns_subdomain, True, apps.validate_deployment),
-    ("apps", "ReplicaSet"): (dns_subdomain, True, apps.validate_replica_set),
-    ("apps", "StatefulSet"): (None, True, apps.validate_stateful_set),
-    ("apps", "DaemonSet"): (dns_subdomain, True, apps.validate_daemon_set),
-    ("batch", "Job"): (dns_subdomain, True, batch.validate_job),
-    ("batch", "CronJob"): (dns_subdomain, True, batch.validate_cron_job),
-    ("rbac.authorization.k8s.io", "Role"): (path_segment, True, rbac.validate_role),
-    ("rbac.authorization.k8s.io", "ClusterRole"): (path_segment, False, rbac.validate_role),
-    ("rbac.authorization.k8s.io", "RoleBinding"): (path_segment, True, rbac.validate_binding),
-    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): (
-        path_segment,
-        False,
-        rbac.validate_binding,
-    ),
-}
-#: The built-in kinds checked in full, as ``apiVersion/kind`` (other objects get the checks of
-#: their metadata and keyed lists).
-HANDLED_KINDS = frozenset(f"{group + '/' if group else ''}v1/{kind}" for group, kind in _KINDS)
+@cache
+def handled_kinds() -> frozenset[str]:
+    """The built-in kinds checked in full (their row's :attr:`kubetrain.kube.catalog.Kind.api`),
+    as ``apiVersion/kind`` (other objects get the checks of their metadata and keyed lists)."""
+    return frozenset(
+        f"{row.group + '/' if row.group else ''}v1/{row.kind}"
+        for row in catalog.rows()
+        if row.api is not None
+    )
 
 
 def object_issues(obj: Any, version: tuple[int, int]) -> list[Issue]:
     """Everything kube-apiserver ``version`` would refuse in ``obj`` on create beyond its
-    schema. Built-in kinds of :data:`HANDLED_KINDS` get every check; other built-in kinds
+    schema. Built-in kinds of :func:`handled_kinds` get every check; other built-in kinds
     their metadata and keyed lists; custom resources the formats in their metadata (upstream
     ``customResourceStrategy.Validate``: a DNS-subdomain name; the rest of their CRD's checks
     are :mod:`kubetrain.kube.apiextensions`')."""
@@ -91,22 +64,39 @@ def object_issues(obj: Any, version: tuple[int, int]) -> list[Issue]:
     api_version, kind = as_str(obj.get("apiVersion")), as_str(obj.get("kind"))
     group, _, ver = api_version.rpartition("/")
     definition = k8s.builtin_definition(version, api_version, kind)
-    entry = _KINDS.get((group, kind)) if ver == "v1" else None
+    row = catalog.lookup((group, kind))
+    checks = row.api if ver == "v1" else None
     meta = obj.get("metadata")
-    if entry is not None:
-        rule, namespaced, validate = entry
-        rule = rule or _stateful_set_name(version)
-        validate_object_meta(errs, meta, rule, namespaced=namespaced)
+    if checks is not None:
+        namespaced = row.scope is not Scope.CLUSTER
+        validate_object_meta(errs, meta, checks.name_rule_at(version), namespaced=namespaced)
         if definition is not None:
             check_keyed_lists(errs, definition, obj)
-        if validate is not None:
-            validate(errs, obj)
+        if checks.validate is not None:
+            checks.validate(errs, obj)
     elif definition is not None:
         validate_object_meta(errs, meta, path_segment, namespaced=True)
         check_keyed_lists(errs, definition, obj)
     elif isinstance(meta, dict):
         validate_object_meta(errs, meta, dns_subdomain, namespaced=True, core=False)
+    if definition is not None:
+        _template_times(errs, obj, ())
     return errs.issues
+
+
+def _template_times(errs: Errors, value: Any, path: Path) -> None:
+    """The times of every ObjectMeta a built-in object embeds (a pod template's, a claim
+    template's, a CronJob's job template's): decoded with the object (``validate_meta_times``)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "metadata" and path and isinstance(item, dict):
+                validate_meta_times(errs, item, (*path, key))
+            elif isinstance(item, dict | list):
+                _template_times(errs, item, (*path, key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            if isinstance(item, dict | list):
+                _template_times(errs, item, (*path, i))
 
 
 def _volume(errs: Errors, value: Any) -> None:

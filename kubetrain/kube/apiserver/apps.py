@@ -188,7 +188,9 @@ def validate_stateful_set(errs: Errors, obj: dict[str, Any]) -> None:
         rolling = as_map(strategy.get("rollingUpdate"))
         rpath = (*path, "rollingUpdate")
         nonnegative(errs, rolling, ("partition",), rpath)
-        if rolling.get("maxUnavailable") is not None:
+        if rolling.get("maxUnavailable") is not None and since(
+            errs.version, "MaxUnavailableStatefulSet"
+        ):
             value = _int_or_percent(errs, rolling["maxUnavailable"], (*rpath, "maxUnavailable"))
             if value == 0:
                 errs.invalid((*rpath, "maxUnavailable"), rolling["maxUnavailable"], "cannot be 0")
@@ -204,20 +206,32 @@ def validate_stateful_set(errs: Errors, obj: dict[str, Any]) -> None:
     nonnegative(errs, spec, ("replicas", "minReadySeconds"), ("spec",))
     start = as_int(as_map(spec.get("ordinals")).get("start"))
     if start is not None and start < 0:
-        errs.invalid(("spec", "ordinals.start"), start, "must be greater than or equal to 0")
+        errs.invalid(("spec", "ordinals", "start"), start, "must be greater than or equal to 0")
     if _selector(errs, spec, "statefulset"):
         _template_matches(errs, spec, spec.get("template"))
     template = as_map(spec.get("template"))
     meta = as_map(template.get("metadata"))
     claims = as_list(spec.get("volumeClaimTemplates"))
     if since(errs.version, "StatefulSetTemplateValidation"):
-        volumes = {
-            as_str(as_map(as_map(c).get("metadata")).get("name")): {
-                "persistentVolumeClaim": {"claimName": "(claim)"}
-            }
-            for c in claims
-        }
-        validate_pod_template_spec(errs, template, ("spec", "template"), extra_volumes=volumes)
+        # Upstream ValidateStatefulSetSpec (v1.36.2): the template is validated like a pod's
+        # with its volumes as the StatefulSet controller makes them: first a
+        # persistentVolumeClaim volume per claim template (a name once), then the template's
+        # volumes not named like one (so a claim template named "R4_Data" is refused at
+        # spec.template.spec.volumes[0].name, and one named like a pod volume, or twice, is
+        # accepted).
+        pod = as_map(template.get("spec"))
+        volumes: list[Any] = []
+        names: set[Any] = set()
+        for claim in claims:
+            name = as_map(as_map(claim).get("metadata")).get("name")
+            if name and name in names:
+                continue
+            names.add(name)
+            volumes.append({"name": name, "persistentVolumeClaim": {"claimName": name}})
+        volumes += [v for v in as_list(pod.get("volumes")) if as_map(v).get("name") not in names]
+        if claims:
+            template = {**template, "spec": {**pod, "volumes": volumes}}
+        validate_pod_template_spec(errs, template, ("spec", "template"))
         for i, claim in enumerate(claims):
             validate_pvc_spec(
                 errs, as_map(claim).get("spec"), ("spec", "volumeClaimTemplates", i, "spec")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 
-__all__ = ["since"]
+__all__ = ["first", "since"]
 
 _SINCE: dict[str, tuple[int, int]] = {
     # StatefulSet names are DNS labels (kubernetes#114172), no longer DNS subdomains.
@@ -43,6 +43,13 @@ _SINCE: dict[str, tuple[int, int]] = {
     "EnvFiles": (1, 34),
     # restartPolicy on regular containers (ContainerRestartRules, beta on).
     "ContainerRestartRules": (1, 35),
+    # A StatefulSet's rollingUpdate.maxUnavailable is kept and checked (MaxUnavailableStatefulSet).
+    # Off by default in every release kubetrain knows: kube-apiserver v1.36.2 drops the field
+    # (dropStatefulSetDisabledFields) and accepts 0, "150%" or "half" there.
+    "MaxUnavailableStatefulSet": (1, 38),
+    # A Service's name is a DNS label, a leading digit allowed, no longer a DNS-1035 label
+    # (RelaxedServiceNameValidation, beta on from 1.36).
+    "RelaxedServiceNameValidation": (1, 36),
 }
 
 
@@ -50,3 +57,8 @@ _SINCE: dict[str, tuple[int, int]] = {
 def since(version: tuple[int, int], feature: str) -> bool:
     """Whether ``feature`` (a key of the table above) holds in Kubernetes ``version``."""
     return version >= _SINCE[feature]
+
+
+def first(feature: str) -> tuple[int, int]:
+    """The first minor version in which ``feature`` holds."""
+    return _SINCE[feature]

@@ -92,14 +92,27 @@ def _key(item: dict[str, Any], keys: tuple[str, ...]) -> tuple[Any, ...]:
     return tuple(item[k] if item.get(k) is not None else _KEY_DEFAULTS.get(k) for k in keys)
 
 
+def _scalar_key(ident: Any) -> bool:
+    parts = ident if isinstance(ident, tuple) else (ident,)
+    return all(p is None or isinstance(p, str | int | float | bool) for p in parts)
+
+
 def _duplicates(node: _Node, data: list[Any], path: Path, errs: Errors) -> None:
     if node.map_keys:
         seen: dict[Any, int] = {}
         single = node.map_keys[0] if len(node.map_keys) == 1 else None
         for i, item in enumerate(data):
+            if item is None:
+                # Server-side apply's typed object (structured-merge-diff v6).
+                errs.add(
+                    path, f"element {i}: associative list with keys may not have a null element"
+                )
+                continue
             if type(item) is not dict:
                 continue
             ident = item.get(single) if single is not None else _key(item, node.map_keys)
+            if not _scalar_key(ident):
+                continue  # a key of the wrong type ({} for a port): the schema reports it
             if ident is not None and ident in seen:
                 idents = ident if single is None else (ident,)
                 shown = ", ".join(
@@ -128,7 +141,7 @@ def _walk(node: _Node, data: Any, path: Path, errs: Errors) -> None:
             for key, value in data.items():
                 _walk(node.values, value, (*path, key), errs)
     elif type(data) is list:
-        if len(data) > 1:
+        if data:
             _duplicates(node, data, path, errs)
         if node.items is not None:
             for i, item in enumerate(data):

@@ -4,6 +4,8 @@ every object (upstream ``k8s.io/apimachinery/pkg/api/validation/objectmeta.go`` 
 
 from __future__ import annotations
 
+import datetime
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -28,6 +30,7 @@ __all__ = [
     "validate_annotations",
     "validate_label_selector",
     "validate_labels",
+    "validate_meta_times",
     "validate_object_meta",
 ]
 
@@ -162,10 +165,63 @@ def validate_object_meta(
     generation = as_int(meta.get("generation"))
     if generation is not None and generation < 0:
         errs.invalid((*path, "generation"), generation, "must be greater than or equal to 0")
+    _decodable(errs, meta, path, core)
     validate_labels(errs, meta.get("labels"), (*path, "labels"))
     validate_annotations(errs, meta.get("annotations"), (*path, "annotations"), size=core)
     _validate_owner_references(errs, meta.get("ownerReferences"), (*path, "ownerReferences"))
     _validate_finalizers(errs, meta.get("finalizers"), (*path, "finalizers"), core)
+
+
+#: Go's time.RFC3339, as ``metav1.Time.UnmarshalJSON`` reads it.
+_RFC3339 = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})"
+)
+
+
+def _rfc3339(text: str) -> bool:
+    m = _RFC3339.fullmatch(text)
+    if m is None:
+        return False
+    try:
+        datetime.datetime(*(int(m[i]) for i in range(1, 4)))
+    except ValueError:
+        return False
+    return int(m[4]) < 24 and int(m[5]) < 60 and int(m[6]) < 60
+
+
+def _decodable(errs: Errors, meta: dict[str, Any], path: Path, core: bool) -> None:
+    """What the server refuses in metadata before validation, whatever the kind: a ``uid``
+    (a precondition of the apply: ``uid mismatch``), a ``managedFields`` in an apply request
+    (``metadata.managedFields must be nil``: apimachinery v0.36.2 ``fieldmanager``'s apply
+    patcher), a ``resourceVersion`` that is not
+    an unsigned integer (the storage layer's ``strconv.ParseUint``); and for a built-in kind a
+    creation or deletion time that is not RFC 3339 (the conversion to its Go type fails)."""
+    if meta.get("managedFields") is not None:
+        errs.forbidden(
+            (*path, "managedFields"), "must be nil: server-side apply sets it, a manifest may not"
+        )
+    if as_str(meta.get("uid")):
+        errs.forbidden(
+            (*path, "uid"),
+            "a manifest may not set it: server-side apply takes it as a precondition, and no "
+            "object of that uid exists yet (a live object's uid is immutable)",
+        )
+    version = meta.get("resourceVersion")
+    if isinstance(version, str) and version and not re.fullmatch("[0-9]+", version):
+        errs.invalid((*path, "resourceVersion"), version, "must be an unsigned integer")
+    if core:
+        validate_meta_times(errs, meta, path)
+
+
+def validate_meta_times(errs: Errors, meta: dict[str, Any], path: Path) -> None:
+    """A creation or deletion time that is not RFC 3339: a built-in object's ObjectMeta, its
+    own or a template's, cannot be converted to its Go type (``metav1.Time``)."""
+    for key in ("creationTimestamp", "deletionTimestamp"):
+        value = meta.get(key)
+        if isinstance(value, str) and not _rfc3339(value):
+            errs.invalid(
+                (*path, key), value, "not an RFC 3339 time: the server cannot decode the object"
+            )
 
 
 def validate_label_selector(errs: Errors, selector: Any, path: Path) -> bool:

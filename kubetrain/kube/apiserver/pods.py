@@ -52,6 +52,7 @@ __all__ = [
     "validate_pod_spec",
     "validate_pod_template_spec",
     "validate_port_number_or_name",
+    "validate_tolerations",
 ]
 
 #: The container lists of a pod spec.
@@ -790,8 +791,8 @@ def _affinity(
             )
 
 
-def _tolerations(errs: Errors, tolerations: Any, path: Path) -> None:
-    # Upstream ValidateTolerations.
+def validate_tolerations(errs: Errors, tolerations: Any, path: Path) -> None:
+    """Upstream ``ValidateTolerations``."""
     for i, toleration in enumerate(as_list(tolerations)):
         toleration, tpath = as_map(toleration), (*path, i)
         key, operator = as_str(toleration.get("key")), toleration.get("operator") or ""
@@ -1165,7 +1166,7 @@ def validate_pod_spec(
         if as_str(spec.get(key)):
             errs.problem((*path, key), DNS1123_LABEL.check(spec[key]))
     if spec.get("tolerations") is not None:
-        _tolerations(errs, spec["tolerations"], (*path, "tolerations"))
+        validate_tolerations(errs, spec["tolerations"], (*path, "tolerations"))
     for i, alias in enumerate(as_list(spec.get("hostAliases"))):
         alias = as_map(alias)
         if not _is_ip(as_str(alias.get("ip"))):

@@ -59,11 +59,13 @@ def validate_role(errs: Errors, obj: dict[str, Any]) -> None:
 
 
 def validate_binding(errs: Errors, obj: dict[str, Any]) -> None:
-    """Upstream ``ValidateRoleBinding`` and ``ValidateClusterRoleBinding``; subjects'
-    ``apiGroup`` defaulted first (``SetDefaults_Subject``)."""
+    """Upstream ``ValidateRoleBinding`` and ``ValidateClusterRoleBinding``; the roleRef's and
+    subjects' ``apiGroup`` defaulted first (``SetDefaults_RoleBinding``,
+    ``SetDefaults_ClusterRoleBinding``: an empty or absent roleRef group is
+    rbac.authorization.k8s.io; ``SetDefaults_Subject``)."""
     namespaced = obj.get("kind") == "RoleBinding"
     ref = as_map(obj.get("roleRef"))
-    if ref.get("apiGroup") != GROUP:
+    if ref.get("apiGroup") not in (GROUP, "", None):
         errs.not_supported(("roleRef", "apiGroup"), ref.get("apiGroup", ""), [GROUP])
     kinds = ["ClusterRole", "Role"] if namespaced else ["ClusterRole"]
     if ref.get("kind") not in kinds:

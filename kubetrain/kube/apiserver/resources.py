@@ -19,6 +19,7 @@ __all__ = [
     "is_native_resource",
     "overcommit_allowed",
     "quantity_at",
+    "resource_name",
     "validate_container_resource_requirements",
     "validate_pod_resource_consistency",
     "validate_pod_resource_requirements",
@@ -73,8 +74,9 @@ def _standard_resource(name: str) -> bool:
     )
 
 
-def _resource_name(errs: Errors, name: str, path: Path) -> bool:
-    # Upstream validateResourceName: a qualified name, and standard when it has no domain.
+def resource_name(errs: Errors, name: str, path: Path) -> bool:
+    """Upstream ``validateResourceName``: a qualified name, and standard when it has no
+    domain; whether it is both."""
     if problem := check_label_key(name):
         errs.add(path, f"resource name {problem}")
         return False
@@ -86,7 +88,7 @@ def _resource_name(errs: Errors, name: str, path: Path) -> bool:
 
 def container_resource_name(errs: Errors, name: str, path: Path) -> None:
     """Upstream ``validateContainerResourceName``."""
-    ok = _resource_name(errs, name, path)
+    ok = resource_name(errs, name, path)
     if "/" not in name:
         if name not in _CONTAINER_RESOURCES and not is_hugepages(name):
             errs.invalid(
@@ -101,7 +103,7 @@ def container_resource_name(errs: Errors, name: str, path: Path) -> None:
 
 def pod_resource_name(errs: Errors, name: str, path: Path) -> None:
     """Upstream ``validatePodResourceName`` (pod-level resources)."""
-    if _resource_name(errs, name, path) and not (name in ("cpu", "memory") or is_hugepages(name)):
+    if resource_name(errs, name, path) and not (name in ("cpu", "memory") or is_hugepages(name)):
         errs.not_supported(path, name, ["cpu", "memory", "hugepages-<size>"])
 
 
@@ -110,6 +112,9 @@ def quantity_at(errs: Errors, value: Any, path: Path) -> Quantity | None:
     refuses such an object while decoding it, before validation)."""
     if value is None or isinstance(value, bool):
         return None  # the schema reports the type
+    if isinstance(value, str):
+        # Upstream Quantity.UnmarshalJSON trims the spaces around it (" 1" is 1).
+        value = value.strip()
     try:
         return parse_quantity(value)
     except ValueError as exc:

@@ -514,7 +514,9 @@ _SOURCES = _source_checks()
 
 
 def validate_volume_source(errs: Errors, volume: dict[str, Any], path: Path) -> None:
-    """Upstream ``validateVolumeSource``: exactly one volume type, and that type's rules."""
+    """Upstream ``validateVolumeSource``: at most one volume type, and that type's rules. None
+    is an emptyDir: the v1 defaults give a volume without a source one (``SetDefaults_Volume``,
+    ``AllPtrFieldsNil``), so the server never sees a volume without a type."""
     found = False
     for key, check in _SOURCES.items():
         if not is_set(volume, key):
@@ -524,8 +526,6 @@ def validate_volume_source(errs: Errors, volume: dict[str, Any], path: Path) -> 
             continue
         found = True
         check(errs, as_map(volume[key]), (*path, key), as_str(volume.get("name")))
-    if not found:
-        errs.required(path, "must specify a volume type")
 
 
 def validate_volumes(
@@ -774,6 +774,13 @@ def validate_pvc_spec(errs: Errors, spec: Any, path: Path) -> None:
                 errs.invalid(storage_path, format_quantity(q), "must be greater than zero")
             else:
                 validate_resource_quantity(errs, "storage", q, storage_path)
+    # Every other quantity must decode too: the server converts the object to its Go type
+    # (resource.Quantity) before validation and refuses one that is not a quantity.
+    resources = as_map(spec.get("resources"))
+    for field in ("requests", "limits"):
+        for name, value in sorted(as_map(resources.get(field)).items()):
+            if (field, name) != ("requests", "storage"):
+                quantity_at(errs, value, (*path, "resources", field, name))
     for key in ("storageClassName", "volumeAttributesClassName"):
         if as_str(spec.get(key)):
             errs.problem((*path, key), dns_subdomain(as_str(spec[key])))

@@ -1,0 +1,3 @@
+module kubetrain.test/oracles/goregexp
+
+go 1.26
