@@ -659,13 +659,19 @@ def _load_stack_document(
         if job is not None:
             loaded_jobs.append(LoadedJob(job, JobSource(job_doc), mode))
     problems += _duplicates(loaded_jobs)
+    over_budget: list[Problem] = []
     if not problems:
-        problems += _output_budget(loaded_jobs, settings)
+        over_budget = _output_budget(loaded_jobs, settings)
+        problems += over_budget
     crds = _crd_scopes(manifest_docs)
     manifests = [m for d in manifest_docs if (m := _load_manifest(d, settings, problems, crds))]
     problems += _duplicate_manifests(manifests)
     runtimes = _runtimes(doc, settings, manifests, root, problems)
-    problems += _trainjob_problems(loaded_jobs, runtimes, settings)
+    found, buildable = _trainjob_problems(loaded_jobs, runtimes, settings)
+    problems += found
+    # A partial load's stack is built for the problems its other jobs have; never one past
+    # the output bounds (its output is what the bounds keep from memory).
+    loaded_jobs = [] if over_budget else buildable
     problems += _queue_problems(loaded_jobs, manifests, settings)
     if problems and not partial:
         raise InputError(problems)
@@ -1245,13 +1251,26 @@ def _declared_runtime_file(
 
 def _trainjob_problems(
     jobs: Sequence[LoadedJob], runtimes: Mapping[RuntimeKey, Runtime], settings: StackSettings
-) -> list[Problem]:
-    """Each TrainJob's runtime exists, and the trainer's webhooks admit the job on it."""
+) -> tuple[list[Problem], list[LoadedJob]]:
+    """Each TrainJob's runtime exists, and the trainer's webhooks admit the job on it; and the
+    jobs without such a problem (a partial load builds only those: a job refused here, its
+    hostfile past what Kubernetes stores, must never reach a builder)."""
     problems: list[Problem] = []
+    kept: list[LoadedJob] = []
     for loaded in jobs:
-        job = loaded.document
-        if not isinstance(job, TrainJob):
-            continue
+        found = _trainjob_problems_of(loaded, runtimes)
+        problems += found
+        if not found:
+            kept.append(loaded)
+    return problems, kept
+
+
+def _trainjob_problems_of(
+    loaded: LoadedJob, runtimes: Mapping[RuntimeKey, Runtime]
+) -> list[Problem]:
+    problems: list[Problem] = []
+    job = loaded.document
+    if isinstance(job, TrainJob):
         key = runtime_key_of(job)
         runtime = runtimes.get(key)
         ref = ("spec", "runtimeRef", "name")
@@ -1266,7 +1285,7 @@ def _trainjob_problems(
                     "TrainJob whose runtime does not exist (add the runtime, or declare it)",
                 )
             )
-            continue
+            return problems
         for path, message in trainjob_problems(job, runtime):
             problems.append(loaded.source.problem(path, message))
         if loaded.mode == "native":

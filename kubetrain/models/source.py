@@ -827,10 +827,11 @@ def node_problem(text: str) -> tuple[int | None, str] | None:
     :data:`~.limits.MAX_FILE_NODES`, else ``None``; found before anything is composed, so
     such a file costs no more memory than its text. A cheap upper bound settles almost every
     text; past it, the parser's events are counted (streamed: nothing is kept)."""
-    if 2 * len(text) <= MAX_DOCUMENT_NODES:  # no node takes less than half a character
+    # Within the smaller of the two bounds, the text is within both.
+    smaller = min(MAX_DOCUMENT_NODES, MAX_FILE_NODES)
+    if 2 * len(text) <= smaller:  # no node takes less than half a character
         return None
-    bound = _node_bound(text)
-    if bound <= MAX_DOCUMENT_NODES:
+    if _node_bound(text) <= smaller:
         return None
     pieces = _pieces(text, PIECE_CHARS) if len(text) >= 2 * PIECE_CHARS else None
     if pieces is not None:
