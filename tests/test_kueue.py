@@ -337,6 +337,7 @@ def _gate_project(tmp_path: Path, gpus: int, cluster_queue: str) -> Path:
         "kubetrain:nativeWorkload": "jobset",
         "kubetrain:jobFiles": ["stacks/jobs/*.yaml"],
         "kubetrain:manifests": queue,
+        "kubetrain:external": {"workloadPriorityClasses": ["high"]},
     }
     (project / "stacks" / "Pulumi.t.yaml").write_text(yaml.safe_dump({"config": config}))
     return project

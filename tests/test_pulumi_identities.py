@@ -66,7 +66,9 @@ def deploy(tmp_path: Path, names: str) -> Run:
     stack = stack_from(folder, {"kubetrain:namespace": "ml", "kubetrain:jobs": jobs})
     return run_pulumi(
         lambda: deploy_stack(stack) and None,
-        config={"kubetrain:credentials": json.dumps({"regcred": {"dockerconfigjson": "{}"}})},
+        config={
+            "kubetrain:credentials": json.dumps({"regcred": {"dockerconfigjson": '{"auths": {}}'}})
+        },
         secret_keys=["kubetrain:credentials"],
     )
 

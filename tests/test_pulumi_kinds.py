@@ -826,7 +826,7 @@ def test_objects_several_jobs_share_are_registered_once(tmp_path: Any) -> None:
     stack = stack_from(tmp_path, {"kubetrain:namespace": "ml", "kubetrain:jobs": jobs})
     run = run_pulumi(
         lambda: deploy_stack(stack) and None,
-        **credentials_config({"regcred": {"dockerconfigjson": "{}"}}),
+        **credentials_config({"regcred": {"dockerconfigjson": '{"auths": {}}'}}),
     )
     crd = run.one(
         "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinitionPatch",

@@ -3,6 +3,7 @@ registers exactly the objects ``kubetrain render`` writes, under the right compo
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 from pathlib import Path
@@ -59,7 +60,11 @@ def fake_credentials(built: list[Built]) -> dict[str, dict[str, str]]:
     creds: dict[str, dict[str, str]] = {}
     for b in built:
         for name, key in find_markers(b.obj):
-            creds.setdefault(name, {})[key] = f"not-so-secret-{name}-{key}"
+            value = f"not-so-secret-{name}-{key}"
+            if key == "dockerconfigjson":  # the API server wants a docker config JSON object
+                auth = base64.b64encode(value.encode()).decode()
+                value = json.dumps({"auths": {"registry.example": {"auth": auth}}})
+            creds.setdefault(name, {})[key] = value
     return creds
 
 
