@@ -501,12 +501,20 @@ def _foreign_namespaces(stack: Stack, built: Sequence[Built]) -> list[Problem]:
     return out
 
 
+def _has_queue_label(obj: Any) -> bool:
+    """Whether an object carries Kueue's queue label (a manifest of the wrong shape, which
+    validate refuses, carries none)."""
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    labels = meta.get("labels") if isinstance(meta, dict) else None
+    return isinstance(labels, dict) and QUEUE_LABEL in labels
+
+
 def _queue_gates(stack: Stack, built: Sequence[Built]) -> list[Problem]:
     """Jobs Kueue would hold for ever (:attr:`kubetrain.quota.QueuePlan.gates`: one its
     ClusterQueue can never admit, one whose LocalQueue names a ClusterQueue the stack does not
     deliver), as warnings at the job's queue label (errors under --strict)."""
     objects = [(b.obj, b.source) for b in built]
-    if not any(QUEUE_LABEL in (o["metadata"].get("labels") or {}) for o, _ in objects):
+    if not any(_has_queue_label(o) for o, _ in objects):
         return []
     totals = Totals.of(objects)
     queues = plan_queues(objects, {job: usage.resources for job, usage in totals.jobs.items()})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import signal
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +15,13 @@ from hypothesis import HealthCheck, settings
 from kubetrain.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
+
+# A test runner started in the background by a shell without job control (`make test &`, a CI
+# step's `nohup`) inherits Ctrl-C ignored, and so would every command the tests start: the
+# tests of interruptions would then wait for an interruption that never comes. Ctrl-C is put
+# back as a terminal's shell gives it (exec'd children then get the default action too).
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # Property tests judge results, never speed: no per-example deadline (hypothesis' default of
 # 200 ms fails an example that a loaded machine ran slowly) and no health check of how long

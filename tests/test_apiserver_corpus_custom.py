@@ -24,7 +24,7 @@ from kubetrain.kube.apiextensions import CRDVersion, Node, crd_versions
 from kubetrain.kube.names import DNS1123_LABEL
 from kubetrain.models.base import resource_kinds
 from kubetrain.validate import RULES, CheckSettings, Finding, Located, Validator, check_objects
-from kubetrain.validate.customresources import builtin_version
+from kubetrain.validate.customresources import model_version
 
 from conftest import REPO
 
@@ -210,7 +210,7 @@ def test_models_of_third_party_kinds_follow_their_real_crds() -> None:
         if (api_version, kind) not in real:
             continue
         compared.add(kind)
-        ours = builtin_version(api_version, kind, VERSION)
+        ours = model_version(api_version, kind, VERSION)
         assert ours is not None, model
         mine, theirs = ours.node, real[(api_version, kind)].node
         found = []

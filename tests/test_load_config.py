@@ -58,18 +58,18 @@ def write_project(tmp_path: Path, config: dict[str, Any]) -> Path:
 
 
 def test_values_as_written_get_their_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    bad = {**JOB, "spec": {"tfReplicaSpecs": {"Worker": {"replicas": 0, "template": TEMPLATE}}}}
+    bad = {**JOB, "spec": {"tfReplicaSpecs": {"Worker": {"replicas": -1, "template": TEMPLATE}}}}
     path = write_project(tmp_path, {"kubetrain:namespace": "ml", "kubetrain:jobs": [bad]})
     monkeypatch.chdir(tmp_path)
     raw = {"namespace": "ml", "jobs": json.dumps([bad])}
     with pytest.raises(InputError) as raised:
         load_stack_config(raw, name="dev", project_root=tmp_path, file=path)
     line = next(
-        i for i, text in enumerate(path.read_text().splitlines(), 1) if "replicas: 0" in text
+        i for i, text in enumerate(path.read_text().splitlines(), 1) if "replicas: -1" in text
     )
     assert str(raised.value) == (
         f"stacks/Pulumi.dev.yaml:{line}: config.kubetrain:jobs[0].spec.tfReplicaSpecs.Worker.replicas: "
-        "must be >= 1, got 0"
+        "must be >= 0, got -1"
     )
     # The same value set elsewhere (an ESC environment, `pulumi config set` not saved): no line.
     raw["namespace"] = "other"
@@ -79,7 +79,7 @@ def test_values_as_written_get_their_line(tmp_path: Path, monkeypatch: pytest.Mo
         load_stack_config(raw, name="dev", project_root=tmp_path, file=path)
     assert str(raised.value) == (
         "stacks/Pulumi.dev.yaml: config.kubetrain:jobs[0].spec.tfReplicaSpecs.Worker.replicas: "
-        "must be >= 1, got 0"
+        "must be >= 0, got -1"
     )
 
 

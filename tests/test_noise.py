@@ -57,7 +57,8 @@ def test_load_and_build_errors_are_reported_in_one_run(project: Path, run) -> No
         lines = result.stderr.strip().splitlines()
         assert any(
             line.startswith(
-                "stacks/jobs/bad.yaml:9: spec.pytorchReplicaSpecs.Master.replicas: must be >= 1"
+                "stacks/jobs/bad.yaml:9: spec.pytorchReplicaSpecs.Master.replicas: Master must have "
+                "exactly 1 replica, got 0"
             )
             for line in lines
         ), lines

@@ -170,9 +170,9 @@ def test_operator_mode_registers_the_custom_resource(how: Any) -> None:
     ("change", "message"),
     [
         pytest.param(
-            lambda a: a["spec"]["tf_replica_specs"]["Worker"].update(replicas=0),
-            "TFJob ml/mnist: spec.tfReplicaSpecs.Worker.replicas: must be >= 1, got 0",
-            id="zero-replicas",
+            lambda a: a["spec"]["tf_replica_specs"]["Worker"].update(replicas=-1),
+            "TFJob ml/mnist: spec.tfReplicaSpecs.Worker.replicas: must be >= 0, got -1",
+            id="negative-replicas",
         ),
         pytest.param(
             lambda a: a["spec"].update(run_policy={"clean_pod_policy": "Some"}),

@@ -254,14 +254,14 @@ def test_program_reports_bad_job_values(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.chdir(STACKS)
     config = config_of("staging")
     jobs = json.loads(config["kubetrain:jobs"])
-    jobs[0]["spec"]["tfReplicaSpecs"]["Worker"]["replicas"] = 0
+    jobs[0]["spec"]["tfReplicaSpecs"]["Worker"]["replicas"] = -1
     config["kubetrain:jobs"] = json.dumps(jobs)
     with pytest.raises(pulumi.RunError) as raised:
         run_program("staging", config)
     # The value differs from the file, so no line (tests/test_load_config.py covers lines).
     assert str(raised.value) == (
         "Pulumi.staging.yaml: config.kubetrain:jobs[0].spec.tfReplicaSpecs.Worker.replicas: "
-        "must be >= 1, got 0"
+        "must be >= 0, got -1"
     )
 
 

@@ -71,6 +71,11 @@ POD_GROUP_API_VERSIONS: dict[GangScheduler, str] = {
     "volcano": "scheduling.volcano.sh/v1beta1",
     "scheduler-plugins": "scheduling.x-k8s.io/v1alpha1",
 }
+#: The (group, kind) of each scheduler's PodGroup.
+POD_GROUP_KEYS = frozenset(
+    catalog.GroupKind.parse(api_version, "PodGroup")
+    for api_version in POD_GROUP_API_VERSIONS.values()
+)
 #: Volcano: the PodGroup a pod belongs to, and the task (replica type) it runs.
 GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"
 TASK_SPEC_ANNOTATION = "volcano.sh/task-spec"
@@ -224,3 +229,8 @@ def with_gang_scheduling(
             # a gang starts before all of them exist: the gang would wait forever.
             obj["spec"]["podManagementPolicy"] = "Parallel"
     return [*objs, pod_group(scheduler, job, objs, policy)]
+
+
+def is_pod_group(obj: Mapping[str, Any]) -> bool:
+    """Whether ``obj`` is a scheduler's PodGroup (what :func:`with_gang_scheduling` appends)."""
+    return catalog.GroupKind.of(obj) in POD_GROUP_KEYS

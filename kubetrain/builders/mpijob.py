@@ -37,7 +37,7 @@ from ..kube import catalog
 from ..kube.features import enabled_by_default
 from ..models.mpijob import SSH_CREDENTIAL_ANNOTATION, MPIJob
 from .context import BuildContext
-from .gang import GangJob, GangPolicy, with_gang_scheduling
+from .gang import GangJob, GangPolicy, is_pod_group, with_gang_scheduling
 from .kubeflow import JOB_NAME_LABEL, JOB_ROLE_LABEL, OPERATOR_NAME_LABEL, REPLICA_INDEX_LABEL
 from .kueue import QUEUE_LABEL, kueue_labels, label_jobs, label_pod_group
 from .lifecycle import SKIP_AWAIT
@@ -378,7 +378,7 @@ class MPIExpansion:
         )
         out = with_gang_scheduling(objs, gang, self.ctx.settings, policy)
         if suspended:
-            out = [o for o in out if o["kind"] != "PodGroup"]
+            out = [o for o in out if not is_pod_group(o)]
         return out
 
 

@@ -61,6 +61,12 @@ def builtin_version(api_version: str, kind: str, version: tuple[int, int]) -> CR
     real = derived_crd(api_version, kind)
     if real is not None:
         return _derived_version(real, api_version)
+    return model_version(api_version, kind, version)
+
+
+def model_version(api_version: str, kind: str, version: tuple[int, int]) -> CRDVersion | None:
+    """The structural schema generated from a third-party kind's ``@resource_kind`` model (what
+    validates a kind without a real CRD; tests compare it with the real CRDs), or ``None``."""
     model = resource_kinds().get((api_version, kind))
     if model is None:
         return None

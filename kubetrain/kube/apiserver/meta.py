@@ -183,7 +183,7 @@ def _rfc3339(text: str) -> bool:
     if m is None:
         return False
     try:
-        datetime.datetime(*(int(m[i]) for i in range(1, 4)))
+        datetime.date(int(m[1]), int(m[2]), int(m[3]))
     except ValueError:
         return False
     return int(m[4]) < 24 and int(m[5]) < 60 and int(m[6]) < 60
