@@ -13,6 +13,7 @@ differential test"), each of which must be needed by some job (test_every_tolera
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -259,6 +260,12 @@ def test_native_mode_creates_what_the_operators_create(
     assert sent, f"no job runs in world {world}"
     problems = [f"{o.stack}: {p}" for o in outcomes for p in o.problems()]
     print(f"\n{world}: {len(sent)} jobs; " + summary(outcomes))
+    if os.environ.get("KUBETRAIN_E2E_REPORT"):  # the figures of a closing note
+        report = Path(os.environ["KUBETRAIN_E2E_REPORT"])
+        report.mkdir(parents=True, exist_ok=True)
+        (report / f"fidelity-{world}.txt").write_text(
+            f"{len(sent)} jobs; {summary(outcomes)}\n" + "\n".join(problems) + "\n"
+        )
     assert not problems, f"{world}: native mode and the operators differ:\n" + "\n".join(problems)
 
 

@@ -162,6 +162,10 @@ def _report(tally: Tally, title: str, folder: Path, name: str, least: int = 0) -
     a disagreement no tolerance covers."""
     out = _write(tally.found, folder, name)
     print("\n" + tally.table(title) + f"\nrecords of every disagreement: {out}")
+    if os.environ.get("KUBETRAIN_E2E_REPORT"):  # the tables of a closing note
+        report = Path(os.environ["KUBETRAIN_E2E_REPORT"])
+        report.mkdir(parents=True, exist_ok=True)
+        (report / f"validation-{title}.txt").write_text(tally.table(title) + "\n")
     assert not tally.crashes, "kubetrain crashed:\n" + "\n".join(tally.crashes[:20])
     assert sum(tally.sent.values()) >= least, (sum(tally.sent.values()), least)
     open_ = [r for r in tally.found if r.get("status") != "tolerated"]
