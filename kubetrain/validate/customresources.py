@@ -59,7 +59,7 @@ def builtin_version(api_version: str, kind: str, version: tuple[int, int]) -> CR
         if (info.model.API_VERSION, info.kind) == (api_version, kind):
             return crd_versions(custom_resource_definition(info.model, version), "kubetrain")[0]
     real = derived_crd(api_version, kind)
-    if real is not None:
+    if real is not None and not catalog.lookup((catalog.group_of(api_version), kind)).model_schema:
         return _derived_version(real, api_version)
     return model_version(api_version, kind, version)
 

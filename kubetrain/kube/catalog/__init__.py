@@ -270,6 +270,9 @@ class Kind:
     kueue: Kueue | None = None
     #: The Kubernetes minor whose types its CRD embeds (``k8s.io/api`` of the operator's go.mod).
     crd_kubernetes: tuple[int, int] | None = None
+    #: Validated by the schema of its ``@resource_kind`` model, not by the CRD of
+    #: ``../shared/crds`` (which holds an older release than the clusters kubetrain targets run).
+    model_schema: bool = False
     #: Quantities the operator's mutating webhook re-encodes (paths, ``[]`` for every item).
     webhook_quantities: tuple[tuple[str, ...], ...] = ()
     #: The in-cluster program that reconciles the kind's objects, for messages ("training

@@ -1,4 +1,5 @@
-"""JobSet (``jobset.x-k8s.io``, v0.9.1): hand columns of its row."""
+"""JobSet (``jobset.x-k8s.io``, v0.12.0, the release Kubeflow Trainer v2.3.0 pins): hand columns
+of its row."""
 
 from __future__ import annotations
 
@@ -30,8 +31,14 @@ GROUPS = (
                 "spec.startupPolicy",
             ),
             kueue=Kueue(("spec",), multikueue=True),
-            # kubernetes-sigs/jobset v0.9.1: k8s.io/api v0.33.4
+            # The pod templates are typed as v0.9.1's CRD embeds them (k8s.io/api v0.33.4), the
+            # CRD the shared corpora were labelled with; v0.12.0 embeds v0.36.0's, so a pod field
+            # of 1.34 to 1.36 in a JobSet is refused where a v0.12.0 cluster would take it.
             crd_kubernetes=(1, 33),
+            # ../shared/crds holds v0.9.1's CRD, which refuses what v0.12.0 added and native
+            # mode writes (volumeClaimPolicies of the torchtune runtimes, found by make e2e):
+            # the v0.12.0 model's schema validates (e2e compares it with v0.12.0's own CRD).
+            model_schema=True,
         ),
     ),
 )
