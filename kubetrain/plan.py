@@ -530,6 +530,7 @@ def plan_environment(
         _notes(changes, old, new, plan.migrated())
         + operator_notes(changes, old, new, after)
         + _flux_blocked(changes)
+        + _argocd_held(changes)
     )
     plan.queues = plan_queues(
         after, {job: usage.resources for job, usage in plan.after.jobs.items()}
@@ -622,6 +623,25 @@ def _flux_blocked(changes: Sequence[Change]) -> list[str]:
         "dry-runs every object of a Kustomization before it applies any, so none of this "
         "environment's other changes in the same Kustomization is applied until the edit is "
         "reverted or the object deleted by hand."
+    ]
+
+
+def _argocd_held(changes: Sequence[Change]) -> list[str]:
+    """A refusal under Argo CD holds the sync operation: gitops-engine v3.6.1's
+    ``syncContext.Sync`` waits for every running task of a sync of several waves to be healthy
+    before it reports a failed one, and a training Job is healthy only once it has ended (seen
+    in e2e/test_lifecycle.py); Argo CD starts no other sync of the Application meanwhile."""
+    refused = [
+        c for c in changes if "argocd" in c.engines and c.engines["argocd"].action == "refused"
+    ]
+    if not refused:
+        return []
+    names = ", ".join(c.title for c in refused)
+    return [
+        f"Argo CD: {names} cannot be updated in place; the sync applies the rest, then waits for "
+        "the training Jobs it touched to end before it reports the failure, and no later commit "
+        "is synced meanwhile: end the operation with `argocd app terminate-op`, then revert the "
+        "edit or delete the object by hand."
     ]
 
 

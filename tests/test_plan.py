@@ -407,10 +407,17 @@ def test_a_refused_edit_under_flux_says_it_stops_the_rest_of_the_step(repo_copy:
     (note,) = [n for n in env["notes"] if n.startswith("Flux: ")]
     assert "PersistentVolumeClaim ml-staging/strategy-volume" in note
     assert "none of this environment's other changes" in note
+    # Argo CD applies the rest, and its operation waits for the running Jobs (a note too).
+    assert change["engines"]["argocd"]["action"] == "refused"
+    (held,) = [n for n in env["notes"] if n.startswith("Argo CD: ")]
+    assert "PersistentVolumeClaim ml-staging/strategy-volume" in held
+    assert "argocd app terminate-op" in held
     # Nothing refused, no such note.
     claim.write_text(claim.read_text().replace("[ReadWriteOnce]", "[ReadOnlyMany]"))
     env = plan_json(run, repo_copy, "--stack", "staging")["staging"]
-    assert env["changes"] == [] and not [n for n in env["notes"] if n.startswith("Flux: ")]
+    assert env["changes"] == [] and not [
+        n for n in env["notes"] if n.startswith(("Flux: ", "Argo CD: "))
+    ]
 
 
 def test_the_last_environment_can_be_retired(repo_copy: Path, run) -> None:

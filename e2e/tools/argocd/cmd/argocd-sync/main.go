@@ -351,6 +351,7 @@ func operation(
 	if value, ok := options["Prune"]; ok {
 		defaultPrune = &value
 	}
+	stuck := 0
 	for {
 		result, diffs, _, _, err := compare()
 		if err != nil {
@@ -390,6 +391,25 @@ func operation(
 		}
 		syncCtx.Sync(ctx)
 		phase, message, results = syncCtx.GetState()
+		if !phase.Completed() && waitsOnRefused(message, results) {
+			stuck++
+		} else {
+			stuck = 0
+		}
+		if stuck >= stuckRounds {
+			// gitops-engine's Sync waits for every running task of a multi-step sync to be
+			// healthy before it reports a failed one (sync_context.go Sync: "if we are
+			// multi-step and we have any running tasks ... wait"): a refused edit beside a
+			// training Job keeps the operation Running until that Job ends, and Argo CD starts
+			// no other sync meanwhile. A user ends it with `argocd app terminate-op`, which is
+			// Terminate: the operation fails, and the next commit is synced.
+			syncCtx.Terminate(ctx)
+			phase, _, results = syncCtx.GetState()
+			message = "terminated (argocd app terminate-op) while " + message +
+				", after one or more tasks failed"
+			cleanup()
+			break
+		}
 		cleanup()
 		if phase.Completed() {
 			break
@@ -401,6 +421,24 @@ func operation(
 		}
 	}
 	return phase, message, reports(results), nil
+}
+
+// stuckRounds: how many rounds in a row the operation must wait on health with a task failed
+// before it is terminated (it would wait until the training Jobs end).
+const stuckRounds = 5
+
+// waitsOnRefused: the operation waits for the health of running tasks while a task has already
+// failed (every task applied or refused; nothing left but waiting).
+func waitsOnRefused(message string, results []common.ResourceSyncResult) bool {
+	if !strings.HasPrefix(message, "waiting for healthy state of") {
+		return false
+	}
+	for _, r := range results {
+		if r.Status == common.ResultCodeSyncFailed || r.HookPhase == common.OperationFailed {
+			return true
+		}
+	}
+	return false
 }
 
 func reports(results []common.ResourceSyncResult) []resourceReport {
