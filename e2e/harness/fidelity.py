@@ -247,6 +247,19 @@ def _kueue_admitted(obj: dict[str, Any], side: str) -> bool:
     return changed
 
 
+def _kueue_suspends(obj: dict[str, Any], side: str) -> bool:
+    """The trainer writes a queued TrainJob's JobSet suspended (Kueue suspended the TrainJob);
+    kubetrain leaves a queued JobSet's suspend to Kueue, whose webhook suspends every job that
+    names a queue when it is created (jobframework's ApplyDefaultForSuspend, v0.19.2)."""
+    if side != "operator" or obj.get("kind") != "JobSet":
+        return False
+    queued = "kueue.x-k8s.io/queue-name" in (obj["metadata"].get("labels") or {})
+    if queued and (obj.get("spec") or {}).get("suspend") is True:
+        del obj["spec"]["suspend"]
+        return True
+    return False
+
+
 def _deadline_per_pod(obj: dict[str, Any], side: str) -> bool:
     if side == "native" and obj.get("kind") == "Pod":
         return obj["spec"].pop("activeDeadlineSeconds", None) is not None
@@ -266,6 +279,12 @@ TOLERANCES: list[Tolerance] = [
         "its admission (labels, the workload annotation, suspend lifted) into what runs; "
         "kubetrain's queued JobSet waits suspended for Kueue, which writes the same",
         _kueue_admitted,
+    ),
+    Tolerance(
+        "kueue-suspends-at-create",
+        "the trainer writes a queued TrainJob's JobSet suspended; kubetrain leaves a queued "
+        "JobSet's suspend to Kueue, whose webhook suspends it when it is created",
+        _kueue_suspends,
     ),
     Tolerance(
         "queue-label-on-workload",
