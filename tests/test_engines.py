@@ -336,15 +336,20 @@ def test_a_trainjob_edit_of_an_immutable_field_is_a_new_run_under_every_engine()
     }
 
 
-def test_a_running_jobs_new_queue_is_a_replacement_under_every_engine() -> None:
+def test_a_running_jobs_new_queue_is_a_replacement_but_under_argo_cd() -> None:
+    """Kueue's webhook denies the queue change (403 Forbidden): Flux, Pulumi and the kubectl
+    path re-create the Job; Argo CD's kubectl --force re-creates only on a conflict or an
+    invalid object, so the Job stays as it was (e2e/test_lifecycle.py under Argo CD)."""
+
     def queue(obj: Obj) -> None:
         obj["metadata"].setdefault("labels", {})["kueue.x-k8s.io/queue-name"] = "q"
 
     before, after = edited(JOB, queue)
+    assert "Force=true" in after["metadata"]["annotations"]["argocd.argoproj.io/sync-options"]
     found = outcomes(before, after, ["metadata.labels"], runs_pods=True)
     assert {e: o.action for e, o in found.items()} == {
         "flux": "replace",
-        "argocd": "replace",
+        "argocd": "refused",
         "pulumi": "replace",
         "kubectl": "replace",
     }

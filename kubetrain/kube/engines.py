@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from . import catalog
-from .immutable import KUEUE_QUEUE_LABEL, update_refusals
+from .immutable import KUEUE_QUEUE_LABEL, KUEUE_WEBHOOK, update_refusals
 
 __all__ = [
     "ENGINES",
@@ -260,6 +260,14 @@ def restarts_pods(action: str, obj: Obj, fields: Sequence[str], runs_pods: bool)
     return row.rolls and any(f.startswith("spec.template") for f in fields)
 
 
+def _forbidden(refusals: Sequence[Any]) -> bool:
+    """Whether a refusal comes back as 403 Forbidden, which kubectl's ``Patcher.Patch`` does not
+    answer with ``deleteAndCreate`` (only a conflict or an invalid object): Kueue's job
+    webhook denies a queue change as controller-runtime's ``admission.Denied`` does (seen in
+    e2e/test_lifecycle.py under Argo CD: the Jobs were left as they were)."""
+    return any(r.origin == KUEUE_WEBHOOK for r in refusals)
+
+
 def outcomes(
     before: Obj, after: Obj, fields: Sequence[str], *, runs_pods: bool
 ) -> dict[Engine, Outcome]:
@@ -286,7 +294,7 @@ def outcomes(
         out["argocd"] = result("replace", first or "(Replace=true)")
     elif not refusals:
         out["argocd"] = result("change")
-    elif replaceable and "Force=true" in target | live:
+    elif replaceable and "Force=true" in target | live and not _forbidden(refusals):
         out["argocd"] = result("replace", first)
     else:
         out["argocd"] = result("refused", first)
