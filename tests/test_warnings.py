@@ -227,7 +227,12 @@ OPERATOR = {"kubetrain.io/mode": "operator"}
         ),
         pytest.param(
             {"kubetrain:jobs": [xgboost_zero_workers()]},
-            [(("spec", "xgbReplicaSpecs", "Worker", "replicas"), "is 0: the job runs no Worker")],
+            [
+                (
+                    ("spec", "xgbReplicaSpecs", "Worker", "replicas"),
+                    "is 0: training-operator v1.9.3 still runs Worker 0",
+                )
+            ],
             id="xgboost-zero-workers",
         ),
         *(
@@ -337,14 +342,14 @@ def _without_builder_warnings() -> dict[str, Any]:
     return doc
 
 
-def test_a_replica_type_of_no_pods_gets_no_service(tmp_path: Path) -> None:
-    """The operator creates Service <job>-<type>-0 for a replica type of replicas 0
-    (CalculateServiceSliceSize is at least 1; found by make e2e's fidelity comparison), which
-    selects no pod: native mode leaves it out (a listed difference, service-of-no-pods)."""
+def test_a_replica_type_of_no_pods_still_runs_pod_0(tmp_path: Path) -> None:
+    """training-operator v1.9.3 creates Pod and Service <job>-<type>-0 for a replica type of
+    replicas 0 (CalculatePodSliceSize and CalculateServiceSliceSize are at least 1; found by
+    make e2e's fidelity comparison): native mode does the same, and no more."""
     stack = stack_from(tmp_path, {"kubetrain:namespace": "ml",
                                   "kubetrain:nativeWorkload": "pod",
                                   "kubetrain:jobs": [xgboost_zero_workers()]})  # fmt: skip
     built = build_stack(stack, "render", warnings=[])
     names = sorted((b.obj["kind"], b.obj["metadata"]["name"]) for b in built)
-    assert ("Service", "xgb-master-0") in names and ("Pod", "xgb-master-0") in names
-    assert not [n for n in names if "worker" in n[1]], names
+    workers = [n for n in names if "worker" in n[1]]
+    assert workers == [("Pod", "xgb-worker-0"), ("Service", "xgb-worker-0")], names

@@ -253,7 +253,8 @@ def _kueue_suspends(obj: dict[str, Any], side: str) -> bool:
     names a queue when it is created (jobframework's ApplyDefaultForSuspend, v0.19.2)."""
     if side != "operator" or obj.get("kind") != "JobSet":
         return False
-    queued = "kueue.x-k8s.io/queue-name" in (obj["metadata"].get("labels") or {})
+    # The trainer's JobSet carries no queue label: its TrainJob's does (same name).
+    queued = (obj["metadata"].get("namespace", ""), obj["metadata"]["name"]) in QUEUED_TRAINJOBS
     if queued and (obj.get("spec") or {}).get("suspend") is True:
         del obj["spec"]["suspend"]
         return True
@@ -334,19 +335,9 @@ TOLERANCES: list[Tolerance] = [
 ]
 
 
-#: (namespace, job name, replica type) of every replica type written with replicas 0 in the
-#: stacks compared (filled by the caller before comparing; tests/ pin the rule in make test).
-ZERO_REPLICA_TYPES: set[tuple[str, str, str]] = set()
-
-
-def _selects_no_replica(obj: Mapping[str, Any]) -> bool:
-    labels = (obj.get("spec") or {}).get("selector") or {}
-    key = (
-        obj["metadata"].get("namespace", ""),
-        labels.get("training.kubeflow.org/job-name", ""),
-        labels.get("training.kubeflow.org/replica-type", ""),
-    )
-    return labels.get("training.kubeflow.org/replica-index") == "0" and key in ZERO_REPLICA_TYPES
+#: (namespace, name) of every TrainJob that names a Kueue queue in the stacks compared
+#: (filled by run_stack from the custom resources it applies).
+QUEUED_TRAINJOBS: set[tuple[str, str]] = set()
 
 
 @dataclass
@@ -360,13 +351,6 @@ class Ignored:
 
 
 IGNORED: list[Ignored] = [
-    Ignored(
-        "service-of-no-pods",
-        "training-operator v1.9.3 creates Service <job>-<type>-0 for a replica type of replicas "
-        "0 (pkg/core CalculateServiceSliceSize is at least 1); it selects no pod, and native "
-        "mode, whose Services each answer for a pod, writes none",
-        lambda o: o.get("kind") == "Service" and _selects_no_replica(o),
-    ),
     Ignored(
         "trainer-runtime-snapshot",
         "the trainer keeps a TrainJob's runtime as it was at creation in a ConfigMap "
@@ -788,14 +772,12 @@ def run_stack(
 
     every = [o for o in operator_objs if gk(o) in CUSTOM]
     all_jobs = {job_key(o) for o in every}
-    for o in every:
-        for key, specs in (o.get("spec") or {}).items():
-            if key.endswith("ReplicaSpecs") and isinstance(specs, dict):
-                ZERO_REPLICA_TYPES.update(
-                    (*job_key(o), rtype.lower())
-                    for rtype, spec in specs.items()
-                    if isinstance(spec, dict) and spec.get("replicas") == 0
-                )
+    QUEUED_TRAINJOBS.update(
+        job_key(o)
+        for o in every
+        if o.get("kind") == "TrainJob"
+        and "kueue.x-k8s.io/queue-name" in (o["metadata"].get("labels") or {})
+    )
     op_keys = {key_of(o) for o in operator_objs}
 
     def ours(op_objs: list[dict[str, Any]], nat_objs: list[dict[str, Any]]):
