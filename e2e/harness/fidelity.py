@@ -149,13 +149,21 @@ def _queue_labels(obj: dict[str, Any], side: str) -> bool:
     changed = False
     for meta in _metas(obj):
         for key in ("labels", "annotations"):
-            values = meta.get(key) or {}
-            for k in QUEUE_LABELS:
-                if k in values:
-                    del values[k]
-                    changed = True
-            if key in meta and not values:
-                del meta[key]
+            changed |= _drop(meta, key, QUEUE_LABELS)
+    return changed
+
+
+def _drop(meta: dict[str, Any], key: str, names: Iterable[str]) -> bool:
+    """Remove ``names`` from ``meta[key]`` (labels or annotations), and the mapping when it is
+    left empty; whether anything was removed."""
+    values = meta.get(key) or {}
+    changed = False
+    for k in names:
+        if k in values:
+            del values[k]
+            changed = True
+    if key in meta and not values:
+        del meta[key]
     return changed
 
 
@@ -237,13 +245,7 @@ def _kueue_admitted(obj: dict[str, Any], side: str) -> bool:
         for meta in _metas(obj):
             for key, names in (("labels", KUEUE_ADMISSION_LABELS),
                                ("annotations", ("kueue.x-k8s.io/workload",))):  # fmt: skip
-                values = meta.get(key) or {}
-                for k in names:
-                    if k in values:
-                        del values[k]
-                        changed = True
-                if key in meta and not values:
-                    del meta[key]
+                changed |= _drop(meta, key, names)
     return changed
 
 
