@@ -298,8 +298,14 @@ def test_every_tolerance_is_pinned() -> None:
     assert set(OUTCOMES) == set(WORLDS), f"worlds not run: {set(WORLDS) - set(OUTCOMES)}"
     unused = [t.name for t in fidelity.TOLERANCES if not t.used]
     assert not unused, f"tolerances no comparison needed (stale, or a lost case): {unused}"
-    unmet = [i.name for i in fidelity.IGNORED if not i.used]
+    unmet = [i.name for i in fidelity.IGNORED if not i.used and not i.transient]
     assert not unmet, f"ignored objects never met: {unmet}"
+    # zero-replica-flap: the operator was seen to create and delete every such object.
+    assert fidelity.ZERO_REPLICA_TYPES, "no stack has a replica type of replicas 0"
+    flapping = {(ns, f"{job}-{rtype}-0") for ns, job, rtype in fidelity.ZERO_REPLICA_TYPES}
+    assert flapping == fidelity.FLAPPED, (
+        f"never seen created and deleted: {flapping - fidelity.FLAPPED}"
+    )
     docs = (REPO / "docs" / "fidelity.md").read_text()
     for name in [t.name for t in fidelity.TOLERANCES] + [i.name for i in fidelity.IGNORED]:
         assert f"`{name}`" in docs, f"docs/fidelity.md does not list {name}"

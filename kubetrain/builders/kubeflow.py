@@ -497,10 +497,12 @@ class ReplicaType:
 
     def build(self) -> list[Manifest]:
         out = []
-        # A replica type of replicas 0 still runs pod 0 and its Service: the operator's slices
-        # are at least one long (training-operator v1.9.3 pkg/core CalculatePodSliceSize and
-        # CalculateServiceSliceSize, max(highest index + 1, replicas); found by make e2e).
-        for index in range(max(self.spec.replicas, 1)):
+        # A replica type of replicas 0 gets nothing: the operator's pod 0 and Service 0 of it
+        # come and go (training-operator v1.9.3 pkg/controller.v1/common ReconcilePods and
+        # ReconcileServices: the slices of pkg/core CalculatePodSliceSize and
+        # CalculateServiceSliceSize are at least one long, so a reconcile finding none creates
+        # index 0, and the next finds it out of range and deletes it; seen by make e2e).
+        for index in range(self.spec.replicas):
             out.append(self.create_pod_with_index(index))
             out.append(self.create_service_with_index(index))
         return out
@@ -562,12 +564,13 @@ def replica_job_builder(
     def build(job: KubeflowJob, mode: str, ctx: BuildContext) -> list[Manifest]:
         for rtype, spec in job.replica_specs.items():
             if spec.replicas == 0:
-                # training-operator v1.9.3 still runs pod 0 of the type (see ReplicaJob.build).
+                # training-operator v1.9.3 creates and deletes pod 0 of the type over and over
+                # (see ReplicaType.build).
                 ctx.warn(
                     ("spec", job.REPLICA_SPECS_KEY, rtype, "replicas"),
-                    f"is 0: training-operator v1.9.3 still runs {rtype} 0 (a pod and its "
-                    f"Service: it makes at least one of each replica type); remove the {rtype} "
-                    "to run none",
+                    f"is 0: training-operator v1.9.3 creates {rtype} 0 (a pod and its Service) "
+                    "and deletes it on its next reconcile, over and over; kubetrain writes none "
+                    f"of it: remove the {rtype} or give it replicas",
                 )
         if mode == "operator":
             if NATIVE_WORKLOAD_ANNOTATION in job.metadata.annotations:
