@@ -65,7 +65,7 @@ def paddlejob_with_metrics(mode: str) -> dict[str, Any]:
 
 
 def xgboost_zero_workers() -> dict[str, Any]:
-    """An XGBoostJob of a Master alone, which training-operator v1.9.3 runs (issue 26)."""
+    """An XGBoostJob of a Master alone, which the webhooks of training-operator v1.9.3 admit."""
 
     def replica(n: int) -> dict[str, Any]:
         return {"replicas": n, "template": {"spec": {"containers": [{"name": "xgboost",

@@ -873,23 +873,26 @@ def run_stack(
 
 def _note_flaps(cluster: ControlPlane, namespaces: Iterable[str], timeout: float = 30) -> None:
     """Into FLAPPED: each Pod or Service of a zero-replica type whose creation and deletion
-    the operator's events (pkg/controller.v1/control "Created pod: <name>", "Deleted pod:
-    <name>", the same for services) both record, waiting up to `timeout` for both."""
-    wanted = {(ns, f"{job}-{rtype}-0") for ns, job, rtype in ZERO_REPLICA_TYPES}
-    wanted = {w for w in wanted if w[0] in set(namespaces)} - FLAPPED
+    the operator's events both record (training-operator v1.9.3 pkg/controller.v1/control
+    RealPodControl.createPods and DeletePod: "Created pod: <name>", "Deleted pod: <name>";
+    RealServiceControl.createServices and DeleteService the same for services; matched by
+    suffix, since client-go's event aggregator may prefix a combined event),
+    waiting up to `timeout` for both."""
+    ns_set = set(namespaces)
+    wanted = {(ns, f"{job}-{rtype}-0") for ns, job, rtype in ZERO_REPLICA_TYPES if ns in ns_set}
+    wanted -= FLAPPED
     deadline = time.monotonic() + timeout
     while wanted and time.monotonic() < deadline:
-        for ns in sorted({w[0] for w in wanted}):
+        for ns, name in sorted(wanted):
             items = (cluster.get(f"/api/v1/namespaces/{ns}/events") or {}).get("items", [])
-            messages = {str(e.get("message", "")) for e in items}
-            for w in sorted(wanted):
-                if w[0] != ns:
-                    continue
-                for what in ("pod", "service"):
-                    if {f"Created {what}: {w[1]}", f"Deleted {what}: {w[1]}"} <= messages:
-                        FLAPPED.add(w)
-                        wanted.discard(w)
-                        break
+            messages = [str(e.get("message", "")) for e in items]
+            if any(
+                all(any(m.endswith(f"{verb} {what}: {name}") for m in messages)
+                    for verb in ("Created", "Deleted"))
+                for what in ("pod", "service")
+            ):  # fmt: skip
+                FLAPPED.add((ns, name))
+        wanted -= FLAPPED
         if wanted:
             time.sleep(0.5)
 
