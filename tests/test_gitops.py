@@ -127,7 +127,7 @@ def test_render_writes_flux_and_argocd_objects(project: Path, run) -> None:
     assert app["spec"]["syncPolicy"] == {
         "automated": {"allowEmpty": True, "prune": True, "selfHeal": True},
         "retry": {"backoff": {"duration": "10s", "factor": 2, "maxDuration": "3m"}, "limit": 5},
-        "syncOptions": ["ApplyOutOfSyncOnly=true"],
+        "syncOptions": ["ApplyOutOfSyncOnly=true", "PrunePropagationPolicy=background"],
     }
     for name, obj in objs.items():
         if not name.endswith("kustomization.yaml"):  # kustomize's own files
@@ -435,7 +435,11 @@ def test_platform_settings_reach_the_delivery_objects() -> None:
         "automated": {"allowEmpty": True, "prune": True, "selfHeal": True},
         "managedNamespaceMetadata": {"labels": labels},
         "retry": {"backoff": {"duration": "10s", "factor": 3, "maxDuration": "5m"}, "limit": 5},
-        "syncOptions": ["ApplyOutOfSyncOnly=true", "CreateNamespace=true"],
+        "syncOptions": [
+            "ApplyOutOfSyncOnly=true",
+            "PrunePropagationPolicy=background",
+            "CreateNamespace=true",
+        ],
     }
     for obj in objs.values():
         assert not crd_issues(obj), obj["metadata"]["name"]

@@ -201,6 +201,7 @@ def settle(cluster: ControlPlane, namespaces: Iterable[str], timeout: float = 12
     last: Any = None
     stable_since = time.monotonic()
     reasons: list[str] = []
+    churn: dict[str, int] = {}  # what kept changing: a diagnosis when nothing else is busy
     while time.monotonic() < deadline:
         state = []
         busy = False
@@ -213,7 +214,7 @@ def settle(cluster: ControlPlane, namespaces: Iterable[str], timeout: float = 12
             }
             for pod in pods:
                 meta = pod["metadata"]
-                state.append((meta["uid"], meta["resourceVersion"]))
+                state.append((f"pod {ns}/{meta['name']}", meta["uid"], meta["resourceVersion"]))
                 if meta.get("deletionTimestamp"):
                     busy = True
                     reasons.append(f"pod {ns}/{meta['name']} terminating")
@@ -223,7 +224,7 @@ def settle(cluster: ControlPlane, namespaces: Iterable[str], timeout: float = 12
                         reasons.append(f"pod {ns}/{meta['name']} of a deleted Job")
             for job in jobs:
                 meta = job["metadata"]
-                state.append((meta["uid"], meta["resourceVersion"]))
+                state.append((f"job {ns}/{meta['name']}", meta["uid"], meta["resourceVersion"]))
                 if meta.get("deletionTimestamp"):
                     busy = True
                     reasons.append(f"job {ns}/{meta['name']} deleting")
@@ -240,6 +241,8 @@ def settle(cluster: ControlPlane, namespaces: Iterable[str], timeout: float = 12
                     busy = True
                     reasons.append(f"job {ns}/{meta['name']} has no active pod")
         if state != last:
+            for entry in set(state).symmetric_difference(last) if last is not None else ():
+                churn[entry[0]] = churn.get(entry[0], 0) + 1
             last, stable_since = state, time.monotonic()
         elif not busy and time.monotonic() - stable_since >= 1.0:
             return
@@ -254,6 +257,8 @@ def settle(cluster: ControlPlane, namespaces: Iterable[str], timeout: float = 12
     raise TimeoutError(
         f"the cluster did not settle in {timeout:.0f} s (namespaces {namespaces}): "
         + "; ".join(reasons[:20])
+        + "\nchanged most often: "
+        + ", ".join(f"{what} ({n})" for what, n in sorted(churn.items(), key=lambda i: -i[1])[:15])
         + "\nwarning events:\n"
         + "\n".join(events[-30:])
     )

@@ -317,7 +317,12 @@ def _argocd(
     are in first."""
     name = delivery_name(env)
     settings = gitops.argocd
-    options = ["ApplyOutOfSyncOnly=true"]
+    # Prune in the background, as Flux's kustomize-controller and kubectl delete: Argo CD's
+    # default (foreground) never ends for a TrainJob, because Trainer v2.3.0's
+    # TrainJobReconciler.Reconcile applies the JobSet again whatever the TrainJob's
+    # deletionTimestamp, and the garbage collector deletes it again (seen in
+    # e2e/test_lifecycle.py: the sync waited for the deletion for good).
+    options = ["ApplyOutOfSyncOnly=true", "PrunePropagationPolicy=background"]
     # allowEmpty: retiring an environment renders no objects; without it automated sync
     # refuses to prune them all (appcontroller.go autoSync, "auto-sync will wipe out all
     # resources"). kubetrain never renders an empty folder by accident: a broken stack fails.

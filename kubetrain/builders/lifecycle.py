@@ -155,6 +155,11 @@ def lifecycle_annotations(obj: dict[str, Any], settings: StackSettings) -> dict[
         annotations.setdefault(FLUX_FORCE, "enabled")
         argocd = ARGOCD_REPLACE if life & Life.REPLACED_ON_ANY_CHANGE else ARGOCD_FORCE
         annotations.setdefault(ARGOCD_SYNC_OPTIONS, argocd)
+    if life & Life.DELETED_IN_BACKGROUND:
+        # pulumi-kubernetes deletes in the foreground unless told (provider/pkg/metadata/
+        # overrides.go DeletionPropagation); Argo CD's Application prunes in the background
+        # for every kind (kubetrain.builders.delivery).
+        _annotations(obj).setdefault(DELETION_PROPAGATION, "background")
     return obj
 
 

@@ -106,6 +106,10 @@ class Life(enum.Flag):
     #: --force``, delete then create), not only when an edit cannot be made in place: see the
     #: TrainJob's row (:mod:`.trainer`).
     REPLACED_ON_ANY_CHANGE = enum.auto()
+    #: Deleted in the background by every engine: its operator keeps re-creating what it
+    #: owns while it is being deleted, so a foreground delete (pulumi-kubernetes' default)
+    #: never ends: see the TrainJob's row (:mod:`.trainer`).
+    DELETED_IN_BACKGROUND = enum.auto()
 
 
 Path = tuple[str | int, ...]

@@ -23,7 +23,11 @@ GROUPS = (
             # fields are immutable anyway (trainer, runtimeRef, initializer), so a replacement
             # on any change costs no run an update would have kept; the Application leaves
             # those entries out of its comparison (kubetrain.builders.delivery.ARGOCD_IGNORED).
-            life=Life.REPLACED | Life.REPLACED_ON_ANY_CHANGE,
+            # Deleted in the background: trainer v2.3.0's TrainJobReconciler.Reconcile applies
+            # the JobSet again whatever the TrainJob's deletionTimestamp, and the garbage
+            # collector of a foreground delete deletes it again, for good (seen in
+            # e2e/test_lifecycle.py under Argo CD's and Pulumi's default foreground).
+            life=Life.REPLACED | Life.REPLACED_ON_ANY_CHANGE | Life.DELETED_IN_BACKGROUND,
             update_rules=im._trainjob,
             # The CRD's self == oldSelf rules (see .immutable).
             pulumi_replace_on_changes=(
