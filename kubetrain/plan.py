@@ -39,6 +39,7 @@ from typing import Any, Literal
 
 from .builders.gang import pod_requests
 from .builders.lifecycle import is_retained
+from .builders.registry import MANIFEST_SOURCE
 from .builders.trainjob import runs_of
 from .kube import catalog
 from .kube.catalog import Life
@@ -46,6 +47,7 @@ from .kube.engines import ENGINE_TITLES, ENGINES, Engine, Outcome, outcomes
 from .kube.paths import differences
 from .kube.quantity import Quantity, display_quantity, format_quantity, parse_quantity
 from .models.errors import format_path
+from .models.secrets import ExternalSecret
 from .models.source import display_path, load_all
 from .operators import operator_edit_notes, queued_jobs_note
 from .quota import QueuePlan, plan_queues
@@ -80,6 +82,8 @@ _VERBS: tuple[tuple[Action, str], ...] = (
 )
 #: Why a deleted CRD or Namespace stays (see kubetrain.builders.lifecycle).
 KEPT = "left in the cluster: no engine deletes kubetrain's CRDs and Namespaces; delete it by hand"
+#: What render writes for a Secret of credentials (group, kind).
+_EXTERNAL_SECRET = (ExternalSecret.API_VERSION.rpartition("/")[0], ExternalSecret.KIND)
 #: What an engine's action is called in the text.
 _DOING = {"change": "in place", "replace": "replaced", "refused": "refused"}
 
@@ -156,6 +160,16 @@ class Change:
     group: str = ""
     #: delete: the object stays in the cluster (no engine deletes it).
     kept: bool = False
+
+    @property
+    def delivered_as(self) -> dict[Engine, tuple[str, str]]:
+        """The engines that deliver another kind in place of this object, and that kind (group,
+        kind): an ExternalSecret a job needs is, under Pulumi, the Secret it stands for, its
+        values the stack's secret config (:func:`kubetrain.builders.secrets.secret_manifests`;
+        a manifest of the stack is applied as written)."""
+        if (self.group, self.kind) == _EXTERNAL_SECRET and self.job != MANIFEST_SOURCE:
+            return {"pulumi": ("", "Secret")}
+        return {}
 
     @property
     def title(self) -> str:
@@ -531,6 +545,7 @@ def plan_environment(
         + operator_notes(changes, old, new, after)
         + _flux_blocked(changes)
         + _argocd_held(changes)
+        + _pulumi_secrets(changes)
     )
     plan.queues = plan_queues(
         after, {job: usage.resources for job, usage in plan.after.jobs.items()}
@@ -642,6 +657,19 @@ def _argocd_held(changes: Sequence[Change]) -> list[str]:
         "the training Jobs it touched to end before it reports the failure, and no later commit "
         "is synced meanwhile: end the operation with `argocd app terminate-op`, then revert the "
         "edit or delete the object by hand."
+    ]
+
+
+def _pulumi_secrets(changes: Sequence[Change]) -> list[str]:
+    """Which ExternalSecrets Pulumi delivers as Secrets (seen in e2e/test_lifecycle.py)."""
+    names = [c.title for c in changes if "pulumi" in c.delivered_as]
+    if not names:
+        return []
+    one = len(names) == 1
+    return [
+        f"Pulumi: under `pulumi up`, {', '.join(names)} {'is a Secret' if one else 'are Secrets'}"
+        f" of the same name, read from the stack's kubetrain:credentials (docs/pulumi.md); Flux "
+        f"and Argo CD apply {'it' if one else 'them'} as written."
     ]
 
 
@@ -903,6 +931,7 @@ def to_json(plans: Sequence[EnvironmentPlan]) -> dict[str, Any]:
                 "changes": [
                     {
                         "action": c.action,
+                        "group": c.group,
                         "kind": c.kind,
                         "namespace": c.namespace or None,
                         "name": c.name,
@@ -917,6 +946,10 @@ def to_json(plans: Sequence[EnvironmentPlan]) -> dict[str, Any]:
                                 "restarts": o.restarts,
                             }
                             for engine, o in c.engines.items()
+                        },
+                        "deliveredAs": {
+                            engine: {"group": group, "kind": kind}
+                            for engine, (group, kind) in sorted(c.delivered_as.items())
                         },
                     }
                     for c in plan.changes

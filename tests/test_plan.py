@@ -434,3 +434,39 @@ def test_the_last_environment_can_be_retired(repo_copy: Path, run) -> None:
     shutil.rmtree(repo_copy / "rendered")
     result = run("plan", cwd=repo_copy)
     assert result.exit_code == 2 and "no stack files" in result.stderr
+
+
+def test_a_jobs_externalsecret_is_a_secret_under_pulumi(repo_copy: Path, run) -> None:
+    """The Pulumi components build the Secret a job's ExternalSecret stands for (its values the
+    stack's kubetrain:credentials, docs/pulumi.md): the plan says so per change, so that the
+    lifecycle test reads the Secret under Pulumi (e2e/test_lifecycle.py). An ExternalSecret
+    the stack lists as a plain manifest is applied as written by every engine."""
+    edit(
+        repo_copy,
+        "dev",
+        "  kubetrain:namespace: ml-dev\n",
+        "  kubetrain:namespace: ml-dev\n"
+        "  kubetrain:manifests:\n"
+        "    - apiVersion: external-secrets.io/v1\n"
+        "      kind: ExternalSecret\n"
+        "      metadata: {name: team-token}\n"
+        "      spec:\n"
+        "        secretStoreRef: {kind: ClusterSecretStore, name: vault}\n"
+        "        target: {name: team-token}\n"
+        "        data: [{secretKey: token, remoteRef: {key: team, property: token}}]\n",
+    )
+    shutil.rmtree(repo_copy / "rendered" / "dev")
+    dev = plan_json(run, repo_copy, "--stack", "dev")["dev"]
+    secrets = [c for c in dev["changes"] if c["kind"] == "ExternalSecret"]
+    by_name = {c["name"]: c for c in secrets}
+    assert {"pi-ssh", "regcred", "cossecretdata-mnist-learner", "team-token"} <= set(by_name)
+    assert by_name["team-token"]["deliveredAs"] == {}
+    from_jobs = [c for c in secrets if c["name"] != "team-token"]
+    assert len(from_jobs) >= 3
+    for change in from_jobs:
+        assert change["group"] == "external-secrets.io"
+        assert change["deliveredAs"] == {"pulumi": {"group": "", "kind": "Secret"}}, change
+    others = [c for c in dev["changes"] if c["kind"] != "ExternalSecret"]
+    assert others and all(c["deliveredAs"] == {} for c in others)
+    (note,) = [n for n in dev["notes"] if n.startswith("Pulumi: under `pulumi up`")]
+    assert "ExternalSecret ml-dev/pi-ssh" in note and "team-token" not in note

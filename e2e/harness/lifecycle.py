@@ -114,7 +114,11 @@ class Lifecycle:
         revision = commit(project, name)
         after_objects = {env: project.rendered(env) for env in self.envs}
         keys: dict[str, set[Key]] = {
-            env: {key_of(o) for o in before_objects[env] + after_objects[env]} for env in self.envs
+            env: {
+                self._delivered(key_of(o), plans.get(env))
+                for o in before_objects[env] + after_objects[env]
+            }
+            for env in self.envs
         }
         namespaces = set()
         for env in self.envs:
@@ -132,19 +136,30 @@ class Lifecycle:
         self.results.append(result)
         return result
 
+    def _delivered(self, key: Key, plan: dict[str, Any] | None) -> Key:
+        """The object the engine delivers for ``key``: the plan's ``deliveredAs`` (under Pulumi,
+        a job's ExternalSecret is the Secret it stands for)."""
+        for c in (plan or {}).get("changes", []):
+            if (c["group"], c["kind"], c["namespace"] or "", c["name"]) == key:
+                other = c["deliveredAs"].get(self.engine.name)
+                if other:
+                    return (other["group"], other["kind"], key[2], key[3])
+        return key
+
     def _compare(self, result, env, plan, keys, before, after) -> None:
         engine = self.engine.name
         changes = {}
         if plan:
             for c in plan["changes"]:
-                group = ""  # the plan names kinds; match on kind, namespace and name
-                changes[(c["kind"], c["namespace"] or "", c["name"])] = (group, c)
+                key = self._delivered(
+                    (c["group"], c["kind"], c["namespace"] or "", c["name"]), plan
+                )
+                changes[key] = c
         refused = False
         for key in sorted(keys):
-            _, kind, ns, name = key
-            entry = changes.get((kind, ns, name))
-            planned = planned_action(entry[1], engine) if entry else "unchanged"
-            if entry and entry[1]["engines"].get(engine, {}).get("action") == "refused":
+            entry = changes.get(key)
+            planned = planned_action(entry, engine) if entry else "unchanged"
+            if entry and entry["engines"].get(engine, {}).get("action") == "refused":
                 refused = True
             did = observed(before, after, key)
             if did == "absent" and planned in ("delete", "unchanged"):
