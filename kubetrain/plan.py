@@ -566,9 +566,12 @@ def operator_notes(
     operator_edit_notes`), and the jobs whose ``suspend`` is Kueue's."""
     notes = []
     for c in changes:
-        if c.action == "change":
+        # An edit some engine makes in place (Argo CD replaces a queued job on any change).
+        if c.action == "change" or any(o.action == "change" for o in c.engines.values()):
             key = _key_of(c, new)
-            notes += operator_edit_notes(old[key][0], new[key][0], c.fields, c.job)
+            before, after_obj = old[key][0], new[key][0]
+            fields = c.fields if c.action == "change" else tuple(differences(before, after_obj))
+            notes += operator_edit_notes(before, after_obj, fields, c.job)
     if queued := queued_jobs_note(after):
         notes.append(queued)
     return notes

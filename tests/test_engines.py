@@ -355,3 +355,33 @@ def test_a_running_jobs_new_queue_is_a_replacement_but_under_argo_cd() -> None:
     }
     assert 'metadata.labels["kueue.x-k8s.io/queue-name"]' in replace_on_changes(after)
     assert pulumi_replacement(before, after) == "metadata.labels.kueue.x-k8s.io/queue-name"
+
+
+@pytest.mark.parametrize("path", [JOB, JOBSET])
+def test_a_queued_job_is_replaced_under_argo_cd_too(path: str) -> None:
+    """So kubetrain writes Argo CD's Replace=true on a job that names a queue: adding the queue,
+    and taking it away (Argo CD reads Replace=true from the live object too), re-create the
+    job under every engine, and no sync fails on Kueue's Forbidden."""
+    from kubetrain.builders.lifecycle import lifecycle_annotations
+    from kubetrain.models.stack import StackSettings
+
+    settings_ = StackSettings()
+    options = "argocd.argoproj.io/sync-options"
+
+    def annotate(obj: Obj, queue: str | None) -> Obj:
+        obj["metadata"]["annotations"].pop(options)
+        labels = obj["metadata"].setdefault("labels", {})
+        labels.pop("kueue.x-k8s.io/queue-name", None)
+        if queue:
+            labels["kueue.x-k8s.io/queue-name"] = queue
+        return lifecycle_annotations(obj, settings_)
+
+    plain = annotate(rendered(path), None)
+    queued = annotate(rendered(path), "q")
+    assert plain["metadata"]["annotations"][options] == "Force=true,ServerSideApply=false"
+    assert queued["metadata"]["annotations"][options] == "Force=true,Replace=true"
+    for before, after in ((plain, queued), (queued, plain)):
+        found = outcomes(before, after, ["metadata.labels"], runs_pods=True)
+        assert {e: o.action for e, o in found.items()} == dict.fromkeys(
+            ("flux", "argocd", "pulumi", "kubectl"), "replace"
+        ), (before["metadata"].get("labels"), after["metadata"].get("labels"))

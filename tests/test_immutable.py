@@ -554,7 +554,9 @@ def _queued_job(queue: str | None, suspend: bool | None = None) -> dict[str, Any
         (_queued_job("a"), _queued_job("b"), True),
         (_queued_job(None, suspend=True), _queued_job("q", suspend=True), False),
         (_queued_job("q"), _queued_job("q"), False),
-        (_queued_job("q"), _queued_job(None), False),  # no queue: no Kueue assumed
+        (_queued_job("q"), _queued_job(None), True),  # out of its queue while it runs
+        (_queued_job("q", suspend=True), _queued_job(None, suspend=True), False),
+        (_queued_job(None), _queued_job(None), False),  # no queue: no Kueue assumed
     ],
 )
 def test_kueue_refuses_a_new_queue_for_a_running_job(

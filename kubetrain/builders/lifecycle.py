@@ -24,7 +24,11 @@ it per engine.
   image, a toleration added, a Job's ``backoffLimit`` or ``suspend``) is applied in place by
   both (client-side apply, where Argo CD's ``Force`` means kubectl's ``--force``; with
   server-side apply it would only force field conflicts). Pulumi replaces what its provider's
-  diff and kubetrain's ``replace_on_changes`` say (:mod:`kubetrain.kube.engines`). A
+  diff and kubetrain's ``replace_on_changes`` say (:mod:`kubetrain.kube.engines`). A job of a
+  kind Kueue manages that names a queue (``kueue.x-k8s.io/queue-name``) says Argo CD's
+  ``Force=true,Replace=true`` instead: Kueue's webhook denies a running job's queue change as
+  403 Forbidden, which kubectl's ``--force`` never answers with a delete and create, so adding
+  a queue would fail every sync; replaced, the job is queued anew, as Flux and Pulumi do. A
   StatefulSet whose claims its deletion would delete
   (``persistentVolumeClaimRetentionPolicy.whenDeleted: Delete``) is never forced: Flux's docs
   warn of that data loss; its immutable edits are refused and ``plan`` says so.
@@ -47,6 +51,7 @@ from typing import Any
 from ..kube import catalog
 from ..kube.catalog import Life
 from ..kube.engines import ARGOCD_SYNC_OPTIONS, FLUX_FORCE, FLUX_PRUNE, group_kind
+from ..kube.immutable import KUEUE_QUEUE_LABEL
 from ..models.stack import StackSettings
 from .gang import is_gang_member, pod_templates
 
@@ -127,6 +132,12 @@ def _annotations(obj: dict[str, Any]) -> dict[str, str]:
     return annotations
 
 
+def _labels(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    meta = obj.get("metadata")
+    labels = meta.get("labels") if isinstance(meta, Mapping) else None
+    return labels if isinstance(labels, Mapping) else {}
+
+
 def _deletes_claims(obj: dict[str, Any]) -> bool:
     """Whether deleting a StatefulSet deletes the claims of its volumeClaimTemplates."""
     spec = obj.get("spec") or {}
@@ -153,7 +164,8 @@ def lifecycle_annotations(obj: dict[str, Any], settings: StackSettings) -> dict[
     if life & Life.REPLACED and not (row.key == STATEFUL_SET and _deletes_claims(obj)):
         annotations = _annotations(obj)
         annotations.setdefault(FLUX_FORCE, "enabled")
-        argocd = ARGOCD_REPLACE if life & Life.REPLACED_ON_ANY_CHANGE else ARGOCD_FORCE
+        queued = row.kueue is not None and KUEUE_QUEUE_LABEL in _labels(obj)
+        argocd = ARGOCD_REPLACE if life & Life.REPLACED_ON_ANY_CHANGE or queued else ARGOCD_FORCE
         annotations.setdefault(ARGOCD_SYNC_OPTIONS, argocd)
     if life & Life.DELETED_IN_BACKGROUND:
         # pulumi-kubernetes deletes in the foreground unless told (provider/pkg/metadata/

@@ -627,10 +627,10 @@ def _queue_name(obj: Obj) -> str:
 
 def kueue_refusals(before: Obj, after: Obj) -> list[Refusal]:
     """Kueue's ``validateUpdateForQueueName`` (v0.19.2): a job's queue may change only while
-    the new object is suspended. Assumed where the new object names a queue (then the cluster
-    runs Kueue)."""
+    the new object is suspended, taking it out of its queue included. Assumed where the old or
+    the new object names a queue (then the cluster runs Kueue)."""
     kueue = catalog.of(after).kueue
-    if kueue is None or not _queue_name(after) or _queue_name(before) == _queue_name(after):
+    if kueue is None or _queue_name(before) == _queue_name(after):
         return []
     if kueue.suspend_path and _get(after, kueue.suspend_path) is True:
         return []
