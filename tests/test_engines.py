@@ -385,3 +385,18 @@ def test_a_queued_job_is_replaced_under_argo_cd_too(path: str) -> None:
         assert {e: o.action for e, o in found.items()} == dict.fromkeys(
             ("flux", "argocd", "pulumi", "kubectl"), "replace"
         ), (before["metadata"].get("labels"), after["metadata"].get("labels"))
+
+
+def test_every_claim_is_awaited_only_until_it_exists() -> None:
+    """pulumi-kubernetes' claim awaiter wants a WaitForFirstConsumer claim Pending, so a bound
+    claim's later update (a larger request) timed out `pulumi up` (e2e/test_lifecycle.py):
+    every claim the stacks render says pulumi.com/waitFor on its name instead."""
+    claims = [
+        yaml.safe_load(path.read_text())
+        for path in sorted((REPO / "rendered").rglob("persistentvolumeclaim-*.yaml"))
+    ]
+    assert claims, "the example stacks render no claim"
+    for claim in claims:
+        assert claim["metadata"]["annotations"]["pulumi.com/waitFor"] == (
+            "jsonpath={.metadata.name}"
+        ), claim["metadata"]["name"]

@@ -70,6 +70,11 @@ def planned_action(change: dict[str, Any], engine: str) -> str:
     return _SEEN[outcome["action"]]
 
 
+def _brief(detail: str) -> str:
+    """An engine's report, its start and its end (where Pulumi and kubectl print the error)."""
+    return detail if len(detail) <= 2000 else f"{detail[:500]} [...] {detail[-1500:]}"
+
+
 def _job(entry: str) -> tuple[str, str]:
     """'TFJob ml-dev/mnist-smoke' -> ('ml-dev', 'mnist-smoke')."""
     _, _, where = entry.partition(" ")
@@ -176,7 +181,7 @@ class Lifecycle:
                 env,
                 f"{engine} reports",
                 "success" if expected_ok else "failure",
-                "success" if outcome.ok else f"failure: {outcome.detail[:2000]}",
+                "success" if outcome.ok else f"failure: {_brief(outcome.detail)}",
             )
         )
         if plan:

@@ -105,6 +105,7 @@ CRD = ("apiextensions.k8s.io", "CustomResourceDefinition")
 STATEFUL_SET = ("apps", "StatefulSet")
 REPLICA_SET = ("apps", "ReplicaSet")
 JOB = ("batch", "Job")
+CLAIM = ("", "PersistentVolumeClaim")
 
 
 def annotations_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -167,6 +168,13 @@ def lifecycle_annotations(obj: dict[str, Any], settings: StackSettings) -> dict[
         queued = row.kueue is not None and KUEUE_QUEUE_LABEL in _labels(obj)
         argocd = ARGOCD_REPLACE if life & Life.REPLACED_ON_ANY_CHANGE or queued else ARGOCD_FORCE
         annotations.setdefault(ARGOCD_SYNC_OPTIONS, argocd)
+    if row.key == CLAIM:
+        # pulumi-kubernetes' claim awaiter (await/awaiters.go untilCoreV1PersistentVolumeClaim
+        # Ready) takes a claim of a WaitForFirstConsumer class as ready only while it is
+        # Pending: once a pod bound it, every later update of it waits 5 minutes and fails
+        # `pulumi up` (seen in e2e/test_lifecycle.py on a grown request). Met once it exists,
+        # as for a Pod not awaited; pods that mount it wait for it anyway.
+        _annotations(obj).setdefault(WAIT_FOR, EXISTS)
     if life & Life.DELETED_IN_BACKGROUND:
         # pulumi-kubernetes deletes in the foreground unless told (provider/pkg/metadata/
         # overrides.go DeletionPropagation); Argo CD's Application prunes in the background
