@@ -287,7 +287,12 @@ class ArgoCD:
         return Outcome(ok, json.dumps(report, indent=1)[:6000], report)
 
     def retire(self, env: str) -> Outcome:
-        return Outcome(True, "Argo CD: the Application is deleted without its finalizer")
+        """docs/lifecycle.md, retiring step 2: an Application without its finalizer (kubetrain's
+        default) deletes nothing when it goes, so its resources are deleted first, by the
+        `kubectl delete` commands `kubetrain plan --output kubectl` prints once the stack file
+        is gone (the kubectl path's retirement); then the Application goes (this driver
+        registers none in the cluster)."""
+        return Kubectl(self.cluster, self.project).retire(env)
 
 
 # -- Pulumi ---------------------------------------------------------------------------------------
