@@ -1568,3 +1568,20 @@ def test_no_hand_edited_kueue_object_breaks_plans_quota(data: st.DataObject, whi
 @st.composite
 def _mutations(draw: st.DrawFn, base: dict[str, Any]) -> Any:
     return mutated(draw, base, (1, 3))
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {"containers": [None]},  # found by test_no_hand_edited_rendered_tree_breaks_plan
+        {"containers": "app"},
+        {"containers": [{"resources": ["cpu"]}]},
+        {"containers": [{"resources": {"requests": "1", "limits": None}}]},
+    ],
+)
+def test_a_pod_spec_of_the_wrong_shape_requests_nothing(spec) -> None:
+    from kubetrain.builders.gang import pod_requests
+
+    assert pod_requests(spec) == {}
+    good = {"containers": [None, {"resources": {"limits": {"cpu": "2"}}}]}
+    assert {k: str(v) for k, v in pod_requests(good).items()} == {"cpu": "2"}

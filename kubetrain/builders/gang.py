@@ -130,14 +130,21 @@ def pod_count(objs: list[dict[str, Any]]) -> int:
     return sum(t.count for obj in objs for t in pod_templates(obj))
 
 
+def _mapping(parent: Any, key: str) -> Mapping[str, Any]:
+    value = parent.get(key) if isinstance(parent, Mapping) else None
+    return value if isinstance(value, Mapping) else {}
+
+
 def pod_requests(pod_spec: Mapping[str, Any]) -> dict[str, Quantity]:
     """Requests of one pod's containers, per resource; a limit stands in for a missing request
     (as the API server defaults requests from limits)."""
     total: dict[str, Quantity] = {}
-    for container in pod_spec.get("containers") or ():
-        resources = container.get("resources") or {}
-        requests = resources.get("requests") or {}
-        limits = resources.get("limits") or {}
+    containers = pod_spec.get("containers")
+    for container in containers if isinstance(containers, list) else ():
+        # What is not of its type (a file of rendered/ edited by hand, which plan reads)
+        # requests nothing.
+        resources = _mapping(container, "resources")
+        requests, limits = _mapping(resources, "requests"), _mapping(resources, "limits")
         for name in sorted(set(requests) | set(limits)):
             q = parse_quantity(requests[name] if name in requests else limits[name])
             total[name] = total[name] + q if name in total else q
