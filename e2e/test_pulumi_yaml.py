@@ -6,9 +6,10 @@ constructs.
 Pulumi starts a package of `runtime: python` (provider/PulumiPlugin.yaml) through its Python
 language host, which cannot be built here (e2e/harness/pulumistack.py says why). What stands in
 is what that host runs: provider/__main__.py with the engine's address, by the test
-environment's Python, as the plugin `pulumi-resource-kubetrain` on PATH (an ambient plugin, so
-the program names no `packages:` path). Everything else is Pulumi's own: the CLI, the YAML
-runtime reading the package's schema from the plugin, the engine, pulumi-kubernetes.
+environment's Python, as the plugin `pulumi-resource-kubetrain`, installed from a local path
+with `pulumi plugin install --file` (so the program names no `packages:` path). Everything else
+is Pulumi's own: the CLI, the YAML runtime reading the package's schema from the plugin, the
+engine, pulumi-kubernetes.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def _plugin(folder: Path) -> Path:
 
 def _program(folder: Path) -> dict:
     program = yaml.safe_load(EXAMPLE.read_text())
-    program.pop("packages")  # the plugin on PATH instead (see the module docstring)
+    program.pop("packages")  # the installed plugin instead (see the module docstring)
     program["resources"]["dist-mnist"]["properties"]["metadata"]["namespace"] = NAMESPACE
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "Pulumi.yaml").write_text(yaml.safe_dump(program, sort_keys=False))
@@ -69,8 +70,7 @@ def test_a_yaml_program_builds_a_tfjob_through_the_package(cluster, kubelet, tmp
     cluster.kubectl("create", "namespace", NAMESPACE)
     pulumi = Pulumi(tmp_path / "program", cluster.kubeconfig, tmp_path / "pulumi")
     env = pulumi.env()
-    extra = [str(tools.path("pulumi-yaml")), str(_plugin(tmp_path / "plugins"))]
-    env["PATH"] = os.pathsep.join([*extra, env["PATH"]])
+    env["PATH"] = os.pathsep.join([str(tools.path("pulumi-yaml")), env["PATH"]])
     pulumi.env = lambda: env  # type: ignore[method-assign]
 
     def cli(*args: str) -> str:
@@ -80,6 +80,9 @@ def test_a_yaml_program_builds_a_tfjob_through_the_package(cluster, kubelet, tmp
         )
         return done.stdout
 
+    plugin = _plugin(tmp_path / "plugins") / "pulumi-resource-kubetrain"
+    cli("plugin", "install", "resource", "kubetrain", "0.0.0-e2e", "--file", str(plugin))
+    assert "kubetrain" in cli("plugin", "ls")
     cli("stack", "init", "dev")
     cli("up", "--yes", "--skip-preview", "--stack", "dev")
     # The component built the native TFJob: a Job and a Service per replica, as render does.
