@@ -32,8 +32,14 @@ def start_cluster(name: str, tmp: Path, own_crds: bool = True) -> ControlPlane:
     """A fresh control plane with every CRD of ../shared/crds and, unless own_crds is False
     (a cluster kubetrain delivers its own CRDs to), kubetrain's."""
     cluster = ControlPlane(tmp / name, name=name)
-    cluster.start()
-    crds.install(cluster, crds.shared_crds() + (crds.kubetrain_crds() if own_crds else []))
+    try:
+        cluster.start()
+        crds.install(cluster, crds.shared_crds() + (crds.kubetrain_crds() if own_crds else []))
+    except BaseException:
+        # Stopped by PID here (what started so far), or nothing would stop it: a clone without
+        # ../shared left its kube-apiservers running after the session had ended.
+        cluster.stop()
+        raise
     return cluster
 
 
