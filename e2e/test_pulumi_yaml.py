@@ -15,7 +15,6 @@ engine, pulumi-kubernetes.
 from __future__ import annotations
 
 import json
-import os
 import stat
 import sys
 from pathlib import Path
@@ -68,10 +67,8 @@ def test_a_yaml_program_builds_a_tfjob_through_the_package(cluster, kubelet, tmp
     )
     assert len(expected) == 6
     cluster.kubectl("create", "namespace", NAMESPACE)
-    pulumi = Pulumi(tmp_path / "program", cluster.kubeconfig, tmp_path / "pulumi")
-    env = pulumi.env()
-    env["PATH"] = os.pathsep.join([str(tools.path("pulumi-yaml")), env["PATH"]])
-    pulumi.env = lambda: env  # type: ignore[method-assign]
+    yaml_host = str(tools.path("pulumi-yaml"))
+    pulumi = Pulumi(tmp_path / "program", cluster.kubeconfig, tmp_path / "pulumi", (yaml_host,))
 
     def cli(*args: str) -> str:
         done = pulumi.cli(*args, timeout=600)

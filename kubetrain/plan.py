@@ -40,6 +40,7 @@ from typing import Any, Literal
 from .builders.gang import pod_requests
 from .builders.lifecycle import is_retained
 from .builders.registry import MANIFEST_SOURCE
+from .builders.secrets import PULUMI_SECRET
 from .builders.trainjob import runs_of
 from .kube import catalog
 from .kube.catalog import Life
@@ -168,7 +169,7 @@ class Change:
         values the stack's secret config (:func:`kubetrain.builders.secrets.secret_manifests`;
         a manifest of the stack is applied as written)."""
         if (self.group, self.kind) == _EXTERNAL_SECRET and self.job != MANIFEST_SOURCE:
-            return {"pulumi": ("", "Secret")}
+            return {"pulumi": PULUMI_SECRET}
         return {}
 
     @property

@@ -118,10 +118,11 @@ class Lifecycle:
         project.render(*self.envs)
         revision = commit(project, name)
         after_objects = {env: project.rendered(env) for env in self.envs}
+        delivered = {env: self._delivered(plans.get(env)) for env in self.envs}
         keys: dict[str, set[Key]] = {
             env: {
-                self._delivered(key_of(o), plans.get(env))
-                for o in before_objects[env] + after_objects[env]
+                delivered[env].get(k, k)
+                for k in map(key_of, before_objects[env] + after_objects[env])
             }
             for env in self.envs
         }
@@ -141,25 +142,26 @@ class Lifecycle:
         self.results.append(result)
         return result
 
-    def _delivered(self, key: Key, plan: dict[str, Any] | None) -> Key:
-        """The object the engine delivers for ``key``: the plan's ``deliveredAs`` (under Pulumi,
-        a job's ExternalSecret is the Secret it stands for)."""
+    def _delivered(self, plan: dict[str, Any] | None) -> dict[Key, Key]:
+        """The objects the engine delivers in place of those the plan names, by the plan's
+        ``deliveredAs`` (under Pulumi, a job's ExternalSecret is the Secret it stands for)."""
+        out = {}
         for c in (plan or {}).get("changes", []):
-            if (c["group"], c["kind"], c["namespace"] or "", c["name"]) == key:
-                other = c["deliveredAs"].get(self.engine.name)
-                if other:
-                    return (other["group"], other["kind"], key[2], key[3])
-        return key
+            other = c["deliveredAs"].get(self.engine.name)
+            if other:
+                ns = c["namespace"] or ""
+                out[(c["group"], c["kind"], ns, c["name"])] = (
+                    other["group"], other["kind"], ns, c["name"],
+                )  # fmt: skip
+        return out
 
     def _compare(self, result, env, plan, keys, before, after) -> None:
         engine = self.engine.name
         changes = {}
-        if plan:
-            for c in plan["changes"]:
-                key = self._delivered(
-                    (c["group"], c["kind"], c["namespace"] or "", c["name"]), plan
-                )
-                changes[key] = c
+        delivered = self._delivered(plan)
+        for c in (plan or {}).get("changes", []):
+            key = (c["group"], c["kind"], c["namespace"] or "", c["name"])
+            changes[delivered.get(key, key)] = c
         refused = False
         for key in sorted(keys):
             entry = changes.get(key)

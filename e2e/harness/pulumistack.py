@@ -49,8 +49,11 @@ class PulumiResult:
 class Pulumi:
     """Pulumi for one project folder against one cluster (its kubeconfig)."""
 
-    def __init__(self, project: Path, kubeconfig: Path, home: Path):
+    def __init__(
+        self, project: Path, kubeconfig: Path, home: Path, tools_path: tuple[str, ...] = ()
+    ):
         self.project = project
+        self.tools_path = tools_path  # more plugins or language hosts, found first
         self.kubeconfig = kubeconfig
         self.home = home
         self.state = home / "state"
@@ -58,7 +61,7 @@ class Pulumi:
         self.passphrase = secrets.token_hex(12)
 
     def env(self) -> dict[str, str]:
-        path = [str(tools.path("pulumi")), str(tools.path("pulumi-kubernetes"))]
+        path = [*self.tools_path, str(tools.path("pulumi")), str(tools.path("pulumi-kubernetes"))]
         env = dict(os.environ)
         env.update(
             {

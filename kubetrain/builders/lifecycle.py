@@ -51,7 +51,7 @@ from typing import Any
 from ..kube import catalog
 from ..kube.catalog import Life
 from ..kube.engines import ARGOCD_SYNC_OPTIONS, FLUX_FORCE, FLUX_PRUNE, group_kind
-from ..kube.immutable import KUEUE_QUEUE_LABEL
+from ..kube.immutable import queue_name
 from ..models.stack import StackSettings
 from .gang import is_gang_member, pod_templates
 
@@ -133,12 +133,6 @@ def _annotations(obj: dict[str, Any]) -> dict[str, str]:
     return annotations
 
 
-def _labels(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    meta = obj.get("metadata")
-    labels = meta.get("labels") if isinstance(meta, Mapping) else None
-    return labels if isinstance(labels, Mapping) else {}
-
-
 def _deletes_claims(obj: dict[str, Any]) -> bool:
     """Whether deleting a StatefulSet deletes the claims of its volumeClaimTemplates."""
     spec = obj.get("spec") or {}
@@ -165,15 +159,16 @@ def lifecycle_annotations(obj: dict[str, Any], settings: StackSettings) -> dict[
     if life & Life.REPLACED and not (row.key == STATEFUL_SET and _deletes_claims(obj)):
         annotations = _annotations(obj)
         annotations.setdefault(FLUX_FORCE, "enabled")
-        queued = row.kueue is not None and KUEUE_QUEUE_LABEL in _labels(obj)
+        queued = row.kueue is not None and bool(queue_name(obj))
         argocd = ARGOCD_REPLACE if life & Life.REPLACED_ON_ANY_CHANGE or queued else ARGOCD_FORCE
         annotations.setdefault(ARGOCD_SYNC_OPTIONS, argocd)
     if row.key == CLAIM:
-        # pulumi-kubernetes' claim awaiter (await/awaiters.go untilCoreV1PersistentVolumeClaim
-        # Ready) takes a claim of a WaitForFirstConsumer class as ready only while it is
-        # Pending: once a pod bound it, every later update of it waits 5 minutes and fails
-        # `pulumi up` (seen in e2e/test_lifecycle.py on a grown request). Met once it exists,
-        # as for a Pod not awaited; pods that mount it wait for it anyway.
+        # pulumi-kubernetes' claim awaiter (4.25.0, provider/pkg/await/awaiters.go
+        # untilCoreV1PersistentVolumeClaimReady) takes a claim of a WaitForFirstConsumer
+        # class as ready only while it is Pending: once a pod bound it, every later update of
+        # it waits 5 minutes and fails `pulumi up` (seen in e2e/test_lifecycle.py on a grown
+        # request). Met once it exists, as for a Pod not awaited; pods that mount it wait for
+        # it anyway.
         _annotations(obj).setdefault(WAIT_FOR, EXISTS)
     if life & Life.DELETED_IN_BACKGROUND:
         # pulumi-kubernetes deletes in the foreground unless told (provider/pkg/metadata/

@@ -43,6 +43,7 @@ __all__ = [
     "CREDENTIAL_MARKER",
     "DOCKER_CONFIG_JSON_KEY",
     "PULL_SECRET_TYPE",
+    "PULUMI_SECRET",
     "CredentialRef",
     "SecretSpec",
     "credential_marker",
@@ -51,6 +52,8 @@ __all__ = [
     "secret_manifests",
 ]
 
+#: What the Pulumi target builds where render writes an ExternalSecret (group, kind).
+PULUMI_SECRET = ("", "Secret")
 #: Key of the marker dict standing for a credential value in Pulumi-target Secrets.
 CREDENTIAL_MARKER = "$kubetrainCredential"
 #: Secret type and key of an image pull secret.

@@ -83,6 +83,7 @@ __all__ = [
     "API_SERVER",
     "JOBSET_WEBHOOK",
     "Refusal",
+    "queue_name",
     "replacement_field",
     "update_refusals",
 ]
@@ -618,19 +619,20 @@ def _localqueue(before: Obj, after: Obj) -> list[Refusal]:
     return _transition(before, after, "spec.clusterQueue")
 
 
-#: Where each kind Kueue manages says it is suspended (jobframework's GenericJob.IsSuspended).
-def _queue_name(obj: Obj) -> str:
+def queue_name(obj: Obj) -> str:
+    """The Kueue queue ``obj`` names (its ``kueue.x-k8s.io/queue-name`` label), or ""."""
     labels = _get(obj, "metadata.labels")
     value = labels.get(KUEUE_QUEUE_LABEL) if isinstance(labels, Mapping) else None
     return value if isinstance(value, str) else ""
 
 
 def kueue_refusals(before: Obj, after: Obj) -> list[Refusal]:
-    """Kueue's ``validateUpdateForQueueName`` (v0.19.2): a job's queue may change only while
-    the new object is suspended, taking it out of its queue included. Assumed where the old or
-    the new object names a queue (then the cluster runs Kueue)."""
+    """Kueue's ``validateUpdateForQueueName`` (v0.19.2, pkg/controller/jobframework/
+    validation.go): a job's queue may change only while the new object is suspended, taking it
+    out of its queue included. Assumed where the old or the new object names a queue (then the
+    cluster runs Kueue)."""
     kueue = catalog.of(after).kueue
-    if kueue is None or _queue_name(before) == _queue_name(after):
+    if kueue is None or queue_name(before) == queue_name(after):
         return []
     if kueue.suspend_path and _get(after, kueue.suspend_path) is True:
         return []

@@ -23,7 +23,8 @@ GROUPS = (
             # fields are immutable anyway (trainer, runtimeRef, initializer), so a replacement
             # on any change costs no run an update would have kept; the Application leaves
             # those entries out of its comparison (kubetrain.builders.delivery.ARGOCD_IGNORED).
-            # Deleted in the background: trainer v2.3.0's TrainJobReconciler.Reconcile applies
+            # Deleted in the background: trainer v2.3.0's TrainJobReconciler.Reconcile
+            # (pkg/controller/trainjob_controller.go) applies
             # the JobSet again whatever the TrainJob's deletionTimestamp, and the garbage
             # collector of a foreground delete deletes it again, for good (seen in
             # e2e/test_lifecycle.py under Argo CD's and Pulumi's default foreground).
