@@ -1,0 +1,240 @@
+"""Environments mapped to clusters, for real (issue 27, `kubetrain:clusters`): a hub running
+Flux's controllers, and two more clusters it delivers to, each its own etcd and kube-apiserver
+on loopback.
+
+The project has two environments: `prod` names no cluster (Flux on the hub applies it there,
+as a one-cluster environment), `dev` is a fleet of two clusters, `east` and `west`, reached
+through `kubeConfig.secretRef` (a Secret on the hub holding each cluster's kubeconfig), with
+per-cluster overrides (a node selector on east; the GPU resource name and a patched quota on
+west). The real kustomize-controller applies each tree where kubetrain says it goes: each
+cluster ends up with exactly the objects of its `rendered/<env>/<cluster>` (their fields as
+rendered), the hub with prod's and none of dev's, and the two clusters with different objects
+where the overrides say so. Retiring dev (deleting its Kustomizations) removes what Flux
+applied from both clusters and leaves prod's.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import yaml
+
+from conftest import start_cluster
+from harness.cluster import ControlPlane
+from harness.engines import Flux, commit
+from harness.gitserver import GitServer
+from harness.observe import discovery, key_of, show
+from harness.project import Project
+
+JOB = """\
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: bert
+  labels: {kueue.x-k8s.io/queue-name: team}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template:
+        spec:
+          containers:
+            - name: pytorch
+              image: registry.example.com/bert:1.0
+              resources: {limits: {cpu: "2", memory: 4Gi, nvidia.com/gpu: 1}}
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          containers:
+            - name: pytorch
+              image: registry.example.com/bert:1.0
+              resources: {limits: {cpu: "2", memory: 4Gi, nvidia.com/gpu: 1}}
+"""
+QUEUE = """\
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default-flavor}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: team}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+    - coveredResources: [cpu, memory, nvidia.com/gpu, amd.com/gpu]
+      flavors:
+        - name: default-flavor
+          resources:
+            - {name: cpu, nominalQuota: 16}
+            - {name: memory, nominalQuota: 64Gi}
+            - {name: nvidia.com/gpu, nominalQuota: 8}
+            - {name: amd.com/gpu, nominalQuota: 8}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: team}
+spec: {clusterQueue: team}
+"""
+CLUSTERS = ("east", "west")
+
+
+def _stack(git_url: str, clusters: list[dict[str, Any]] | None) -> dict[str, Any]:
+    config: dict[str, Any] = {
+        "kubetrain:namespace": "ml",
+        "kubetrain:nativeWorkload": "jobset",
+        "kubetrain:jobFiles": ["stacks/jobs/*.yaml"],
+        "kubetrain:manifestFiles": ["stacks/queue.yaml"],
+        "kubetrain:gitops": {"repoURL": git_url, "branch": "main", "engines": ["flux"]},
+    }
+    if clusters:
+        config["kubetrain:clusters"] = clusters
+    return {"config": config}
+
+
+def _fleet(spokes: dict[str, ControlPlane]) -> list[dict[str, Any]]:
+    east, west = spokes["east"], spokes["west"]
+    return [
+        {
+            "name": "east",
+            "server": east.server,
+            "kubeConfig": {"secretRef": {"name": "east-kubeconfig", "key": "config"}},
+            "nodeSelector": {"topology.kubernetes.io/region": "us-east-1"},
+        },
+        {
+            "name": "west",
+            "server": west.server,
+            "kubeConfig": {"secretRef": {"name": "west-kubeconfig", "key": "config"}},
+            "gpuResource": "amd.com/gpu",
+            "patches": [{
+                "target": {"kind": "ClusterQueue", "name": "team"},
+                "patch": [{"op": "replace", "value": 4,
+                           "path": "/spec/resourceGroups/0/flavors/0/resources/0/nominalQuota"}],
+            }],
+        },
+    ]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    tmp = tmp_path_factory.mktemp("fleet")
+    started: list[ControlPlane] = []
+    git: GitServer | None = None
+    flux: Flux | None = None
+    try:
+        for name in ("hub", *CLUSTERS):
+            started.append(start_cluster(f"fleet-{name}", tmp, own_crds=False))
+        hub, spokes = started[0], dict(zip(CLUSTERS, started[1:], strict=True))
+        source = tmp / "source"
+        (source / "stacks" / "jobs").mkdir(parents=True)
+        (source / "Pulumi.yaml").write_text("name: kubetrain\nruntime: python\n")
+        (source / "stacks" / "jobs" / "bert.yaml").write_text(JOB)
+        (source / "stacks" / "queue.yaml").write_text(QUEUE)
+        repos = tmp / "repos"
+        git = GitServer(repos).start()
+        project = Project(repos / "project", source=source)
+        project.write_stack("prod", _stack(git.url("project"), None))
+        project.write_stack("dev", _stack(git.url("project"), _fleet(spokes)))
+        project.render("dev", "prod")
+        revision = commit(project, "two environments: prod on the hub, dev on a fleet of two")
+        flux = Flux(hub, project, git.url("project"), tmp / "flux").start()
+        for name, spoke in spokes.items():
+            hub.kubectl("create", "secret", "generic", f"{name}-kubeconfig", "-n", flux.namespace,
+                        f"--from-file=config={spoke.kubeconfig}")  # fmt: skip
+        yield {"hub": hub, "spokes": spokes, "project": project, "flux": flux,
+               "revision": revision}  # fmt: skip
+    finally:
+        if flux is not None:
+            flux.stop()
+        if git is not None:
+            git.stop()
+        for cluster in reversed(started):
+            cluster.stop()
+
+
+def _tree(project: Project, *parts: str) -> list[dict[str, Any]]:
+    folder = project.folder.joinpath("rendered", *parts)
+    out = []
+    for file in sorted(folder.rglob("*.yaml")):
+        if file.name != "kustomization.yaml":
+            out += [d for d in yaml.safe_load_all(file.read_text()) if isinstance(d, dict)]
+    return out
+
+
+def _live(cluster: ControlPlane, obj: dict[str, Any]) -> dict[str, Any] | None:
+    url = discovery(cluster).url(key_of(obj))
+    return cluster.get(url) if url else None
+
+
+def _missing(rendered: Any, live: Any, path: str = "") -> list[str]:
+    """Where a live object lacks a field of the rendered one, or holds another value (what
+    the server adds, defaults and Flux's labels, is no difference)."""
+    if isinstance(rendered, dict):
+        if not isinstance(live, dict):
+            return [f"{path}: {json.dumps(rendered)[:80]} != {json.dumps(live)[:80]}"]
+        out = []
+        for key, value in rendered.items():
+            out += _missing(value, live.get(key), f"{path}.{key}" if path else key)
+        return out
+    if isinstance(rendered, list):
+        if not isinstance(live, list) or len(live) != len(rendered):
+            return [f"{path}: {json.dumps(rendered)[:80]} != {json.dumps(live)[:80]}"]
+        return [m for i, (r, lv) in enumerate(zip(rendered, live, strict=True))
+                for m in _missing(r, lv, f"{path}[{i}]")]  # fmt: skip
+    if rendered != live and str(rendered) != str(live):
+        return [f"{path}: {rendered!r} != {live!r}"]
+    return []
+
+
+def test_each_cluster_gets_its_own_tree_and_retiring_a_fleet_empties_it(fleet) -> None:
+    hub, spokes, project, flux = fleet["hub"], fleet["spokes"], fleet["project"], fleet["flux"]
+    for env in ("prod", "dev"):
+        outcome = flux.deliver(env, fleet["revision"])
+        assert outcome.ok, f"{env}: {outcome.detail}"
+    trees = {name: _tree(project, "dev", name) for name in CLUSTERS}
+    trees["hub"] = _tree(project, "prod")
+    targets = {"hub": hub, **spokes}
+    assert all(trees.values()), {k: len(v) for k, v in trees.items()}
+    problems = []
+    for name, objects in trees.items():
+        for obj in objects:
+            live = _live(targets[name], obj)
+            if live is None:
+                problems.append(f"{name}: {show(key_of(obj))} not applied")
+                continue
+            problems += [f"{name}: {show(key_of(obj))}: {m}" for m in _missing(obj, live)]
+    # What one cluster of the fleet gets is nowhere else: the trees differ by their overrides,
+    # and the hub holds none of dev's namespaced objects (it runs only prod's, in `ml` too).
+    east, west = ({key_of(o): o for o in trees[n]} for n in CLUSTERS)
+    assert set(east) == set(west)
+    differing = sorted(show(k) for k in east if east[k] != west[k])
+    assert any("ClusterQueue" in k for k in differing), differing
+    assert any("JobSet" in k for k in differing), differing
+    for key, obj in west.items():
+        live = _live(spokes["east"], obj)
+        if east[key] != obj and live is not None:
+            assert _missing(obj, live), f"east holds west's {show(key)}"
+    assert not problems, "\n".join(problems)
+
+    # Retiring the fleet: deleting dev's Kustomizations prunes both clusters, not the hub.
+    assert flux.retire("dev").ok
+    for name in CLUSTERS:
+        left = [show(key_of(o)) for o in trees[name]
+                if o["kind"] not in ("Namespace", "CustomResourceDefinition")
+                and _live(spokes[name], o) is not None]  # fmt: skip
+        assert not left, f"{name} after retiring dev: {left}"
+    still = [show(key_of(o)) for o in trees["hub"] if _live(hub, o) is None]
+    assert not still, f"retiring dev removed prod's {still}"
+
+
+def test_a_field_the_cluster_lacks_or_holds_otherwise_is_found() -> None:
+    rendered = {"spec": {"a": 1, "b": [{"c": "x"}], "q": 16}}
+    live = {"spec": {"a": 1, "b": [{"c": "x", "d": "default"}], "q": "16", "extra": True}}
+    assert _missing(rendered, live) == []
+    assert _missing(rendered, {"spec": {"a": 2, "b": [], "q": 16}}) == [
+        "spec.a: 1 != 2",
+        'spec.b: [{"c": "x"}] != []',
+    ]
