@@ -555,6 +555,25 @@ def test_compare_json_is_what_an_e2e_test_reads(run: Callable[..., Result]) -> N
     )
 
 
+def test_a_published_mpijob_file_compares_without_a_secret_store_or_gitops(
+    run: Callable[..., Result],
+) -> None:
+    """The MPI Operator's pi example, given as a file: no stack names a secret store (its
+    operator generates the SSH key) and it sets ttlSecondsAfterFinished, which render mode
+    refuses natively; neither shapes a pod, so the comparison is made (found by make e2e)."""
+    result = run("convert", "stacks/mpi-operator-examples/pi.yaml", "--compare", "--output", "json")
+    assert result.exit_code == 0, result.stderr
+    [job] = json.loads(result.stdout)["comparisons"]
+    assert job["v1"]["document"]["spec"]["runPolicy"]["ttlSecondsAfterFinished"] == 60
+    assert [p["name"] for p in job["v1"]["pods"]] == [
+        "pi-worker-0",
+        "pi-worker-1",
+        "pi-launcher-<random>",
+    ]
+    ssh = [v for v in job["v2"]["pods"][0]["volumes"] if v["name"] == "mpi-ssh-auth"]
+    assert ssh and ssh[0]["secret"]["secretName"] == "pi-mpi-ssh-auth"
+
+
 # --- patches -------------------------------------------------------------------------------------
 
 

@@ -178,6 +178,13 @@ def _job_spec_pod(obj: Manifest) -> Manifest:
     return copy.deepcopy(((obj.get("spec") or {}).get("template") or {}).get("spec") or {})
 
 
+#: The back end both sides are built for. Only two things differ by target, neither of which
+#: shapes a pod: a job's Secrets (render mode takes them from the stack's secret store, which
+#: a published MPIJob's stack need not name: its operator generates the SSH key) and
+#: render mode's refusal of ``ttlSecondsAfterFinished`` (which deletes a finished run).
+COMPARISON_TARGET = "pulumi"
+
+
 def v1_objects(loaded: LoadedJob, stack: Stack) -> list[Manifest]:
     """What the v1 job's operator creates: the job built natively with bare pods (as the
     training operator creates them; the MPI Operator's launcher Job and worker Pods)."""
@@ -190,14 +197,14 @@ def v1_objects(loaded: LoadedJob, stack: Stack) -> list[Manifest]:
     meta = job.metadata.model_copy(update={"annotations": annotations})
     doc = job.model_copy(update={"metadata": meta})
     settings = stack.settings.model_copy(update={"native_workload": "pod", "mode": "native"})
-    ctx = BuildContext(settings, "render", runtimes=stack.runtimes)
+    ctx = BuildContext(settings, COMPARISON_TARGET, runtimes=stack.runtimes)
     return build_job(LoadedJob(doc, loaded.source, "native"), ctx, [])
 
 
 def v2_objects(loaded: LoadedJob, stack: Stack) -> list[Manifest]:
     """What the trainer builds for the TrainJob (``loaded`` in native mode): its JobSet and
     companions."""
-    ctx = BuildContext(stack.settings, "render", runtimes=stack.runtimes)
+    ctx = BuildContext(stack.settings, COMPARISON_TARGET, runtimes=stack.runtimes)
     return build_job(loaded, ctx, [])
 
 
