@@ -574,6 +574,22 @@ def test_a_published_mpijob_file_compares_without_a_secret_store_or_gitops(
     assert ssh and ssh[0]["secret"]["secretName"] == "pi-mpi-ssh-auth"
 
 
+def test_a_v1alpha1_tfjob_is_compared_as_the_v1_job_operator_mode_applies(
+    run: Callable[..., Result],
+) -> None:
+    """The server serves no kubeflow.org/v1alpha1: the document the comparison says the v1 side
+    applies is the v1 TFJob operator mode renders (found by make e2e)."""
+    result = run(
+        "convert", "--stack", "dev", "--job", "tf-smoke-gpu", "--compare", "--output", "json"
+    )
+    assert result.exit_code == 0, result.stderr
+    [job] = json.loads(result.stdout)["comparisons"]
+    doc = job["v1"]["document"]
+    assert (doc["apiVersion"], doc["kind"]) == ("kubeflow.org/v1", "TFJob")
+    assert list(doc["spec"]["tfReplicaSpecs"]) == ["Master"]
+    assert doc["spec"]["tfReplicaSpecs"]["Master"]["restartPolicy"] == "OnFailure"
+
+
 # --- patches -------------------------------------------------------------------------------------
 
 

@@ -749,7 +749,7 @@ def _documents(
         None,
     )
     return {
-        "v1": _document(v1.document),
+        "v1": _document(v1.job),  # as operator mode renders it (a v1alpha1 TFJob as v1)
         "trainJob": _document(v2.document),
         "trainingRuntime": runtime,
     }
