@@ -542,9 +542,15 @@ def test_compare_json_is_what_an_e2e_test_reads(run: Callable[..., Result]) -> N
     node = job["v2"]["pods"][1]
     assert node["hostname"] == "torchrun-cpu-node-0-1"
     env = {e["name"]: e for e in node["containers"][0]["env"]}
-    assert env["PET_NODE_RANK"]["valueFrom"]["fieldRef"]["fieldPath"].endswith(
-        "job-completion-index']"
+    # The trainer's env reads the index annotation; the Job controller's own variable the
+    # index label (addCompletionIndexEnvVariable, as make e2e found it at Kubernetes 1.36).
+    assert env["PET_NODE_RANK"]["valueFrom"]["fieldRef"]["fieldPath"] == (
+        "metadata.annotations['batch.kubernetes.io/job-completion-index']"
     )
+    assert env["JOB_COMPLETION_INDEX"]["valueFrom"]["fieldRef"]["fieldPath"] == (
+        "metadata.labels['batch.kubernetes.io/job-completion-index']"
+    )
+    assert node["containers"][0]["envResolved"]["JOB_COMPLETION_INDEX"] == "1"
     assert node["containers"][0]["envResolved"]["PET_NPROC_PER_NODE"] == "2"
     assert [p["v1"] + ">" + p["v2"] for p in job["pairs"]] == [
         "Master-0>node-0-0",

@@ -49,7 +49,13 @@ from .trainjob import QUEUE_LABEL, Conversion, Note
 __all__ = ["Comparison", "PodView", "compare", "format_comparison", "to_json"]
 
 Manifest = dict[str, Any]
+#: Where a pod of an Indexed Job reads its index: the annotation (what the trainer's env
+#: refers to) and the label the Job controller also writes, which is what it points its own
+#: ``JOB_COMPLETION_INDEX`` at (Kubernetes v1.36.2 pkg/controller/job/indexed_job_utils.go
+#: ``addCompletionIndexEnvVariable``; the PodIndexLabel feature, on by default since 1.28;
+#: found by make e2e, which compares with the Job controller's pods).
 COMPLETION_INDEX_PATH = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+COMPLETION_INDEX_LABEL_PATH = "metadata.labels['batch.kubernetes.io/job-completion-index']"
 COMPLETION_INDEX_ENV = "JOB_COMPLETION_INDEX"
 #: Variables of the same meaning under another name in Trainer v2.3.0's runtime of the
 #: framework (v1 name -> v2 name).
@@ -95,7 +101,7 @@ def _resolve(entry: Mapping[str, Any], pod: PodView) -> str:
     ref = source.get("fieldRef")
     if isinstance(ref, Mapping):
         path = ref.get("fieldPath")
-        if path == COMPLETION_INDEX_PATH and pod.index is not None:
+        if path in (COMPLETION_INDEX_PATH, COMPLETION_INDEX_LABEL_PATH) and pod.index is not None:
             return str(pod.index)
         if path == "metadata.name":
             return pod.name
@@ -275,7 +281,7 @@ def v2_pods(objs: Sequence[Manifest]) -> dict[str, PodView]:
                                     "valueFrom": {
                                         "fieldRef": {
                                             "apiVersion": "v1",
-                                            "fieldPath": COMPLETION_INDEX_PATH,
+                                            "fieldPath": COMPLETION_INDEX_LABEL_PATH,
                                         }
                                     },
                                 }
