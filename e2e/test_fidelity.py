@@ -13,10 +13,13 @@ differential test"), each of which must be needed by some job (test_every_tolera
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,7 +28,7 @@ import pytest
 import yaml
 
 from conftest import start_cluster
-from harness import fidelity, operators
+from harness import fidelity, migration, operators
 from harness.observe import Key, key_of
 from harness.project import KUBETRAIN
 from harness.tools import REPO
@@ -49,19 +52,16 @@ REFUSED_NATIVELY: dict[str, str] = {
     "the training again (Pulumi mode renders it)",
 }
 
-#: The worlds: which operators run, with which gang scheduler.
-WORLDS: dict[str, tuple[tuple[str, ...], str]] = {
-    "plain": (tuple(operators.ALL), ""),
-}
-#: Not run yet (issue 26, left for a follow-up): the gang-scheduled jobs' worlds, whose
-#: training and MPI operators run Volcano or scheduler-plugins gangs. The jobs routed to them
-#: (a PodGroup in kubetrain's render) are compared nowhere until they are added to WORLDS.
-GANG_WORLDS: dict[str, tuple[tuple[str, ...], str]] = {
-    "volcano": (("training-operator", "mpi-operator"), "volcano"),
-    "scheduler-plugins": (("training-operator", "mpi-operator"), "scheduler-plugins-scheduler"),
+#: The worlds: the gang scheduler the training and MPI operators are started with (a PodGroup
+#: per job). Every world runs every operator on one control plane; going to the next world
+#: restarts only those two with its scheduler (the other operators keep running).
+WORLDS: dict[str, str] = {
+    "plain": "",
+    "volcano": "volcano",
+    "scheduler-plugins": "scheduler-plugins-scheduler",
 }
 POD_GROUP_WORLD = {"scheduling.volcano.sh": "volcano", "scheduling.x-k8s.io": "scheduler-plugins"}
-assert set(POD_GROUP_WORLD.values()) == set(GANG_WORLDS)
+assert set(POD_GROUP_WORLD.values()) == set(WORLDS) - {"plain"}
 
 
 # -- the stacks ------------------------------------------------------------------------------
@@ -229,34 +229,212 @@ def stacks(tmp_path_factory: pytest.TempPathFactory) -> list[Prepared]:
 OUTCOMES: dict[str, list[fidelity.Outcome]] = {}
 
 
+class Worlds:
+    """The worlds of this module on one control plane and its operators (stopped by PID at
+    the end): asking for another world restarts the gang-scheduling operators with its
+    scheduler."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.name = ""
+        self.cluster: Any = None
+        self.ops: list[operators.Operator] = []
+        self.volcano: operators.VolcanoEnqueue | None = None
+
+    def get(self, name: str) -> Any:
+        gang = WORLDS[name]
+        if self.cluster is None:
+            cluster = start_cluster("fidelity", self.tmp, own_crds=False)
+            try:
+                every = tuple(operators.ALL)
+                folder = self.tmp / f"operators-{name}"
+                self.ops = operators.start_all(cluster, folder, every, gang_scheduler=gang)
+            except BaseException:
+                cluster.stop()
+                raise
+            self.name, self.cluster = name, cluster
+        elif name != self.name:
+            restarted = [op for op in self.ops if op.name in operators.GANG]
+            operators.stop_all(restarted)
+            self.ops = [op for op in self.ops if op not in restarted]
+            self.name = ""
+            self.ops += operators.start_all(self.cluster, self.tmp / f"operators-{name}",
+                                            operators.GANG, gang_scheduler=gang)  # fmt: skip
+            self.name = name
+        if name == "volcano" and self.volcano is None:
+            self.volcano = operators.VolcanoEnqueue(self.cluster).start()
+        return self.cluster
+
+    def stop(self) -> None:
+        if self.volcano is not None:
+            self.volcano.stop()
+            assert not self.volcano.errors, self.volcano.errors
+        operators.stop_all(self.ops)
+        if self.cluster is not None:
+            self.cluster.stop()
+        self.name, self.cluster, self.ops, self.volcano = "", None, [], None
+
+
+@pytest.fixture(scope="module")
+def worlds(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Worlds]:
+    started = Worlds(tmp_path_factory.mktemp("worlds"))
+    try:
+        yield started
+    finally:
+        started.stop()
+
+
+# -- kubetrain convert --compare against the controllers (issue 28) ---------------------------
+#: What is converted: every v1 job of the dev stack (which holds every example of the
+#: repository but pi.yaml), and the MPI Operator's pi example as a file.
+CONVERTED: dict[str, list[str]] = {
+    "stack dev": ["--stack", "dev"],
+    "pi.yaml": ["stacks/mpi-operator-examples/pi.yaml"],
+}
+#: The workload kinds of a stack that are no part of a converted job's support (they would run
+#: pods of their own beside it).
+WORKLOADS = {"Pod", "Job", "JobSet", "StatefulSet", "Deployment", "DaemonSet", "ReplicaSet",
+             "CronJob", "PodGroup"}  # fmt: skip
+
+
+def _pods(cluster: Any, namespaces: set[str]) -> list[dict[str, Any]]:
+    out = []
+    for ns in sorted(namespaces):
+        out += (cluster.get(f"/api/v1/namespaces/{ns}/pods") or {}).get("items", [])
+    return out
+
+
+def _await_pods(cluster: Any, namespaces: set[str], printed: list[dict[str, Any]],
+                timeout: float = 120) -> dict[str, Any]:  # fmt: skip
+    """The real pod of each printed view, once all are there (or `timeout` passed)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = migration.find(printed, _pods(cluster, namespaces))
+        if len(found) == len(printed) or time.monotonic() > deadline:
+            return found
+        time.sleep(0.5)
+
+
+def _side_names(cluster: Any, ns: str, kind: str) -> dict[str, dict[str, Any]]:
+    path = {"Service": "services", "ConfigMap": "configmaps"}[kind]
+    items = (cluster.get(f"/api/v1/namespaces/{ns}/{path}") or {}).get("items", [])
+    return {i["metadata"]["name"]: i for i in items}
+
+
+def _job_checks(cluster: Any, comparison: dict[str, Any], side: str) -> list[str]:
+    """The Services and the MPI hostfile convert printed for one side, against the cluster."""
+    problems = []
+    doc = comparison[side]["document"]
+    ns, name = doc["metadata"].get("namespace", "default"), doc["metadata"]["name"]
+    services = comparison["job"]["services"][side]
+    printed = [] if services == "none" else [s.split(" (")[0] for s in services.split(", ")]
+    have = _side_names(cluster, ns, "Service")
+    problems += [f"{side} Service {ns}/{s} printed, not created" for s in printed
+                 if s not in have]  # fmt: skip
+    rendezvous = comparison["job"].get("rendezvous", {}).get(side, "")
+    if str(rendezvous).startswith("hostfile: ") and rendezvous != "hostfile: none":
+        files = []
+        for cm_name, cm in sorted(_side_names(cluster, ns, "ConfigMap").items()):
+            text = (cm.get("data") or {}).get("hostfile")
+            if text is not None and cm_name.startswith(name):
+                files.append(" ".join(x for x in str(text).splitlines() if x))
+        if [f"hostfile: {f}" for f in files] != [rendezvous]:
+            problems.append(f"{side} hostfile printed {rendezvous!r}, created {files}")
+    return problems
+
+
+def _convert(folder: Path, args: list[str]) -> dict[str, Any]:
+    result = subprocess.run(
+        [KUBETRAIN, "convert", *args, "--compare", "--output", "json", "--skip-refused"],
+        cwd=folder, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, f"kubetrain convert {' '.join(args)}: {result.stderr}"
+    return json.loads(result.stdout)
+
+
+def test_convert_compare_prints_what_the_controllers_create(
+    stacks: list[Prepared], worlds: Worlds, tmp_path: Path
+) -> None:
+    """For every converted example, the real training operator or MPI Operator runs the v1
+    job and the real trainer (with the JobSet and Job controllers) the TrainJob, in turn; the
+    pods each created are what `kubetrain convert --compare` printed, per replica (harness/
+    migration.py), with the Services and hostfiles it printed."""
+    cluster = worlds.get("plain")
+    dev = {s.name: s for s in stacks}["stack-dev"]
+    folder = _project("repo", REPO / "stacks" / "Pulumi.dev.yaml", tmp_path / "convert").parent
+    comparisons = [c for args in CONVERTED.values() for c in _convert(folder, args)["comparisons"]]
+    kinds = {c["v1"]["document"]["kind"] for c in comparisons}
+    assert {"PyTorchJob", "JAXJob", "TFJob", "MPIJob"} <= kinds, kinds
+    default_ns = str(dev.config.get("kubetrain:namespace", "default"))
+    support = fidelity._external(dev.config, default_ns) + [
+        o for o in dev.operator if fidelity.gk(o) not in fidelity.CUSTOM
+        and o.get("kind") not in WORKLOADS]  # fmt: skip
+    docs = {side: [c[side]["document"] for c in comparisons] for side in ("v1", "v2")}
+    runtimes = [c["v2"]["runtimeDocument"] for c in comparisons if c["v2"].get("runtimeDocument")]
+    namespaces = {d["metadata"].get("namespace", "default") for d in docs["v1"] + docs["v2"]}
+    namespaces |= {o["metadata"]["name"] for o in support if o["kind"] == "Namespace"}
+    fidelity.apply(cluster, [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
+                             for ns in sorted(namespaces)])  # fmt: skip
+    fidelity.wait_default_sa(cluster, namespaces)
+    rest = [o for o in support if o["kind"] != "Namespace"]
+    fidelity.apply(cluster, [o for o in rest if o["kind"] == "CustomResourceDefinition"])
+    fidelity.apply(cluster, [o for o in rest if o["kind"] != "CustomResourceDefinition"])
+    before = set(fidelity.listing(cluster, namespaces))
+    problems: list[str] = []
+    compared = 0
+    try:
+        for side, applied in (("v1", docs["v1"]), ("v2", runtimes + docs["v2"])):
+            fidelity.apply(cluster, applied)
+            printed = [v for c in comparisons for v in c[side]["pods"]]
+            found = _await_pods(cluster, namespaces, printed)
+            for c in comparisons:
+                title = c[side]["title"]
+                ns = c[side]["document"]["metadata"].get("namespace", "default")
+                for view in c[side]["pods"]:
+                    pod = found.get(view["name"])
+                    if pod is None:
+                        problems.append(f"{title}: {view['replica']}: no pod {view['name']}")
+                        continue
+                    compared += 1
+                    kind = c[side]["document"]["kind"]
+                    for path, mine, real in migration.differences(cluster, ns, view, pod, kind):
+                        problems.append(
+                            f"{title}: {view['replica']}: {path}: printed "
+                            f"{fidelity._short(mine)}, created {fidelity._short(real)}"
+                        )
+                problems += [f"{title}: {p}" for p in _job_checks(cluster, c, side)]
+            fidelity.delete(cluster, applied)
+            gone = set(fidelity.listing(cluster, namespaces)) - before
+            fidelity.wait_gone(cluster, gone | {key_of(d) for d in applied})
+    finally:
+        fidelity.delete(cluster, docs["v1"] + docs["v2"] + runtimes)
+        fidelity.delete(cluster, [o for o in rest if (o.get("metadata") or {}).get("namespace")])
+    views = sum(len(c[side]["pods"]) for c in comparisons for side in ("v1", "v2"))
+    print(f"\nconvert --compare: {len(comparisons)} jobs, {compared} of {views} pods compared")
+    assert compared, "no pod compared"
+    assert not problems, "convert --compare and the controllers differ:\n" + "\n".join(problems)
+
+
 @pytest.mark.parametrize("world", list(WORLDS))
 def test_native_mode_creates_what_the_operators_create(
-    world: str, stacks: list[Prepared], tmp_path: Path
+    world: str, stacks: list[Prepared], worlds: Worlds
 ) -> None:
-    """One world (a control plane and its operators, started here and stopped by PID), every
-    job routed to it."""
-    names, gang = WORLDS[world]
-    cluster = start_cluster(f"fidelity-{world}", tmp_path, own_crds=False)
-    ops: list[operators.Operator] = []
-    try:
-        ops = operators.start_all(cluster, tmp_path / "operators", names, gang_scheduler=gang)
-        outcomes = OUTCOMES.setdefault(world, [])
-        sent: list[Key] = []
-        for stack in stacks:
-            jobs = {job for job, route in stack.routes.items() if route == world}
-            if not jobs:
-                continue
-            outcome = fidelity.run_stack(cluster, stack.name, stack.config, stack.operator,
-                                         stack.native, jobs, resumed=stack.resumed)  # fmt: skip
-            outcomes.append(outcome)
-            sent += outcome.jobs
-            # Every job sent was compared: its operator created something kubetrain renders.
-            assert jobs <= outcome.compared_jobs, (
-                f"{stack.name}: jobs with nothing compared: {jobs - outcome.compared_jobs}"
-            )
-    finally:
-        operators.stop_all(ops)
-        cluster.stop()
+    """One world (a control plane and its operators), every job routed to it."""
+    cluster = worlds.get(world)
+    outcomes = OUTCOMES.setdefault(world, [])
+    sent: list[Key] = []
+    for stack in stacks:
+        jobs = {job for job, route in stack.routes.items() if route == world}
+        if not jobs:
+            continue
+        outcome = fidelity.run_stack(cluster, stack.name, stack.config, stack.operator,
+                                     stack.native, jobs, resumed=stack.resumed)  # fmt: skip
+        outcomes.append(outcome)
+        sent += outcome.jobs
+        # Every job sent was compared: its operator created something kubetrain renders.
+        assert jobs <= outcome.compared_jobs, (
+            f"{stack.name}: jobs with nothing compared: {jobs - outcome.compared_jobs}"
+        )
     assert sent, f"no job runs in world {world}"
     problems = [f"{o.stack}: {p}" for o in outcomes for p in o.problems()]
     print(f"\n{world}: {len(sent)} jobs; " + summary(outcomes))
@@ -380,3 +558,40 @@ def test_a_difference_fails_the_comparison() -> None:
         "spec.hostname",
     ]
     assert key_of(pod) == ("", "Pod", "n", "p")
+
+
+def test_a_printed_pod_is_found_and_read_as_the_controllers_made_it() -> None:
+    """The migration harness's own reading (no cluster): a Job's pod is found by its name up
+    to the random suffix and its hostname, not by another index's; its env is resolved from
+    the real pod's annotations and name; a printed view's spec keeps what it says."""
+    job_pod = {
+        "metadata": {"name": "j-node-0-1-x7k2q", "namespace": "n",
+                     "annotations": {"batch.kubernetes.io/job-completion-index": "1"},
+                     "ownerReferences": [{"kind": "Job", "name": "j-node-0", "controller": True}]},
+        "spec": {"hostname": "j-node-0-1", "containers": [{"name": "node"}]},
+    }  # fmt: skip
+    other = yaml.safe_load(yaml.safe_dump(job_pod))
+    other["metadata"]["name"] = "j-node-0-0-a1b2c"
+    other["spec"]["hostname"] = "j-node-0-0"
+    operator_pod = {"metadata": {"name": "j-master-0"}, "spec": {}}
+    printed = [
+        {"name": "j-node-0-1-<random>", "hostname": "j-node-0-1"},
+        {"name": "j-master-0", "hostname": None},
+        {"name": "j-worker-0", "hostname": None},
+    ]
+    found = migration.find(printed, [other, job_pod, operator_pod])
+    assert found == {"j-node-0-1-<random>": job_pod, "j-master-0": operator_pod}
+    path = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+    index = {"fieldRef": {"fieldPath": path}}
+    assert migration.resolve(job_pod, {"name": "I", "valueFrom": index}) == "1"
+    name = {"fieldRef": {"fieldPath": "metadata.name"}}
+    assert migration.resolve(job_pod, {"name": "N", "valueFrom": name}) == "j-node-0-1-<random>"
+    assert migration.resolve(operator_pod, {"name": "N", "valueFrom": name}) == "j-master-0"
+    assert migration.owner_of(job_pod) == ("Job", "j-node-0")
+    view = {"restartPolicy": "Never", "hostname": None, "volumes": [],
+            "containers": [{"name": "c", "image": "i", "env": [{"name": "A", "value": "1"}],
+                            "envResolved": {"A": "1"}, "ports": []}]}  # fmt: skip
+    assert migration.printed_spec(view) == {
+        "restartPolicy": "Never",
+        "containers": [{"name": "c", "image": "i", "env": [{"name": "A", "value": "1"}]}],
+    }
