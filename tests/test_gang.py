@@ -180,7 +180,7 @@ def test_scheduler_name_matches_what_the_pods_get(
         },
     )
     loaded = stack.jobs[0]
-    assert TFTrainingJob(loaded.job, BuildContext(stack.settings)).scheduler_name() == expected  # type: ignore[arg-type]
+    assert TFTrainingJob(loaded.job, BuildContext(stack.settings)).scheduler_name() == expected
     names = {p["spec"].get("schedulerName") for p in pods(objects(stack))}
     assert names == {expected}
 
@@ -253,3 +253,47 @@ def test_the_pod_group_carries_the_jobs_annotations(tmp_path: Path, gang: str) -
         "team": "vision",
         "cost-center": "42",
     }
+
+
+@pytest.mark.parametrize(
+    ("code", "resources", "task_spec"),
+    [
+        # A container giving requests has its limits ignored (AddResourceList, v1.9.3).
+        ("training-operator", {"cpu": "2"}, True),
+        # Each resource falls back to the limit (mpi-operator v0.8.2 addResources); no task-spec.
+        ("mpi-operator", {"cpu": "2", "memory": "2Gi"}, False),
+        ("kubetrain", {"cpu": "2", "memory": "2Gi"}, True),
+    ],
+)
+def test_each_operators_gang_code_is_followed(
+    code: str, resources: dict[str, str], task_spec: bool
+) -> None:
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "j-worker-0", "namespace": "ml"},
+        "spec": {
+            "containers": [
+                {
+                    "name": "c",
+                    "image": "i",
+                    "resources": {"requests": {"cpu": "1"}, "limits": {"memory": "1Gi"}},
+                }
+            ]
+        },
+    }
+    other = json.loads(json.dumps(pod))
+    other["metadata"]["name"] = "j-worker-1"
+    settings = StackSettings.model_validate({"gangScheduler": "volcano"})
+    out = with_gang_scheduling([pod, other], GangJob("j", "ml", code=code), settings)
+    assert out[-1]["spec"]["minResources"] == resources
+    annotations = pod["metadata"]["annotations"]
+    assert annotations["scheduling.k8s.io/group-name"] == "j"
+    assert ("volcano.sh/task-spec" in annotations) is task_spec
+    # Nothing requested: both operators write minResources: {} (a pointer to an empty list).
+    bare = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ml"},
+            "spec": {"containers": [{"name": "c", "image": "i"}]}}  # fmt: skip
+    twin = json.loads(json.dumps(bare))
+    twin["metadata"]["name"] = "q"
+    group = with_gang_scheduling([bare, twin], GangJob("j", "ml", code=code), settings)[-1]
+    assert group["spec"].get("minResources") == ({} if code != "kubetrain" else None)

@@ -105,8 +105,8 @@ _OWN_PREFIXES = (
 
 
 def _own_metadata(obj: dict[str, Any], side: str) -> bool:
-    if side != "native":
-        return False
+    """kubetrain's own keys, on its objects and on what an operator copies from the custom
+    resource kubetrain rendered (the PodGroup gets the job's annotations, SyncPodGroup)."""
     changed = False
     for meta in _metas(obj):
         for key in ("labels", "annotations"):
@@ -263,6 +263,20 @@ def _kueue_suspends(obj: dict[str, Any], side: str) -> bool:
     return False
 
 
+#: PodGroups (namespace, name) smaller than their job (minMember below its pod count), filled
+#: by run_stack from kubetrain's native render.
+PARTIAL_GANGS: set[tuple[str, str]] = set()
+
+
+def _partial_gang(obj: dict[str, Any], side: str) -> bool:
+    if obj.get("kind") != "PodGroup":
+        return False
+    meta = obj.get("metadata") or {}
+    if (meta.get("namespace"), meta.get("name")) not in PARTIAL_GANGS:
+        return False
+    return (obj.get("spec") or {}).pop("minResources", None) is not None
+
+
 def _deadline_per_pod(obj: dict[str, Any], side: str) -> bool:
     if side == "native" and obj.get("kind") == "Pod":
         return obj["spec"].pop("activeDeadlineSeconds", None) is not None
@@ -273,8 +287,18 @@ TOLERANCES: list[Tolerance] = [
     Tolerance(
         "own-metadata",
         "kubetrain's own labels and annotations (app.kubernetes.io/*, kubetrain.io/*, the "
-        "GitOps engines' sync options) are on its objects besides the operator's",
+        "GitOps engines' sync options) are on its objects besides the operator's, and on what "
+        "an operator copies from the custom resource (a PodGroup takes the job's annotations)",
         _own_metadata,
+    ),
+    Tolerance(
+        "min-resources-of-a-partial-gang",
+        "a gang smaller than its job sums the requests of its first minMember pods; the "
+        "operators order replica types by their PriorityClass's value and training-operator "
+        "v1.9.3 orders types of equal priority as Go iterates a map, at random "
+        "(CalcPGMinResources), so which pods it sums differs from run to run; kubetrain sums "
+        "them in the job's order",
+        _partial_gang,
     ),
     Tolerance(
         "kueue-admitted",
@@ -821,6 +845,7 @@ def run_stack(
                     if isinstance(spec, dict) and spec.get("replicas") == 0
                 )
     op_keys = {key_of(o) for o in operator_objs}
+    PARTIAL_GANGS.update(_partial_gangs(native_objs))
 
     def ours(op_objs: list[dict[str, Any]], nat_objs: list[dict[str, Any]]):
         custom = [o for o in op_objs if gk(o) in CUSTOM and job_key(o) in jobs]
@@ -869,6 +894,29 @@ def run_stack(
         gone = set(listing(cluster, namespaces)) - before
         wait_gone(cluster, gone | {key_of(o) for o in custom})
     return outcome
+
+
+def _partial_gangs(objs: list[dict[str, Any]]) -> set[tuple[str, str]]:
+    """The PodGroups of `objs` whose minMember is below the count of pods that join them."""
+    from kubetrain.builders.gang import GROUP_NAME_ANNOTATION, POD_GROUP_LABEL, pod_templates
+
+    members: dict[tuple[str, str], int] = {}
+    for obj in objs:
+        ns = (obj.get("metadata") or {}).get("namespace", "")
+        for found in pod_templates(obj):
+            meta = found.template.get("metadata") or {}
+            group = (meta.get("annotations") or {}).get(GROUP_NAME_ANNOTATION) or (
+                meta.get("labels") or {}
+            ).get(POD_GROUP_LABEL)
+            if group:
+                members[(ns, group)] = members.get((ns, group), 0) + found.count
+    out = set()
+    for obj in objs:
+        if obj.get("kind") == "PodGroup":
+            key = (obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
+            if (obj.get("spec") or {}).get("minMember", 0) < members.get(key, 0):
+                out.add(key)
+    return out
 
 
 def _note_flaps(cluster: ControlPlane, namespaces: Iterable[str], timeout: float = 30) -> None:

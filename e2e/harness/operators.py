@@ -24,6 +24,7 @@ import base64
 import json
 import os
 import subprocess
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -342,3 +343,54 @@ def start_all(
 def stop_all(ops: list[Operator]) -> None:
     for op in reversed(ops):
         op.stop()
+
+
+class VolcanoEnqueue:
+    """What stands in for Volcano's scheduler (there is none here): every Volcano PodGroup
+    without a phase is put `Inqueue`, as the scheduler's enqueue action does once the cluster
+    can hold the gang's minResources (volcano pkg/scheduler/actions/enqueue). training-operator
+    v1.9.3 creates a gang's pods and Services only then (`VolcanoControl.
+    DelayPodCreationDueToPodGroup`: no phase or Pending delays them)."""
+
+    PATH = "/apis/scheduling.volcano.sh/v1beta1/podgroups"
+
+    def __init__(self, cluster: ControlPlane):
+        self.cluster = cluster
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.enqueued: set[tuple[str, str]] = set()
+        self.errors: list[str] = []
+
+    def tick(self) -> None:
+        for group in (self.cluster.get(self.PATH) or {}).get("items", []):
+            meta = group["metadata"]
+            if (group.get("status") or {}).get("phase") or meta.get("deletionTimestamp"):
+                continue
+            path = f"/apis/scheduling.volcano.sh/v1beta1/namespaces/{meta['namespace']}" \
+                   f"/podgroups/{meta['name']}"  # fmt: skip
+            status, body = self.cluster.request(
+                "PATCH", path, {"status": {"phase": "Inqueue"}},
+                content_type="application/merge-patch+json",
+            )  # fmt: skip
+            if status == 200:
+                self.enqueued.add((meta["namespace"], meta["name"]))
+            elif status != 404:
+                self.errors.append(f"{meta['namespace']}/{meta['name']}: {status} {body}")
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.tick()
+            except Exception as exc:  # the test reads self.errors
+                self.errors.append(repr(exc))
+            self._stop.wait(0.3)
+
+    def start(self) -> VolcanoEnqueue:
+        self._thread = threading.Thread(target=self._loop, name="volcano-enqueue", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread:
+            self._thread.join(10)

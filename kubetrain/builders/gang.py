@@ -22,11 +22,14 @@ A pod template that already names a scheduler keeps it, as with the operator (``
 ``gang-scheduling`` rule then reports the pod, since it would never join its gang).
 
 ``minResources`` (when not given) is the exact sum of the requests of the first ``minMember``
-pods in output order, each resource falling back to the container's limit when it has no request
-(what the API server's defaulting gives the scheduler). Where kubetrain differs from the
-operator: the operator falls back to limits only for a container with no requests at all, and
-orders replica types by the value of their PriorityClass, which is not known at render time;
-kubetrain keeps the job's own order (for TFJob: Chief, Master, PS, Worker, Evaluator).
+pods in output order. For the training operator's kinds a container's limits count only when
+it gives no requests at all (its ``AddResourceList``); for the MPI Operator's and kubetrain's own
+gangs each resource falls back to the container's limit when it has no request (what the API
+server's defaulting gives the scheduler). Where kubetrain differs from the operators: they
+order replica types by the value of their PriorityClass, which is not known at render time, and
+the training operator orders types of equal priority as Go iterates a map (at random); kubetrain
+keeps the job's own order (for TFJob: Chief, Master, PS, Worker, Evaluator). The MPI Operator
+gives Volcano pods no ``volcano.sh/task-spec``.
 """
 
 from __future__ import annotations
@@ -99,14 +102,41 @@ class GangPolicy:
     schedule_timeout_seconds: int | None = None
 
 
+#: Whose gang code a job's gang follows: the training operator's (v1.9.3
+#: ``pkg/controller.v1/control`` ``VolcanoControl.DecoratePodTemplateSpec`` and
+#: ``pkg/controller.v1/common`` ``CalcPGMinResources``), the MPI Operator's (v0.8.2
+#: ``pkg/controller/podgroup.go`` ``VolcanoCtrl.decoratePodTemplateSpec`` and
+#: ``calPGMinResource``), or kubetrain's own for kinds whose operator had no gangs.
+GangCode = Literal["kubetrain", "training-operator", "mpi-operator"]
+
+
 @dataclass(frozen=True)
 class GangJob:
-    """The job a PodGroup is named after."""
+    """The job a PodGroup is named after, and whose gang code it follows."""
 
     name: str
     namespace: str
     labels: Mapping[str, str] = field(default_factory=dict)
     annotations: Mapping[str, str] = field(default_factory=dict)
+    code: GangCode = "kubetrain"
+
+    @property
+    def task_spec(self) -> bool:
+        """Whether Volcano pods get the ``volcano.sh/task-spec`` annotation (the MPI Operator
+        writes only the group name)."""
+        return self.code != "mpi-operator"
+
+    @property
+    def limits_per_container(self) -> bool:
+        """Whether a limit counts only for a container that gives no requests at all (the
+        training operator's ``AddResourceList``), rather than per resource."""
+        return self.code == "training-operator"
+
+    @property
+    def empty_min_resources(self) -> bool:
+        """Whether a Volcano PodGroup says ``minResources: {}`` when nothing is requested (both
+        operators set a pointer to an empty list; kubetrain's own gangs leave it out)."""
+        return self.code != "kubetrain"
 
 
 def gang_scheduler(settings: StackSettings, requested: bool = False) -> GangScheduler | None:
@@ -151,8 +181,26 @@ def pod_requests(pod_spec: Mapping[str, Any]) -> dict[str, Quantity]:
     return total
 
 
-def min_resources(objs: list[dict[str, Any]], members: int) -> dict[str, str]:
+def _container_requests(pod_spec: Mapping[str, Any]) -> dict[str, Quantity]:
+    """Requests of one pod's containers, a container's limits counting only when it gives no
+    requests at all (training-operator v1.9.3 ``common.AddResourceList``: ``if req != nil``)."""
+    total: dict[str, Quantity] = {}
+    containers = pod_spec.get("containers")
+    for container in containers if isinstance(containers, list) else ():
+        resources = _mapping(container, "resources")
+        given = resources.get("requests") if isinstance(resources, Mapping) else None
+        counted = given if isinstance(given, Mapping) else _mapping(resources, "limits")
+        for name in sorted(counted):
+            q = parse_quantity(counted[name])
+            total[name] = total[name] + q if name in total else q
+    return total
+
+
+def min_resources(
+    objs: list[dict[str, Any]], members: int, limits_per_container: bool = False
+) -> dict[str, str]:
     """Summed requests of the first ``members`` pods, canonical quantities by resource name."""
+    requests = _container_requests if limits_per_container else pod_requests
     total: dict[str, Quantity] = {}
     left = members
     for obj in objs:
@@ -161,7 +209,7 @@ def min_resources(objs: list[dict[str, Any]], members: int) -> dict[str, str]:
             if take <= 0:
                 continue
             left -= take
-            for name, q in pod_requests(found.template.get("spec") or {}).items():
+            for name, q in requests(found.template.get("spec") or {}).items():
                 scaled = Quantity(q.value * take, q.format)
                 total[name] = total[name] + scaled if name in total else scaled
     return {name: format_quantity(q) for name, q in sorted(total.items())}
@@ -179,8 +227,10 @@ def pod_group(
     if policy.min_resources is not None:
         resources = {k: canonical_quantity(v) for k, v in sorted(policy.min_resources.items())}
     else:
-        resources = min_resources(objs, members)
-    spec: dict[str, Any] = {"minMember": members, "minResources": resources or None}
+        resources = min_resources(objs, members, job.limits_per_container)
+    volcano_empty = scheduler == "volcano" and job.empty_min_resources
+    empty: dict[str, str] | None = {} if volcano_empty else None
+    spec: dict[str, Any] = {"minMember": members, "minResources": resources or empty}
     if scheduler == "volcano":
         spec["queue"] = policy.queue or DEFAULT_QUEUE
         spec["priorityClassName"] = policy.priority_class or None
@@ -204,15 +254,19 @@ def is_gang_member(template: dict[str, Any]) -> bool:
     )
 
 
-def join_gang(template: dict[str, Any], scheduler: GangScheduler, group: str, task: str) -> None:
-    """Make one pod (or pod template) a member of PodGroup ``group``, in place."""
+def join_gang(
+    template: dict[str, Any], scheduler: GangScheduler, group: str, task: str | None
+) -> None:
+    """Make one pod (or pod template) a member of PodGroup ``group``, in place (Volcano's
+    ``volcano.sh/task-spec`` only when ``task`` is given)."""
     spec = template.setdefault("spec", {})
     spec.setdefault("schedulerName", SCHEDULER_NAMES[scheduler])
     meta = template.setdefault("metadata", {})
     if scheduler == "volcano":
         annotations = meta.setdefault("annotations", {})
         annotations[GROUP_NAME_ANNOTATION] = group
-        annotations[TASK_SPEC_ANNOTATION] = task
+        if task is not None:
+            annotations[TASK_SPEC_ANNOTATION] = task
     else:
         meta.setdefault("labels", {})[POD_GROUP_LABEL] = group
 
@@ -230,7 +284,8 @@ def with_gang_scheduling(
         return objs
     for obj in objs:
         for found in pod_templates(obj):
-            join_gang(found.template, scheduler, job.name, _task(obj, found.template))
+            task = _task(obj, found.template) if job.task_spec else None
+            join_gang(found.template, scheduler, job.name, task)
         if catalog.of(obj).key == STATEFUL_SET:
             # OrderedReady (the default) creates pod i+1 only once pod i is ready, but no pod of
             # a gang starts before all of them exist: the gang would wait forever.

@@ -407,6 +407,7 @@ class ReplicaJob(Generic[J]):
             self.namespace,
             app_labels(self.app_name, self.name),
             self.job.metadata.annotations,
+            code="training-operator",
         )
         return with_gang_scheduling(objs, gang, self.ctx.settings, self.gang_policy())
 

@@ -375,6 +375,7 @@ class MPIExpansion:
             self.namespace,
             app_labels("mpijob", self.name),
             self.job.metadata.annotations,
+            code="mpi-operator",
         )
         out = with_gang_scheduling(objs, gang, self.ctx.settings, policy)
         if suspended:

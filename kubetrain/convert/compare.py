@@ -23,7 +23,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from ..builders import BuildContext, build_job
 from ..builders.gang import pod_requests
@@ -188,7 +188,7 @@ def _job_spec_pod(obj: Manifest) -> Manifest:
 #: shapes a pod: a job's Secrets (render mode takes them from the stack's secret store, which
 #: a published MPIJob's stack need not name: its operator generates the SSH key) and
 #: render mode's refusal of ``ttlSecondsAfterFinished`` (which deletes a finished run).
-COMPARISON_TARGET = "pulumi"
+COMPARISON_TARGET: Final = "pulumi"
 
 
 def v1_objects(loaded: LoadedJob, stack: Stack) -> list[Manifest]:
