@@ -11,11 +11,17 @@ cluster ends up with exactly the objects of its `rendered/<env>/<cluster>` (thei
 rendered), the hub with prod's and none of dev's, and the two clusters with different objects
 where the overrides say so. Retiring dev (deleting its Kustomizations) removes what Flux
 applied from both clusters and leaves prod's.
+
+On the same three control planes, Kueue v0.19.2 runs on each for MultiKueue
+(`kubetrain:multiKueue`): a third environment, `mk`, on the hub as the manager, dispatches its
+queued JobSet to the two clusters as workers; only east has quota for it, so the job runs
+there, as `kubetrain plan` says it may (on one of the workers).
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,6 +29,7 @@ import pytest
 import yaml
 
 from conftest import start_cluster
+from harness import operators
 from harness.cluster import ControlPlane
 from harness.engines import Flux, commit
 from harness.gitserver import GitServer
@@ -238,3 +245,117 @@ def test_a_field_the_cluster_lacks_or_holds_otherwise_is_found() -> None:
         "spec.a: 1 != 2",
         'spec.b: [{"c": "x"}] != []',
     ]
+
+
+# -- MultiKueue ----------------------------------------------------------------------------
+MK_JOB = """\
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: gpt
+  labels: {kueue.x-k8s.io/queue-name: dispatch}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template:
+        spec:
+          containers:
+            - {name: pytorch, image: "r.example.com/gpt:1", resources: {requests: {cpu: "1"}}}
+    Worker:
+      replicas: 1
+      template:
+        spec:
+          containers:
+            - {name: pytorch, image: "r.example.com/gpt:1", resources: {requests: {cpu: "1"}}}
+"""
+
+
+def _mk_queues(cpu: int) -> list[dict[str, Any]]:
+    """The queues of the MultiKueue environment: a flavor, a ClusterQueue `dispatch` of `cpu`
+    CPUs and `cpu` GiB of memory (a PyTorchJob's workers ask for the init container's memory),
+    a LocalQueue `dispatch` in namespace mk."""
+    return [
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
+         "metadata": {"name": "mk-flavor"}},
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+         "metadata": {"name": "dispatch"},
+         "spec": {"namespaceSelector": {}, "resourceGroups": [{
+             "coveredResources": ["cpu", "memory"],
+             "flavors": [{"name": "mk-flavor",
+                          "resources": [{"name": "cpu", "nominalQuota": cpu},
+                                        {"name": "memory", "nominalQuota": f"{cpu}Gi"}]}]}]}},
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+         "metadata": {"name": "dispatch", "namespace": "mk"},
+         "spec": {"clusterQueue": "dispatch"}},
+    ]  # fmt: skip
+
+
+def _jobsets(cluster: ControlPlane) -> list[dict[str, Any]]:
+    body = cluster.get("/apis/jobset.x-k8s.io/v1alpha2/namespaces/mk/jobsets") or {}
+    return body.get("items", [])
+
+
+def test_multikueue_runs_a_queued_job_on_the_worker_with_quota(fleet, tmp_path) -> None:
+    hub, spokes, project = fleet["hub"], fleet["spokes"], fleet["project"]
+    started: list[operators.Operator] = []
+    try:
+        for name, cluster in (("hub", hub), *spokes.items()):
+            started += operators.start_all(cluster, tmp_path / name, ("kueue",))
+        # The workers, as their platform team sets them up: the same queues, quota on east only.
+        for name, cpu in (("east", 16), ("west", 0)):
+            spokes[name].kubectl("create", "namespace", "mk")
+            objects = _mk_queues(cpu)
+            spokes[name].kubectl("apply", "--server-side", "-f", "-",
+                                 input=yaml.safe_dump_all(objects))  # fmt: skip
+            hub.kubectl("create", "secret", "generic", f"mk-{name}", "-n", "kueue-system",
+                        f"--from-file=kubeconfig={spokes[name].kubeconfig}")  # fmt: skip
+        (project.folder / "stacks" / "mk").mkdir(exist_ok=True)
+        (project.folder / "stacks" / "mk" / "gpt.yaml").write_text(MK_JOB)
+        queues = yaml.safe_dump_all(_mk_queues(8))
+        (project.folder / "stacks" / "mk" / "queues.yaml").write_text(queues)
+        stack = {"config": {
+            "kubetrain:namespace": "mk",
+            "kubetrain:mode": "native",
+            "kubetrain:nativeWorkload": "jobset",
+            "kubetrain:jobFiles": ["stacks/mk/gpt.yaml"],
+            "kubetrain:manifestFiles": ["stacks/mk/queues.yaml"],
+            "kubetrain:multiKueue": {"clusterQueues": ["dispatch"], "workers": [
+                {"name": "east", "kubeConfigSecret": "mk-east"},
+                {"name": "west", "kubeConfigSecret": "mk-west"}]},
+        }}  # fmt: skip
+        project.write_stack("mk", stack)
+        project.render("mk")
+        (env,) = project.plan("mk").values()
+        (use,) = env["queues"]["flavors"]
+        assert use["multiKueueWorkers"] == ["east", "west"], use
+        rendered = project.rendered("mk")
+        (jobset,) = [o for o in rendered if o["kind"] == "JobSet"]
+        assert jobset["spec"]["managedBy"] == "kueue.x-k8s.io/multikueue"
+        hub.kubectl("apply", "--server-side", "-k", str(project.folder / "rendered" / "mk"))
+
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            if _jobsets(spokes["east"]):
+                break
+            time.sleep(1)
+        east, west = _jobsets(spokes["east"]), _jobsets(spokes["west"])
+        kinds = "workloads,admissionchecks,multikueueclusters"
+        state = hub.kubectl("get", kinds, "-A", "-o", "yaml", check=False).stdout
+        assert [j["metadata"]["name"] for j in east] == ["gpt"], (
+            f"MultiKueue did not run the job on east:\n{state[-4000:]}"
+        )
+        assert west == [], "west has no quota for the job, yet holds it"
+
+        # The copy on the worker is the manager's JobSet, and the manager's own stays there,
+        # managed by MultiKueue (no JobSet controller on the hub would run it anyway).
+        def images(js: dict[str, Any]) -> list[tuple[str, int, list[str]]]:
+            return [(r["name"], r.get("replicas", 1),
+                     [c["image"] for c in r["template"]["spec"]["template"]["spec"]["containers"]])
+                    for r in js["spec"]["replicatedJobs"]]  # fmt: skip
+
+        assert images(east[0]) == images(jobset)
+        (manager,) = _jobsets(hub)
+        assert manager["spec"]["managedBy"] == "kueue.x-k8s.io/multikueue"
+    finally:
+        operators.stop_all(started)
