@@ -70,3 +70,23 @@ def kubelet(cluster: ControlPlane) -> Iterator[Kubelet]:
         yield k
     finally:
         k.stop()
+
+
+#: `make e2e` runs the tier on two pytest-xdist workers (`--dist loadgroup`), each test in one of
+#: two groups of about the same length (warm run, 2 cores): "b" holds three of the four engine
+#: lifecycles and the fleet; "a" the rest (the operator worlds and the migration comparison,
+#: the validation oracle, the kubectl lifecycle, the shared control plane's tests). A group runs
+#: in file order on its worker, so a module's later tests see what its earlier ones recorded.
+def _group(item: pytest.Item) -> str:
+    module = item.module.__name__ if item.module else ""
+    if module == "test_fleet":
+        return "b"
+    if module == "test_lifecycle" and "kubectl" not in item.name:
+        return "b"
+    return "a"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(_group(item)))
