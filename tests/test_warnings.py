@@ -353,3 +353,62 @@ def test_a_replica_type_of_no_pods_writes_none(tmp_path: Path) -> None:
     names = sorted((b.obj["kind"], b.obj["metadata"]["name"]) for b in built)
     assert ("Pod", "xgb-master-0") in names, names
     assert [n for n in names if "worker" in n[1]] == [], names
+
+
+@pytest.mark.parametrize("workload", ["pod", "jobset"])
+def test_env_the_operator_sets_again_is_a_warning_and_left_out(
+    project: Path, run, workload: str
+) -> None:
+    """A template setting MASTER_ADDR itself: the training operator appends its own after it
+    (setPodEnv), and the last definition wins; natively that name twice could not be
+    server-side applied, so the template's is left out, with a warning (--strict: an error)."""
+    replica = {
+        "replicas": 1,
+        "template": {
+            "spec": {
+                "containers": [
+                    {
+                        "name": "pytorch",
+                        "image": "r.example.com/p:1",
+                        "env": [
+                            {"name": "MASTER_ADDR", "value": "mine"},
+                            {"name": "MY_OWN", "value": "x"},
+                        ],
+                    }
+                ]
+            }
+        },
+    }
+    job = {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "PyTorchJob",
+        "metadata": {"name": "own"},
+        "spec": {"pytorchReplicaSpecs": {"Master": replica, "Worker": replica}},
+    }
+    stack_file(project, {"kubetrain:nativeWorkload": workload, "kubetrain:jobs": [job]})
+    result = run("render", "--stdout", cwd=project)
+    assert result.exit_code == 0, result.stderr
+    warned = [line for line in result.stderr.splitlines() if "MASTER_ADDR is set by" in line]
+    assert len(warned) == 2  # the Master's template and the Worker's, each at its line
+    assert all(": warning: " in line for line in warned)
+    envs = [
+        c["env"]
+        for doc in yaml.safe_load_all(result.stdout)
+        if doc
+        for t in pod_templates_of(doc)
+        for c in t["spec"]["containers"]
+    ]
+    assert len(envs) == 2
+    for env in envs:
+        names = [e["name"] for e in env]
+        assert names.count("MASTER_ADDR") == 1 and names[0] == "MY_OWN"
+        assert {e["name"]: e.get("value") for e in env}["MASTER_ADDR"] == "own-master-0"
+    assert run("render", "--strict", "--stdout", cwd=project).exit_code == 2
+
+
+def pod_templates_of(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    if doc["kind"] == "Pod":
+        return [doc]
+    if doc["kind"] == "JobSet":
+        return [r["template"]["spec"]["template"] for r in doc["spec"]["replicatedJobs"]]
+    return []

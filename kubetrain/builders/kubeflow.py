@@ -138,6 +138,10 @@ class ReplicaJob(Generic[J]):
         """Whether the pod gets ``job-role: master`` (the kind's ``IsMasterRole``)."""
         raise NotImplementedError
 
+    #: Whether the kind's cluster spec is :meth:`pod_env` appended to every container (the
+    #: default :meth:`set_cluster_spec`; TFJob writes TF_CONFIG instead).
+    ENV_ON_EVERY_CONTAINER: ClassVar[bool] = True
+
     def pod_env(self, rtype: str, index: int) -> list[dict[str, Any]]:
         """The env the kind's ``setPodEnv`` appends to every container of one pod of replica
         type ``rtype`` (lower case), in its order."""
@@ -148,8 +152,14 @@ class ReplicaJob(Generic[J]):
         (the kind's ``SetClusterSpec``): by default, as most kinds' ``setPodEnv`` does,
         :meth:`pod_env` appended to every container."""
         env = self.pod_env(rtype, index)
+        ours = {e["name"] for e in env}
         for container in pod_spec.get("containers") or []:
-            container["env"] = [*(container.get("env") or []), *copy.deepcopy(env)]
+            # The operator appends its own after the template's: the pod then holds a name
+            # twice, and the last definition wins (the kubelet's makeEnvironmentVariables).
+            # Native mode leaves the hidden one out (warn_rewrites says so): a list with a
+            # name twice cannot be server-side applied, as the GitOps engines and Pulumi do.
+            kept = [e for e in container.get("env") or [] if e.get("name") not in ours]
+            container["env"] = [*kept, *copy.deepcopy(env)]
 
     #: Replica types whose pods' success is the job's when the job has one (the kind's
     #: ``UpdateJobStatus``: "when master is succeed, the job is finished").
@@ -339,6 +349,25 @@ class ReplicaJob(Generic[J]):
                     "jobset or pod (one Workload for the whole job), or operator mode",
                 )
 
+    def warn_hidden_env(self) -> None:
+        """Env a template sets that the operator's ``setPodEnv`` sets again on the same
+        container (``MASTER_ADDR`` for one): the operator's comes last and wins."""
+        base = ("spec", self.job.REPLICA_SPECS_KEY)
+        for rs in self.replicas:
+            if not self.ENV_ON_EVERY_CONTAINER:
+                return
+            ours = {e["name"] for e in self.pod_env(rs.rtype.lower(), 0)}
+            containers = (rs.spec.template.get("spec") or {}).get("containers") or []
+            for i, container in enumerate(containers):
+                for j, entry in enumerate(container.get("env") or []):
+                    if isinstance(entry, dict) and entry.get("name") in ours:
+                        self.ctx.warn(
+                            (*base, rs.rtype, "template", "spec", "containers", i, "env", j),
+                            f"{entry['name']} is set by the training operator too, after the "
+                            "template's, and the last definition wins: the operator's value "
+                            "is what the pod reads; native mode leaves this one out",
+                        )
+
     def warn_rewrites(self) -> None:
         """Say what native mode does not do as the document asks: a pod template's restart
         policy replaced by the replica's (setRestartPolicy), GPUs renamed to the stack's
@@ -365,6 +394,7 @@ class ReplicaJob(Generic[J]):
                     "(kubetrain:nativeWorkload job or jobset retry them)",
                 )
         _warn_gpu_aliases(self.job, ctx)
+        self.warn_hidden_env()
         run = self.written.run_policy
         if pods:
             for key, value in (

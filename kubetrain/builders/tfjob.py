@@ -136,6 +136,8 @@ class TFTrainingJob(ReplicaJob[TFJob]):
             )
         return out
 
+    ENV_ON_EVERY_CONTAINER = False
+
     def set_cluster_spec(self, pod_spec: dict[str, Any], rtype: str, index: int) -> None:
         """``TF_CONFIG`` on the ``tensorflow`` container when the job is distributed."""
         if not self.job.is_distributed():
