@@ -24,7 +24,7 @@ test: $(TEST_STAMP)
 # e2e/tools.toml from their Go modules, then runs e2e/ against them on 127.0.0.1.
 e2e: $(TEST_STAMP)
 	$(PYTHON) e2e/build.py
-	$(BIN)/python -m pytest e2e -q -p no:cacheprovider --durations=25 -n 2 --dist loadgroup
+	$(BIN)/python -m pytest e2e -q -p no:cacheprovider --durations=25 -n 2 --dist loadfile --no-loadscope-reorder
 
 e2e-build:
 	$(PYTHON) e2e/build.py

@@ -21,6 +21,8 @@ there, as `kubetrain plan` says it may (on one of the workers).
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -29,12 +31,15 @@ import pytest
 import yaml
 
 from conftest import start_cluster
-from harness import operators
+from harness import operators, tools
 from harness.cluster import ControlPlane
 from harness.engines import Flux, commit
 from harness.gitserver import GitServer
 from harness.observe import discovery, key_of, show
 from harness.project import Project
+
+sys.path.insert(0, str(tools.REPO / "tests"))
+from argo_appset import expand_template
 
 JOB = """\
 apiVersion: kubeflow.org/v1
@@ -95,7 +100,7 @@ def _stack(git_url: str, clusters: list[dict[str, Any]] | None) -> dict[str, Any
         "kubetrain:nativeWorkload": "jobset",
         "kubetrain:jobFiles": ["stacks/jobs/*.yaml"],
         "kubetrain:manifestFiles": ["stacks/queue.yaml"],
-        "kubetrain:gitops": {"repoURL": git_url, "branch": "main", "engines": ["flux"]},
+        "kubetrain:gitops": {"repoURL": git_url, "branch": "main", "engines": ["flux", "argocd"]},
     }
     if clusters:
         config["kubetrain:clusters"] = clusters
@@ -359,3 +364,51 @@ def test_multikueue_runs_a_queued_job_on_the_worker_with_quota(fleet, tmp_path) 
         assert manager["spec"]["managedBy"] == "kueue.x-k8s.io/multikueue"
     finally:
         operators.stop_all(started)
+
+
+# -- Argo CD -------------------------------------------------------------------------------
+def test_each_application_of_the_application_set_syncs_its_cluster(fleet, tmp_path) -> None:
+    """dev's ApplicationSet, expanded as its list generator does (tests/argo_appset.py: no
+    ApplicationSet controller runs here), is an Application per cluster whose destination is
+    that cluster; Argo CD's sync engine (cmd/argocd-sync) syncs each into its own cluster's
+    API server, which then holds exactly that cluster's tree."""
+    spokes, project = fleet["spokes"], fleet["project"]
+    folder = project.folder / "rendered" / "clusters" / "dev" / "argocd"
+    (appset,) = [d for f in sorted(folder.glob("applicationset-*.yaml"))
+                 for d in yaml.safe_load_all(f.read_text()) if d]  # fmt: skip
+    (generator,) = appset["spec"]["generators"]
+    elements = generator["list"]["elements"]
+    assert [e["cluster"] for e in elements] == list(CLUSTERS)
+    for element in elements:
+        name = element["cluster"]
+        app = expand_template(appset["spec"]["template"], element)
+        assert app["spec"]["destination"]["server"] == spokes[name].server
+        app = {"apiVersion": appset["apiVersion"], "kind": "Application", **app}
+        file = tmp_path / f"application-{name}.yaml"
+        file.write_text(yaml.safe_dump(app))
+        result = subprocess.run(
+            [
+                str(tools.path("argocd") / "argocd-sync"),
+                "--kubeconfig", str(spokes[name].kubeconfig),
+                "--app", str(file),
+                "--repo", str(project.folder),
+                "--revision", fleet["revision"],
+                "--state", str(tmp_path / f"{name}.state.json"),
+                "--backoff-scale", "0.1",
+                "--timeout", "300s",
+            ],
+            capture_output=True, text=True, timeout=360,
+        )  # fmt: skip
+        assert result.returncode == 0 and result.stdout.strip(), result.stderr[-3000:]
+        report = json.loads(result.stdout)
+        assert report["phase"] == "Succeeded", json.dumps(report, indent=1)[:3000]
+        tree = _tree(project, "dev", name)
+        assert tree
+        problems = []
+        for obj in tree:
+            live = _live(spokes[name], obj)
+            if live is None:
+                problems.append(f"{name}: {show(key_of(obj))} not synced")
+            else:
+                problems += [f"{name}: {show(key_of(obj))}: {m}" for m in _missing(obj, live)]
+        assert not problems, "\n".join(problems)

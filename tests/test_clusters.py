@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
+from argo_appset import expand_template
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_gitops import crd_issues
@@ -224,22 +225,6 @@ def test_a_fleet_is_delivered_per_cluster(project: Path, run) -> None:
         assert app["spec"]["source"]["path"] == f"rendered/dev/{element['cluster']}"
         assert app["spec"]["destination"] == {"server": element["destination"], "namespace": "ml"}
         assert app["spec"]["project"] == "kubetrain-dev"
-
-
-def expand_template(template: Any, element: dict[str, str]) -> Any:
-    """Argo CD's list generator with goTemplate and missingkey=error, for the only form
-    kubetrain writes (``{{.key}}`` inside strings): an unknown key fails."""
-    if isinstance(template, dict):
-        return {k: expand_template(v, element) for k, v in template.items()}
-    if isinstance(template, list):
-        return [expand_template(v, element) for v in template]
-    if isinstance(template, str) and "{{" in template:
-        out = template
-        for key, value in element.items():
-            out = out.replace("{{." + key + "}}", value)
-        assert "{{" not in out, f"missingkey=error: {template}"
-        return out
-    return template
 
 
 def is_permitted(project: dict[str, Any], obj: dict[str, Any], cluster: dict[str, str]) -> bool:
