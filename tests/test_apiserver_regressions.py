@@ -82,3 +82,49 @@ def test_the_records_hold_the_disagreements_found_not_agreements() -> None:
             assert (server, found["kubetrain"]["verdict"]) == ("accepted", "rejected")
         else:
             assert server == found["kubetrain"]["verdict"] == "rejected"
+
+
+@pytest.mark.parametrize(
+    ("message", "sent", "path"),
+    [
+        (
+            "failed to create typed patch object (ml-gen/gen-deploy; apps/v1, Kind=Deployment): "
+            ".spec.template.spec.containers[name=].name: expected string, got "
+            "&value.valueUnstructured{Value:map[string]interface {}{}}",
+            {"spec": {"template": {"spec": {"containers": [{"name": {}, "image": "i"}]}}}},
+            ("spec", "template", "spec", "containers", 0, "name"),
+        ),
+        (
+            "failed to create typed patch object (kubeflow/p; kubeflow.org/v1, Kind=PaddleJob): "
+            '.spec.x.containers[name="paddle"].ports[containerPort=,protocol="TCP"]'
+            ".containerPort: expected numeric (int or float), got &value.valueUnstructured{}",
+            {
+                "spec": {
+                    "x": {
+                        "containers": [
+                            {"name": "sidecar", "ports": [{"containerPort": 1}]},
+                            {
+                                "name": "paddle",
+                                "ports": [{"containerPort": 2}, {"containerPort": {}}],
+                            },
+                        ]
+                    }
+                }
+            },
+            ("spec", "x", "containers", 1, "ports", 1, "containerPort"),
+        ),
+    ],
+)
+def test_a_typed_patch_path_names_the_item_whose_key_it_cannot_print(
+    message: str, sent: dict[str, Any], path: tuple[Any, ...]
+) -> None:
+    """Server-side apply names a list item by its keys; one whose key holds a map is printed
+    with the key empty (found by the e2e generator: two "other-field" disagreements that were
+    the same field). The server's path is read as the item kubetrain names by index."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "e2e"))
+    from harness.dryrun import paths_of
+
+    assert paths_of({"message": message}, sent) == (path,)

@@ -158,19 +158,28 @@ def _key_index(items: list[Any], selector: str) -> PathPart:
     """``name="A"`` or ``jobName="node",name="x"`` or ``="a"`` (a set's value): the index of
     the first item that matches (a duplicate is reported at its second occurrence by
     kubetrain, the server names the key: either is the same list item's key). A key the item
-    leaves out matches its default (``protocol="TCP"``, ``name=""``), if no item has all."""
+    leaves out matches its default (``protocol="TCP"``, ``name=""``), if no item has all; so
+    does an empty key (``containers[name=]``, ``ports[containerPort=,...]``) whose item holds
+    a map or a list there, which the server cannot print as a key (the typed patch's "expected
+    string, got map": found by the e2e generator)."""
     wanted: dict[str, Any] = {}
     for key, raw in re.findall(r'(\w*)=("(?:[^"\\]|\\.)*"|\[[^\]]*\]|[^,]*)', selector):
         try:
             wanted[key] = json.loads(raw)
         except ValueError:
             wanted[key] = raw
+
+    def unprintable(item: Mapping[str, Any], key: str, value: Any) -> bool:
+        return value == "" and isinstance(item.get(key), Mapping | list)
+
     for loose in (False, True):
         for i, item in enumerate(items):
             if "" in wanted and item == wanted[""]:
                 return i
             if isinstance(item, Mapping) and all(
-                item.get(k) == v or (loose and k not in item) for k, v in wanted.items() if k
+                item.get(k) == v or (loose and (k not in item or unprintable(item, k, v)))
+                for k, v in wanted.items()
+                if k
             ):
                 return i
     return selector
