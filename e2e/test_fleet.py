@@ -39,58 +39,8 @@ from harness.observe import discovery, key_of, show
 from harness.project import Project
 
 sys.path.insert(0, str(tools.REPO / "tests"))
-from argo_appset import expand_template
+from fleet_project import JOB, QUEUE, expand_template
 
-JOB = """\
-apiVersion: kubeflow.org/v1
-kind: PyTorchJob
-metadata:
-  name: bert
-  labels: {kueue.x-k8s.io/queue-name: team}
-spec:
-  pytorchReplicaSpecs:
-    Master:
-      replicas: 1
-      template:
-        spec:
-          containers:
-            - name: pytorch
-              image: registry.example.com/bert:1.0
-              resources: {limits: {cpu: "2", memory: 4Gi, nvidia.com/gpu: 1}}
-    Worker:
-      replicas: 2
-      template:
-        spec:
-          containers:
-            - name: pytorch
-              image: registry.example.com/bert:1.0
-              resources: {limits: {cpu: "2", memory: 4Gi, nvidia.com/gpu: 1}}
-"""
-QUEUE = """\
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: default-flavor}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: team}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-    - coveredResources: [cpu, memory, nvidia.com/gpu, amd.com/gpu]
-      flavors:
-        - name: default-flavor
-          resources:
-            - {name: cpu, nominalQuota: 16}
-            - {name: memory, nominalQuota: 64Gi}
-            - {name: nvidia.com/gpu, nominalQuota: 8}
-            - {name: amd.com/gpu, nominalQuota: 8}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: team}
-spec: {clusterQueue: team}
-"""
 CLUSTERS = ("east", "west")
 
 
@@ -253,27 +203,15 @@ def test_a_field_the_cluster_lacks_or_holds_otherwise_is_found() -> None:
 
 
 # -- MultiKueue ----------------------------------------------------------------------------
-MK_JOB = """\
-apiVersion: kubeflow.org/v1
-kind: PyTorchJob
-metadata:
-  name: gpt
-  labels: {kueue.x-k8s.io/queue-name: dispatch}
-spec:
-  pytorchReplicaSpecs:
-    Master:
-      replicas: 1
-      template:
-        spec:
-          containers:
-            - {name: pytorch, image: "r.example.com/gpt:1", resources: {requests: {cpu: "1"}}}
-    Worker:
-      replicas: 1
-      template:
-        spec:
-          containers:
-            - {name: pytorch, image: "r.example.com/gpt:1", resources: {requests: {cpu: "1"}}}
-"""
+def _mk_job() -> str:
+    """The fleet's PyTorchJob as `gpt`, queued to `dispatch`, a Master and a Worker of one CPU."""
+    job = yaml.safe_load(JOB)
+    job["metadata"] = {"name": "gpt", "labels": {"kueue.x-k8s.io/queue-name": "dispatch"}}
+    for replica in job["spec"]["pytorchReplicaSpecs"].values():
+        replica["replicas"] = 1
+        for container in replica["template"]["spec"]["containers"]:
+            container["resources"] = {"requests": {"cpu": "1"}}
+    return yaml.safe_dump(job, sort_keys=False)
 
 
 def _mk_queues(cpu: int) -> list[dict[str, Any]]:
@@ -316,7 +254,7 @@ def test_multikueue_runs_a_queued_job_on_the_worker_with_quota(fleet, tmp_path) 
             hub.kubectl("create", "secret", "generic", f"mk-{name}", "-n", "kueue-system",
                         f"--from-file=kubeconfig={spokes[name].kubeconfig}")  # fmt: skip
         (project.folder / "stacks" / "mk").mkdir(exist_ok=True)
-        (project.folder / "stacks" / "mk" / "gpt.yaml").write_text(MK_JOB)
+        (project.folder / "stacks" / "mk" / "gpt.yaml").write_text(_mk_job())
         queues = yaml.safe_dump_all(_mk_queues(8))
         (project.folder / "stacks" / "mk" / "queues.yaml").write_text(queues)
         stack = {"config": {
@@ -368,7 +306,7 @@ def test_multikueue_runs_a_queued_job_on_the_worker_with_quota(fleet, tmp_path) 
 
 # -- Argo CD -------------------------------------------------------------------------------
 def test_each_application_of_the_application_set_syncs_its_cluster(fleet, tmp_path) -> None:
-    """dev's ApplicationSet, expanded as its list generator does (tests/argo_appset.py: no
+    """dev's ApplicationSet, expanded as its list generator does (tests/fleet_project.py: no
     ApplicationSet controller runs here), is an Application per cluster whose destination is
     that cluster; Argo CD's sync engine (cmd/argocd-sync) syncs each into its own cluster's
     API server, which then holds exactly that cluster's tree."""

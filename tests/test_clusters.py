@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
-from argo_appset import expand_template
+from fleet_project import JOB, QUEUE, expand_template
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_gitops import crd_issues
@@ -24,56 +24,6 @@ from kubetrain.models import InputError
 
 from conftest import needs_upstream_crds
 
-QUEUE = """\
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: default-flavor}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: team}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-    - coveredResources: [cpu, memory, nvidia.com/gpu, amd.com/gpu]
-      flavors:
-        - name: default-flavor
-          resources:
-            - {name: cpu, nominalQuota: 16}
-            - {name: memory, nominalQuota: 64Gi}
-            - {name: nvidia.com/gpu, nominalQuota: 8}
-            - {name: amd.com/gpu, nominalQuota: 8}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: team}
-spec: {clusterQueue: team}
-"""
-JOB = """\
-apiVersion: kubeflow.org/v1
-kind: PyTorchJob
-metadata:
-  name: bert
-  labels: {kueue.x-k8s.io/queue-name: team}
-spec:
-  pytorchReplicaSpecs:
-    Master:
-      replicas: 1
-      template:
-        spec:
-          containers:
-            - name: pytorch
-              image: registry.example.com/bert:1.0
-              resources: {limits: {cpu: "2", memory: 4Gi, nvidia.com/gpu: 1}}
-    Worker:
-      replicas: 2
-      template:
-        spec:
-          containers:
-            - name: pytorch
-              image: registry.example.com/bert:1.0
-              resources: {limits: {cpu: "2", memory: 4Gi, nvidia.com/gpu: 1}}
-"""
 STACK = """\
 config:
   kubetrain:namespace: ml

@@ -27,6 +27,8 @@ from typing import Any
 
 import yaml
 
+from kubetrain.builders.gang import GROUP_NAME_ANNOTATION, POD_GROUP_LABEL, pod_templates
+
 from .cluster import ControlPlane
 from .observe import Key, discovery, key_of, show
 
@@ -898,8 +900,6 @@ def run_stack(
 
 def _partial_gangs(objs: list[dict[str, Any]]) -> set[tuple[str, str]]:
     """The PodGroups of `objs` whose minMember is below the count of pods that join them."""
-    from kubetrain.builders.gang import GROUP_NAME_ANNOTATION, POD_GROUP_LABEL, pod_templates
-
     members: dict[tuple[str, str], int] = {}
     for obj in objs:
         ns = (obj.get("metadata") or {}).get("namespace", "")

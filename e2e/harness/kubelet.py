@@ -17,12 +17,12 @@ would.
 
 from __future__ import annotations
 
-import threading
 import time
 from datetime import UTC, datetime
 from typing import Any
 
 from .cluster import ControlPlane
+from .loop import Loop
 
 NODE = "kubetrain-e2e-node"
 #: The default StorageClass's provisioner (harness.cluster creates the class).
@@ -48,11 +48,10 @@ class Kubelet:
         self.cluster = cluster
         self.auto = auto
         self.schedulers = set(schedulers)
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._loop = Loop(self.tick, "kubelet")
         self._seen: set[str] = set()
         self._ip = 0
-        self.errors: list[str] = []
+        self.errors = self._loop.errors
 
     # -- the node ---------------------------------------------------------------------------
     def register_node(self) -> None:
@@ -264,22 +263,11 @@ class Kubelet:
     def start(self) -> Kubelet:
         self.register_node()
         if self.auto:
-            self._thread = threading.Thread(target=self._loop, name="kubelet", daemon=True)
-            self._thread.start()
+            self._loop.start()
         return self
 
     def stop(self) -> None:
-        self._stop.set()
-        if self._thread:
-            self._thread.join(10)
-
-    def _loop(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self.tick()
-            except Exception as exc:
-                self.errors.append(repr(exc))
-            self._stop.wait(0.3)
+        self._loop.stop()
 
     def provision(self) -> None:
         """What a CSI provisioner does for a claim of the default StorageClass: a volume of its

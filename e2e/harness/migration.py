@@ -28,25 +28,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubetrain.builders.gang import pod_requests
+from kubetrain.convert.compare import container_fields, spec_fields
 from kubetrain.kube.quantity import format_quantity
 
 from .cluster import ControlPlane
 from .fidelity import compare, dry_run
 
 #: The pod fields of a view that are a pod spec's own (sent to the server as they are).
-SPEC_FIELDS = (
-    "restartPolicy",
-    "serviceAccountName",
-    "schedulerName",
-    "priorityClassName",
-    "nodeSelector",
-    "tolerations",
-    "affinity",
-    "volumes",
-    "hostname",
-    "subdomain",
-)
-CONTAINER_FIELDS = ("name", "image", "command", "args", "env", "ports", "resources", "volumeMounts")
+SPEC_FIELDS = (*spec_fields({}), "hostname", "subdomain")
 RANDOM = "<random>"
 #: The Job controller names a pod <job>-<index>-<5 random characters> (an Indexed Job) or
 #: <job>-<5 random characters> (k8s.io/apiserver names.SimpleNameGenerator).
@@ -55,34 +44,14 @@ _TOKEN_VOLUME = re.compile(r"^kube-api-access-[a-z0-9]{5}$")
 _ANNOTATION = re.compile(r"^metadata\.(annotations|labels)\['([^']+)'\]$")
 
 
-def _container(c: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        "name": c.get("name"),
-        "image": c.get("image"),
-        "command": c.get("command"),
-        "args": c.get("args"),
-        "env": c.get("env") or [],
-        "ports": c.get("ports") or [],
-        "resources": c.get("resources") or {},
-        "volumeMounts": c.get("volumeMounts") or [],
-    }
-
-
 def spec_view(spec: Mapping[str, Any]) -> dict[str, Any]:
     """The view's pod-spec part of a pod spec, with the token volume's suffix normalised."""
     out: dict[str, Any] = {
-        "restartPolicy": spec.get("restartPolicy"),
-        "serviceAccountName": spec.get("serviceAccountName"),
-        "schedulerName": spec.get("schedulerName"),
-        "priorityClassName": spec.get("priorityClassName"),
-        "nodeSelector": spec.get("nodeSelector") or {},
-        "tolerations": spec.get("tolerations") or [],
-        "affinity": spec.get("affinity"),
-        "volumes": spec.get("volumes") or [],
+        **spec_fields(spec),
         "hostname": spec.get("hostname"),
         "subdomain": spec.get("subdomain"),
-        "containers": [_container(c) for c in spec.get("containers") or []],
-        "initContainers": [_container(c) for c in spec.get("initContainers") or []],
+        "containers": [container_fields(c) for c in spec.get("containers") or []],
+        "initContainers": [container_fields(c) for c in spec.get("initContainers") or []],
     }
     out = copy.deepcopy(out)
     for volume in out["volumes"]:
@@ -101,7 +70,7 @@ def printed_spec(view: Mapping[str, Any]) -> dict[str, Any]:
     for key in ("containers", "initContainers"):
         items = []
         for c in view.get(key) or []:
-            items.append({k: copy.deepcopy(c[k]) for k in CONTAINER_FIELDS if c.get(k)})
+            items.append({k: copy.deepcopy(c[k]) for k in container_fields(c) if c.get(k)})
         if items:
             spec[key] = items
     return spec

@@ -24,7 +24,6 @@ import base64
 import json
 import os
 import subprocess
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +32,7 @@ import yaml
 from . import tools
 from .cluster import ControlPlane, Process, free_port, wait_for
 from .crds import documents, install
+from .loop import Loop
 
 #: Every operator's health endpoint answers once its webhooks and controllers are set up.
 READY_TIMEOUT = 180
@@ -347,19 +347,19 @@ def stop_all(ops: list[Operator]) -> None:
 
 class VolcanoEnqueue:
     """What stands in for Volcano's scheduler (there is none here): every Volcano PodGroup
-    without a phase is put `Inqueue`, as the scheduler's enqueue action does once the cluster
-    can hold the gang's minResources (volcano pkg/scheduler/actions/enqueue). training-operator
-    v1.9.3 creates a gang's pods and Services only then (`VolcanoControl.
-    DelayPodCreationDueToPodGroup`: no phase or Pending delays them)."""
+    without a phase is put `Inqueue`, the phase in which "controllers can start to create
+    pods" (volcano.sh/apis v1.9.0, the version training-operator v1.9.3 pins,
+    pkg/apis/scheduling/v1beta1/types.go `PodGroupInqueue`). training-operator v1.9.3 creates a
+    gang's pods and Services only then (pkg/controller.v1/control/podgroup_control.go
+    `VolcanoControl.DelayPodCreationDueToPodGroup`: no phase or Pending delays them)."""
 
     PATH = "/apis/scheduling.volcano.sh/v1beta1/podgroups"
 
     def __init__(self, cluster: ControlPlane):
         self.cluster = cluster
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
         self.enqueued: set[tuple[str, str]] = set()
-        self.errors: list[str] = []
+        self._loop = Loop(self.tick, "volcano-enqueue")
+        self.errors = self._loop.errors
 
     def tick(self) -> None:
         for group in (self.cluster.get(self.PATH) or {}).get("items", []):
@@ -377,20 +377,9 @@ class VolcanoEnqueue:
             elif status != 404:
                 self.errors.append(f"{meta['namespace']}/{meta['name']}: {status} {body}")
 
-    def _loop(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self.tick()
-            except Exception as exc:  # the test reads self.errors
-                self.errors.append(repr(exc))
-            self._stop.wait(0.3)
-
     def start(self) -> VolcanoEnqueue:
-        self._thread = threading.Thread(target=self._loop, name="volcano-enqueue", daemon=True)
-        self._thread.start()
+        self._loop.start()
         return self
 
     def stop(self) -> None:
-        self._stop.set()
-        if self._thread:
-            self._thread.join(10)
+        self._loop.stop()

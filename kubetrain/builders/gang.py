@@ -165,9 +165,13 @@ def _mapping(parent: Any, key: str) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def pod_requests(pod_spec: Mapping[str, Any]) -> dict[str, Quantity]:
+def pod_requests(
+    pod_spec: Mapping[str, Any], limits_per_container: bool = False
+) -> dict[str, Quantity]:
     """Requests of one pod's containers, per resource; a limit stands in for a missing request
-    (as the API server defaults requests from limits)."""
+    (as the API server defaults requests from limits), or with ``limits_per_container`` only
+    for a container that gives no requests at all (training-operator v1.9.3
+    pkg/controller.v1/common/util.go ``AddResourceList``: ``if req != nil``)."""
     total: dict[str, Quantity] = {}
     containers = pod_spec.get("containers")
     for container in containers if isinstance(containers, list) else ():
@@ -175,23 +179,10 @@ def pod_requests(pod_spec: Mapping[str, Any]) -> dict[str, Quantity]:
         # requests nothing.
         resources = _mapping(container, "resources")
         requests, limits = _mapping(resources, "requests"), _mapping(resources, "limits")
+        if limits_per_container and isinstance(resources.get("requests"), Mapping):
+            limits = {}
         for name in sorted(set(requests) | set(limits)):
             q = parse_quantity(requests[name] if name in requests else limits[name])
-            total[name] = total[name] + q if name in total else q
-    return total
-
-
-def _container_requests(pod_spec: Mapping[str, Any]) -> dict[str, Quantity]:
-    """Requests of one pod's containers, a container's limits counting only when it gives no
-    requests at all (training-operator v1.9.3 ``common.AddResourceList``: ``if req != nil``)."""
-    total: dict[str, Quantity] = {}
-    containers = pod_spec.get("containers")
-    for container in containers if isinstance(containers, list) else ():
-        resources = _mapping(container, "resources")
-        given = resources.get("requests") if isinstance(resources, Mapping) else None
-        counted = given if isinstance(given, Mapping) else _mapping(resources, "limits")
-        for name in sorted(counted):
-            q = parse_quantity(counted[name])
             total[name] = total[name] + q if name in total else q
     return total
 
@@ -200,7 +191,6 @@ def min_resources(
     objs: list[dict[str, Any]], members: int, limits_per_container: bool = False
 ) -> dict[str, str]:
     """Summed requests of the first ``members`` pods, canonical quantities by resource name."""
-    requests = _container_requests if limits_per_container else pod_requests
     total: dict[str, Quantity] = {}
     left = members
     for obj in objs:
@@ -209,7 +199,8 @@ def min_resources(
             if take <= 0:
                 continue
             left -= take
-            for name, q in requests(found.template.get("spec") or {}).items():
+            spec = found.template.get("spec") or {}
+            for name, q in pod_requests(spec, limits_per_container).items():
                 scaled = Quantity(q.value * take, q.format)
                 total[name] = total[name] + scaled if name in total else scaled
     return {name: format_quantity(q) for name, q in sorted(total.items())}

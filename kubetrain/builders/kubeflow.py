@@ -154,8 +154,10 @@ class ReplicaJob(Generic[J]):
         env = self.pod_env(rtype, index)
         ours = {e["name"] for e in env}
         for container in pod_spec.get("containers") or []:
-            # The operator appends its own after the template's: the pod then holds a name
-            # twice, and the last definition wins (the kubelet's makeEnvironmentVariables).
+            # The operator appends its own after the template's (training-operator v1.9.3
+            # pkg/controller.v1/pytorch/envvar.go setPodEnv, and the other kinds' alike): the
+            # pod then holds a name twice, and the last definition wins (the kubelet's
+            # makeEnvironmentVariables).
             # Native mode leaves the hidden one out (warn_rewrites says so): a list with a
             # name twice cannot be server-side applied, as the GitOps engines and Pulumi do.
             kept = [e for e in container.get("env") or [] if e.get("name") not in ours]
@@ -352,10 +354,10 @@ class ReplicaJob(Generic[J]):
     def warn_hidden_env(self) -> None:
         """Env a template sets that the operator's ``setPodEnv`` sets again on the same
         container (``MASTER_ADDR`` for one): the operator's comes last and wins."""
+        if not self.ENV_ON_EVERY_CONTAINER:
+            return
         base = ("spec", self.job.REPLICA_SPECS_KEY)
         for rs in self.replicas:
-            if not self.ENV_ON_EVERY_CONTAINER:
-                return
             ours = {e["name"] for e in self.pod_env(rs.rtype.lower(), 0)}
             containers = (rs.spec.template.get("spec") or {}).get("containers") or []
             for i, container in enumerate(containers):

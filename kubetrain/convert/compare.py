@@ -115,6 +115,34 @@ def _resolve(entry: Mapping[str, Any], pod: PodView) -> str:
     return "<valueFrom>"
 
 
+def spec_fields(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of a pod spec a pod view shows, besides its host name and containers."""
+    return {
+        "restartPolicy": spec.get("restartPolicy"),
+        "serviceAccountName": spec.get("serviceAccountName"),
+        "schedulerName": spec.get("schedulerName"),
+        "priorityClassName": spec.get("priorityClassName"),
+        "nodeSelector": spec.get("nodeSelector") or {},
+        "tolerations": spec.get("tolerations") or [],
+        "affinity": spec.get("affinity"),
+        "volumes": spec.get("volumes") or [],
+    }
+
+
+def container_fields(c: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of a container a pod view shows (its env as written)."""
+    return {
+        "name": c.get("name"),
+        "image": c.get("image"),
+        "command": c.get("command"),
+        "args": c.get("args"),
+        "env": c.get("env") or [],
+        "ports": c.get("ports") or [],
+        "resources": c.get("resources") or {},
+        "volumeMounts": c.get("volumeMounts") or [],
+    }
+
+
 @dataclass
 class PodView:
     """One pod as its controller creates it."""
@@ -147,17 +175,7 @@ class PodView:
 
     def as_json(self) -> dict[str, Any]:
         def container(c: Mapping[str, Any]) -> dict[str, Any]:
-            return {
-                "name": c.get("name"),
-                "image": c.get("image"),
-                "command": c.get("command"),
-                "args": c.get("args"),
-                "env": c.get("env") or [],
-                "envResolved": self.env(c),
-                "ports": c.get("ports") or [],
-                "resources": c.get("resources") or {},
-                "volumeMounts": c.get("volumeMounts") or [],
-            }
+            return {**container_fields(c), "envResolved": self.env(c)}
 
         spec = self.spec
         return {
@@ -166,14 +184,7 @@ class PodView:
             "owner": self.owner,
             "hostname": self.hostname,
             "subdomain": self.subdomain,
-            "restartPolicy": spec.get("restartPolicy"),
-            "serviceAccountName": spec.get("serviceAccountName"),
-            "schedulerName": spec.get("schedulerName"),
-            "priorityClassName": spec.get("priorityClassName"),
-            "nodeSelector": spec.get("nodeSelector") or {},
-            "tolerations": spec.get("tolerations") or [],
-            "affinity": spec.get("affinity"),
-            "volumes": spec.get("volumes") or [],
+            **spec_fields(spec),
             "containers": [container(c) for c in self.containers()],
             "initContainers": [container(c) for c in self.containers("initContainers")],
             "requests": self.requests(),
