@@ -63,6 +63,7 @@ from .trainjob import (
     TrainJobRuntimeArgs,
     TrainJobSpecArgs,
 )
+from .volcanojob import VolcanoJob, VolcanoJobArgs, VolcanoJobSpecArgs, VolcanoTaskArgs
 from .xgboostjob import XGBoostJob, XGBoostJobArgs, XGBoostJobSpecArgs
 
 #: Every component, in the order the provider hosts them: each declared kind's component and the
@@ -126,6 +127,10 @@ __all__ = [
     "TrainingJob",
     "TrainingJobArgs",
     "TrainingJobSpecArgs",
+    "VolcanoJob",
+    "VolcanoJobArgs",
+    "VolcanoJobSpecArgs",
+    "VolcanoTaskArgs",
     "XGBoostJob",
     "XGBoostJobArgs",
     "XGBoostJobSpecArgs",

@@ -20,6 +20,7 @@ from . import (  # noqa: F401  (attach the components)
     tfjob,
     trainingjob,
     trainjob,
+    volcanojob,
     xgboostjob,
 )
 from ._job import job_args

@@ -12,6 +12,7 @@ from . import (  # noqa: F401  (registers the builders)
     tfjob,
     trainingjob,
     trainjob,
+    volcanojob,
     xgboostjob,
 )
 from .context import BuildContext, Target

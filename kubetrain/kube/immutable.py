@@ -506,6 +506,45 @@ _JOBSET_SUSPENDED_MUTABLE = (
 )
 
 
+VOLCANO_WEBHOOK = "Volcano's admission webhook"
+_VOLCANO_UPDATE = (
+    "job updates may not change fields other than `minAvailable`, `tasks[*].replicas under "
+    "spec` and `PriorityClassName`"
+)
+
+
+def _volcano_job(before: Obj, after: Obj) -> list[Refusal]:
+    """Not the API server's own: Volcano v1.15.1's admission of a Job update
+    (``pkg/webhooks/admission/jobs/validate/admit_job.go`` validateJobUpdate, and the
+    ``jobs-validating`` ValidatingAdmissionPolicy): no task added or removed, and nothing of the
+    spec changed but ``minAvailable``, ``priorityClassName`` and each task's ``replicas`` and
+    ``minAvailable``."""
+    old_tasks = _get(before, "spec.tasks") or []
+    new_tasks = _get(after, "spec.tasks") or []
+    if not isinstance(old_tasks, list) or not isinstance(new_tasks, list):
+        return []
+    if len(old_tasks) != len(new_tasks):
+        return [Refusal("spec.tasks", "job updates may not add or remove tasks",
+                        origin=VOLCANO_WEBHOOK)]  # fmt: skip
+
+    def frozen(obj: Obj) -> Any:
+        spec = copy.deepcopy(_get(obj, "spec") or {})
+        if not isinstance(spec, dict):
+            return spec
+        for key in ("minAvailable", "priorityClassName"):
+            spec.pop(key, None)
+        for task in spec.get("tasks") or []:
+            if isinstance(task, dict):
+                task.pop("replicas", None)
+                task.pop("minAvailable", None)
+        return spec
+
+    changed = first_difference(frozen(before), frozen(after), "spec")
+    if changed is None:
+        return []
+    return [Refusal(changed, _VOLCANO_UPDATE, origin=VOLCANO_WEBHOOK)]
+
+
 def _jobset(before: Obj, after: Obj) -> list[Refusal]:
     """Not the API server's own: the JobSet webhook's ``ValidateUpdate`` (v0.9,
     ``pkg/webhooks/jobset_webhook.go``: replicatedJobs and managedBy immutable, the pod

@@ -17,6 +17,7 @@ from . import (  # noqa: F401  (registers the job and resource kinds)
     tfjob,
     trainingjob,
     trainjob,
+    volcanojob,
     xgboostjob,
 )
 from .base import DerivedName, JobDocument, JobMeta, K8sType, Strict, job_kind, job_kinds

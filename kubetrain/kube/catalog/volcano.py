@@ -8,7 +8,8 @@ to it, and its files in ``rendered/`` are ``job.batch.volcano.sh-<name>.yaml``
 
 from __future__ import annotations
 
-from . import Pods, Scope, group, hand
+from .. import immutable as im
+from . import Life, Pods, Scope, group, hand
 
 GROUPS = (
     group(
@@ -35,6 +36,40 @@ GROUPS = (
                 counts=(("replicas",),),
             ),
             operator="Volcano job controller",
+            # A running Job's pods are the controller's: an edit its admission refuses is
+            # applied by deleting and re-creating the Job (a new run), as for the Kubeflow kinds.
+            life=Life.REPLACED,
+            update_rules=im._volcano_job,
+            # What its admission refuses to change (.immutable): all but the counts.
+            pulumi_replace_on_changes=(
+                *(
+                    f"spec.tasks[*].{f}"
+                    for f in (
+                        "name",
+                        "template",
+                        "policies",
+                        "maxRetry",
+                        "topologyPolicy",
+                        "dependsOn",
+                        "partitionPolicy",
+                    )
+                ),
+                *(
+                    f"spec.{f}"
+                    for f in (
+                        "plugins",
+                        "queue",
+                        "schedulerName",
+                        "policies",
+                        "volumes",
+                        "maxRetry",
+                        "ttlSecondsAfterFinished",
+                        "minSuccess",
+                        "networkTopology",
+                        "runningEstimate",
+                    )
+                ),
+            ),  # fmt: skip
             # volcano v1.15.1 go.mod: k8s.io/api v0.35.3
             crd_kubernetes=(1, 35),
         ),
