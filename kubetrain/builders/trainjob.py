@@ -751,7 +751,7 @@ def _plain(info: _Info, job: TrainJob) -> None:
 
 def _endpoints(info: _Info, job: TrainJob, ps: PodSet) -> Iterator[str]:
     """The JobSet plugin's ``IdentifyPodNetwork`` for one pod set, produced as read: only the
-    MPI hostfile lists them, and the loader bounds its size (``models.load``) before this
+    MPI hostfile lists them, and the loader bounds its size (``models.load.trainjob_rules``) before this
     runs."""
     subdomain = (info.spec.get("network") or {}).get("subdomain") or job.name
     for rjob, other in zip(info.spec.get("replicatedJobs") or [], info.podsets, strict=False):

@@ -413,7 +413,7 @@ class TrainJob(JobDocument):
         the rest in the cluster). Native mode: a JobSet (and a ConfigMap, Secret, PodGroup) of
         the runtime's size, which ``numNodes`` does not grow (it is each Job's parallelism);
         the hostfile of an MPI runtime, which lists every node, is estimated once the runtime
-        is known (``models.load``, before anything is built)."""
+        is known (``models.load.trainjob_rules``, before anything is built)."""
         size = len(self.model_dump_json(by_alias=True))
         path: tuple[str | int, ...] = ("spec", "trainer", "numNodes")
         if mode == "operator":
