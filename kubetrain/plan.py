@@ -47,6 +47,7 @@ from .kube.catalog import Life
 from .kube.engines import ENGINE_TITLES, ENGINES, Engine, Outcome, outcomes
 from .kube.paths import differences
 from .kube.quantity import Quantity, display_quantity, format_quantity, parse_quantity
+from .models.base import Mode
 from .models.errors import format_path
 from .models.secrets import ExternalSecret
 from .models.source import display_path, load_all
@@ -353,14 +354,14 @@ def _migrations(
             (_queue(old, job), _queue(new, target)),
         )
         v1 = (
-            "operator"
+            Mode.OPERATOR
             if any(o.get("kind") == kind for o, j in old.values() if j == job)
-            else "native"
+            else Mode.NATIVE
         )
-        what = f"{kind}" if v1 == "operator" else f"{kind}'s"
+        what = f"{kind}" if v1 == Mode.OPERATOR else f"{kind}'s"
         for engine, text in _SWITCH.items():
             migration.engines[engine] = text.format(v1=what)
-        if v1 == "operator":
+        if v1 == Mode.OPERATOR:
             migration.notes.append(
                 f"the training operator deletes the {kind}'s pods once the {kind} is deleted"
             )

@@ -37,6 +37,7 @@ from .base import (
     Int32,
     JobDocument,
     K8sType,
+    Mode,
     OutputEstimate,
     Replicas,
     Strict,
@@ -344,7 +345,7 @@ class KubeflowJob(JobDocument):
     def workload(self, settings: StackSettings) -> Workload | None:
         """What runs the replica indexes in native mode (:mod:`.workload`); ``None`` in operator
         mode, where the training operator creates the pods."""
-        if self.mode(settings) != "native":
+        if self.mode(settings) != Mode.NATIVE:
             return None
         return WORKLOADS[self.native_workload(settings)]
 
@@ -353,7 +354,7 @@ class KubeflowJob(JobDocument):
         lists them all); none unless a kind says so (see :meth:`output_estimate`)."""
         return 0
 
-    def output_estimate(self, settings: StackSettings, mode: str) -> OutputEstimate:
+    def output_estimate(self, settings: StackSettings, mode: Mode) -> OutputEstimate:
         """Per replica index a workload (a Pod, or a Job) and a Service, each pod carrying
         :meth:`cluster_env_bytes`; a JobSet holds every index's Job in one object; operator
         mode writes the custom resource only. Upper estimates."""
@@ -361,7 +362,7 @@ class KubeflowJob(JobDocument):
         templates = {t: len(json.dumps(s.template)) for t, s in specs.items()}
         largest_type = max(specs, key=lambda t: specs[t].replicas)
         path: tuple[str | int, ...] = ("spec", self.REPLICA_SPECS_KEY, largest_type, "replicas")
-        if mode == "operator":
+        if mode == Mode.OPERATOR:
             size = 2048 + sum(templates.values())
             return OutputEstimate(1, size, size, path)
         cluster = self.cluster_env_bytes(settings)

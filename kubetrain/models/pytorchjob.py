@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
-from .base import Int32, K8sType, Replicas, Strict, upstream
+from .base import Int32, K8sType, Mode, Replicas, Strict, upstream
 from .kinds import declare
 from .kubeflow import (
     KubeflowJob,
@@ -252,7 +252,7 @@ class PyTorchJob(KubeflowJob):
             problems.append(
                 ((*path, "minReplicas"), f"must be at most maxReplicas ({high}), got {low}")
             )
-        if elastic.metrics and self.mode(settings) == "native":
+        if elastic.metrics and self.mode(settings) == Mode.NATIVE:
             problems.append(
                 (
                     (*path, "metrics"),

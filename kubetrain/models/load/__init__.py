@@ -22,7 +22,7 @@ from ..base import MODE_ANNOTATION, NATIVE_WORKLOAD_ANNOTATION
 from .config import config_keys, document_keys
 from .discovery import discover_stacks, find_project_root, stack_name, stack_name_problem
 from .jobs import load_job, load_job_document
-from .loaded import JobSource, LoadedJob, LoadedManifest, Mode, Stack
+from .loaded import JobSource, LoadedJob, LoadedManifest, Stack
 from .stacks import load_stack, load_stack_config, load_stack_data
 from .trainjob_rules import runtime_from_args
 
@@ -32,7 +32,6 @@ __all__ = [
     "JobSource",
     "LoadedJob",
     "LoadedManifest",
-    "Mode",
     "Stack",
     "config_keys",
     "discover_stacks",

@@ -80,6 +80,8 @@ def _is_text(annotation: Any) -> bool:
     """Whether a settings field holds a string (``str``, string literals, optional or not)."""
     if annotation is str:
         return True
+    if isinstance(annotation, type) and issubclass(annotation, str):  # a StrEnum: Mode
+        return True
     origin = typing.get_origin(annotation)
     if origin is typing.Annotated:  # DNSLabel and the like: a constrained str
         return _is_text(typing.get_args(annotation)[0])

@@ -12,6 +12,7 @@ from ..base import (
     NATIVE_WORKLOAD_ANNOTATION,
     DerivedName,
     JobDocument,
+    Mode,
     OutputEstimate,
     job_kinds,
     resource_kinds,
@@ -28,7 +29,7 @@ from ..source import (
 from ..stack import CONFIG_NAMESPACE, NATIVE_WORKLOADS, StackSettings
 from .config import document_keys
 from .embedded import embedded_problems
-from .loaded import JobSource, LoadedJob, Mode
+from .loaded import JobSource, LoadedJob
 from .messages import kind_of, validated
 
 
@@ -118,7 +119,7 @@ def job_outcome(
     problems: list[Problem] = []
     loaded = _load_job(doc, settings, problems)
     if loaded is None:
-        return None, "native", problems
+        return None, Mode.NATIVE, problems
     return loaded.document, loaded.mode, problems
 
 
@@ -174,6 +175,16 @@ def _load_job(doc: Document, settings: StackSettings, problems: list[Problem]) -
         problems.append(doc.problem(path, message))
     if len(problems) > before:
         return None
+    # The annotations that choose how the job is built, before any rule reads them.
+    written = job.metadata.annotations.get(MODE_ANNOTATION)
+    if written is not None and Mode.parse(written) is None:
+        problems.append(
+            doc.problem(
+                ("metadata", "annotations", MODE_ANNOTATION),
+                f"must be native or operator, got {written!r}",
+            )
+        )
+        return None
     for path, message in _native_workload_problems(job, settings):
         problems.append(doc.problem(path, message))
     if len(problems) > before:
@@ -184,17 +195,8 @@ def _load_job(doc: Document, settings: StackSettings, problems: list[Problem]) -
         return None
     for problem in _name_budget(job, settings, doc):
         problems.append(problem)
-    mode = job.mode(settings)
-    if mode not in ("native", "operator"):
-        problems.append(
-            doc.problem(
-                ("metadata", "annotations", MODE_ANNOTATION),
-                f"must be native or operator, got {mode!r}",
-            )
-        )
-        return None
     source = JobSource(doc)
-    return LoadedJob(job, source, mode)  # type: ignore[arg-type]
+    return LoadedJob(job, source, job.mode(settings))
 
 
 def _native_workload_problems(

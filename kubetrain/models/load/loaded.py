@@ -6,10 +6,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from ..base import (
     JobDocument,
+    Mode,
 )
 from ..errors import PathPart, Problem
 from ..runtimes import (
@@ -21,8 +22,6 @@ from ..source import (
     display_path,
 )
 from ..stack import ClusterTarget, StackSettings
-
-Mode = Literal["native", "operator"]
 
 
 @dataclass(frozen=True)
@@ -58,6 +57,9 @@ class LoadedJob:
     document: JobDocument
     source: JobSource
     mode: Mode
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "mode", Mode(self.mode))  # a misspelt mode is no mode
 
     @property
     def job(self) -> JobDocument:

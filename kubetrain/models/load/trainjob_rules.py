@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..base import Mode
 from ..errors import InputError, PathPart, Problem
 from ..limits import MAX_OBJECT_BYTES
 from ..runtimes import (
@@ -292,7 +293,7 @@ def _trainjob_problems_of(
             return problems
         for path, message in trainjob_problems(job, runtime):
             problems.append(loaded.source.problem(path, message))
-        if loaded.mode == "native":
+        if loaded.mode is Mode.NATIVE:
             if runtime.spec is None:
                 problems.append(
                     loaded.source.problem(
