@@ -16,7 +16,9 @@ from typing import Any
 import pulumi
 
 from kubetrain.builders import BuildContext, build_job
+from kubetrain.builders.context import Target
 from kubetrain.models import InputError, JobDocument, LoadedJob, Problem, StackSettings, load_job
+from kubetrain.models.base import Mode
 from kubetrain.models.errors import PathPart
 from kubetrain.models.load import runtime_from_args
 from kubetrain.models.runtimes import Runtime, RuntimeKey
@@ -45,10 +47,10 @@ class Expansion:
 
     @property
     def ctx(self) -> BuildContext:
-        return BuildContext(self.settings, "pulumi", runtimes=self.runtimes)
+        return BuildContext(self.settings, Target.PULUMI, runtimes=self.runtimes)
 
     @property
-    def mode(self) -> str:
+    def mode(self) -> Mode:
         """``native`` or ``operator``, after the job's ``kubetrain.io/mode`` annotation."""
         return self.loaded.mode
 
@@ -83,7 +85,7 @@ def expand(kind: type[JobDocument], args: Mapping[str, Any], where: str) -> Expa
         runtime = runtime_from_args(runtime_args or {}, job, stack_settings, where)
         runtimes[runtime_key(job)] = runtime
     found: list[Problem] = []
-    ctx = BuildContext(stack_settings, "pulumi", runtimes=runtimes)
+    ctx = BuildContext(stack_settings, Target.PULUMI, runtimes=runtimes)
     manifests = tuple(build_job(loaded, ctx, found))
     # Named by ``where`` (the component), which already says what the builder's title says.
     title = f"{loaded.title}: "
@@ -127,6 +129,8 @@ def settings_args(settings: StackSettings) -> SettingsArgs:
     out: dict[str, Any] = {}
     for key in SettingsArgs.__annotations__:
         value = getattr(settings, key)
+        if isinstance(value, Mode):
+            value = value.value  # arguments are plain data
         if value is not None:
             out[key] = value
     return out  # type: ignore[return-value]

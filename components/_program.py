@@ -9,6 +9,7 @@ from typing import Any, Protocol
 import pulumi
 
 from kubetrain.builders import build_stack
+from kubetrain.builders.context import Target
 from kubetrain.models import InputError, JobDocument, LoadedJob, Problem, Stack, declarations
 
 from . import (  # noqa: F401  (attach the components)
@@ -89,7 +90,7 @@ def deploy_stack(stack: Stack) -> dict[str, JobComponent]:
             for job in missing
         )
     warnings: list[Problem] = []
-    built = build_stack(stack, "pulumi", warnings=warnings)
+    built = build_stack(stack, Target.PULUMI, warnings=warnings)
     for warning in sorted(warnings):  # what `kubetrain render` prints on stderr
         pulumi.log.warn(str(warning))
     # Every credential of every job first: a missing one must stop the program before any job

@@ -35,7 +35,7 @@ resource, a child of the component that asked for it.
   has the same name: created first, it would fail with AlreadyExists; the provider asks for it
   only for replacements its own diff decides, not for those ``replace_on_changes`` adds), and
   ``replace_on_changes`` lists what the API server refuses to change in place that the
-  provider's diff would update in place (:func:`kubetrain.kube.engines.replace_on_changes`:
+  provider's diff would update in place (:func:`kubetrain.delivery.engines.replace_on_changes`:
   a Pod's spec, a JobSet's replicatedJobs...).
 - Identities stay: an object under a component also answers to the URN it had under the stack
   (an alias), for an object several jobs built identically moves between the two when one of
@@ -54,8 +54,8 @@ import pulumi_kubernetes as k8s
 from kubetrain.builders.lifecycle import is_retained
 from kubetrain.builders.meta import plain_copy
 from kubetrain.builders.order import installs_before, sort_key
+from kubetrain.delivery.engines import replace_on_changes
 from kubetrain.kube import catalog
-from kubetrain.kube.engines import replace_on_changes
 
 from ._secrets import Credentials, find_markers
 

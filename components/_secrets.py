@@ -1,6 +1,6 @@
 """Credentials in Pulumi mode: stack config secrets that stay secret outputs end to end.
 
-In Pulumi mode (``BuildContext(settings, target="pulumi")``) builders emit core/v1 ``Secret``
+In Pulumi mode (``BuildContext(settings, target=Target.PULUMI)``) builders emit core/v1 ``Secret``
 manifests whose ``stringData`` values are markers naming a credential instead of holding it::
 
     {"$kubetrainCredential": {"name": "<credential>", "key": "<key>"}}

@@ -15,6 +15,7 @@ import pulumi
 
 from kubetrain.builders.kubeflow import REPLICA_TYPE_LABEL, to_selector
 from kubetrain.builders.tfjob import TFTrainingJob
+from kubetrain.models.base import Mode
 from kubetrain.models.kinds import attach_component
 from kubetrain.models.tfjob import TFJob as TFJobDocument
 
@@ -81,7 +82,7 @@ class TFJob(pulumi.ComponentResource):
         training = TFTrainingJob(document, expansion.ctx)
         manifests = [m for m in expansion.manifests if identity(m) not in exclude]
         self._replica_sets: dict[str, TFReplicaSet] = {}
-        if expansion.mode == "operator":
+        if expansion.mode == Mode.OPERATOR:
             register(self, manifests, where=where, depends_on=depends_on)
         else:
             own = [m for m in manifests if REPLICA_TYPE_LABEL not in _labels(m)]

@@ -15,6 +15,7 @@ import pulumi
 from kubetrain.builders.kubeflow import REPLICA_TYPE_LABEL, to_selector
 from kubetrain.builders.tfjob import TFTrainingJob
 from kubetrain.models import InputError, Problem
+from kubetrain.models.base import Mode
 from kubetrain.models.tfjob import TFJob as TFJobDocument
 
 from ._job import expand
@@ -73,7 +74,7 @@ class TFReplicaSet(pulumi.ComponentResource):
             types = ", ".join(r.rtype for r in training.replicas)
             message = f"the job has no {wanted!r} replicas (it has {types})"
             raise InputError([Problem(where, None, ("replicaType",), message)])
-        if expansion.mode == "operator":
+        if expansion.mode == Mode.OPERATOR:
             raise InputError(
                 [
                     Problem(

@@ -20,7 +20,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from .builders import Built, build_stack
+from .builders import Built, Target, build_stack
 from .builders.crd import kubeconform_schema, openapi_schema, owned_crds
 from .builders.delivery import ClusterBuild, delivery_name, delivery_objects, engine_of
 from .builders.lifecycle import is_prerequisite
@@ -29,7 +29,7 @@ from .builders.registry import document_path
 from .kube.names import DNS1123_LABEL, DNS1123_SUBDOMAIN
 from .kube.schemas import builtin_kinds, split_api_version
 from .models import CheckFailed, InputError, Problem, Stack, discover_stacks, load_stack
-from .models.base import job_kinds
+from .models.base import Mode, job_kinds
 from .models.editor import job_schema, stack_schema
 from .models.errors import did_you_mean, printable
 from .models.fields import FieldNode, kind_node
@@ -460,7 +460,7 @@ def _build(
     warnings: list[Problem] = []
     built = build_stack(
         stack,
-        "render",
+        Target.RENDER,
         warnings=warnings,
         progress=progress.advance,
         chunks=_CHUNKS,
@@ -583,7 +583,7 @@ def _relocate(planned: Planned) -> None:
         # An object that is its document (a plain manifest, an operator-mode custom resource
         # of the document's own apiVersion and kind): a finding's path is the document's.
         source = built.manifest.source if built.manifest is not None else None
-        if loaded is not None and loaded.mode == "operator":
+        if loaded is not None and loaded.mode == Mode.OPERATOR:
             doc = loaded.document
             if (built.obj.get("apiVersion"), built.obj.get("kind")) == (doc.API_VERSION, doc.KIND):
                 source = loaded.source

@@ -1,7 +1,7 @@
 """What an edit of an operator-mode job does to its running training, for ``kubetrain plan``,
 and what Kueue owns of a queued job.
 
-Every engine applies an edit of a custom resource in place (:mod:`kubetrain.kube.engines`);
+Every engine applies an edit of a custom resource in place (:mod:`kubetrain.delivery.engines`);
 what follows is the operator's (and Kueue's) doing, read from their sources:
 
 * **an image or any other pod template field**: training-operator v1.9.0

@@ -13,7 +13,7 @@ with what the stack builds now, object by object (apiVersion group, kind, namesp
 * **delete**: an object that is gone (CRDs, Namespaces and, unless ``kubetrain:pruneData``,
   claims are left in the cluster; see :mod:`kubetrain.builders.lifecycle`).
 
-Each change says what each engine does with it where they differ (:mod:`kubetrain.kube.engines`:
+Each change says what each engine does with it where they differ (:mod:`kubetrain.delivery.engines`:
 Flux, Argo CD and Pulumi do not replace the same edits), and whether the running training
 restarts under it. Runs restarted are listed per engine; jobs that leave are runs stopped.
 Notes name what an engine's order makes unsafe: a job whose pods change kind (a mode switch:
@@ -42,11 +42,12 @@ from .builders.lifecycle import is_retained
 from .builders.registry import MANIFEST_SOURCE
 from .builders.secrets import PULUMI_SECRET
 from .builders.trainjob import runs_of
+from .delivery.engines import ENGINE_TITLES, ENGINES, Engine, Outcome, outcomes
 from .kube import catalog
 from .kube.catalog import Life
-from .kube.engines import ENGINE_TITLES, ENGINES, Engine, Outcome, outcomes
 from .kube.paths import differences
 from .kube.quantity import Quantity, display_quantity, format_quantity, parse_quantity
+from .models.base import Mode
 from .models.errors import format_path
 from .models.secrets import ExternalSecret
 from .models.source import display_path, load_all
@@ -155,7 +156,7 @@ class Change:
     reason: str = ""
     #: Whether the change restarts the job's pods (under any engine; see ``engines``).
     restarts: bool = False
-    #: change and replace: what each engine does (:func:`kubetrain.kube.engines.outcomes`).
+    #: change and replace: what each engine does (:func:`kubetrain.delivery.engines.outcomes`).
     engines: Mapping[Engine, Outcome] = field(default_factory=dict)
     #: The object's API group ("" for the core group).
     group: str = ""
@@ -307,7 +308,7 @@ def _title_kind(title: str) -> tuple[str, str]:
     return kind, name
 
 
-#: How each engine makes the switch (kubetrain.kube.engines; docs/lifecycle.md).
+#: How each engine makes the switch (kubetrain.delivery.engines; docs/lifecycle.md).
 _SWITCH: dict[Engine, str] = {
     "flux": (
         "applies the TrainJob, then prunes the {v1} objects (garbage collection after the "
@@ -353,14 +354,14 @@ def _migrations(
             (_queue(old, job), _queue(new, target)),
         )
         v1 = (
-            "operator"
+            Mode.OPERATOR
             if any(o.get("kind") == kind for o, j in old.values() if j == job)
-            else "native"
+            else Mode.NATIVE
         )
-        what = f"{kind}" if v1 == "operator" else f"{kind}'s"
+        what = f"{kind}" if v1 == Mode.OPERATOR else f"{kind}'s"
         for engine, text in _SWITCH.items():
             migration.engines[engine] = text.format(v1=what)
-        if v1 == "operator":
+        if v1 == Mode.OPERATOR:
             migration.notes.append(
                 f"the training operator deletes the {kind}'s pods once the {kind} is deleted"
             )

@@ -32,8 +32,9 @@ from test_golden import tree as tree_of
 
 from kubetrain import app, parallel
 from kubetrain.builders import registry
-from kubetrain.models import InputError, load
+from kubetrain.models import InputError
 from kubetrain.models import source as source_module
+from kubetrain.models.load import stacks as load
 from kubetrain.render import tree
 from kubetrain.validate import Located, Validator, engine, semantic_findings
 from kubetrain.validate.semantic import CheckSettings

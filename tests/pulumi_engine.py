@@ -8,7 +8,7 @@ decides it (pulumi-kubernetes v4.32.0 unless said otherwise; the engine is pulum
 - **Identity**: a registration is the resource of the last state whose URN it has, or whose URN
   is one of its aliases (the engine's alias resolution).
 - **Diff** (``provider.go`` ``Diff``): the provider replaces when a changed field matches its
-  ``forceNew`` list (``diff.go``; the mirror is kubetrain.kube.engines, held to it by
+  ``forceNew`` list (``diff.go``; the mirror is kubetrain.delivery.engines, held to it by
   tests/test_engines.py), only ``metadata.name``/``namespace`` for a Patch resource; the engine
   adds the resource's ``replaceOnChanges`` (a path contains the changed field). The provider asks
   to delete before replacing when it replaces a named object in place
@@ -38,14 +38,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubetrain.kube import catalog
-from kubetrain.kube.engines import (
+from kubetrain.delivery.engines import (
     _METADATA_FORCE_NEW,
     _contains,
     _display,
     _force_new_matches,
     pulumi_changes,
 )
+from kubetrain.kube import catalog
 from kubetrain.kube.immutable import update_refusals
 
 from pulumi_harness import Registration, Run

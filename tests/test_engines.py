@@ -1,4 +1,4 @@
-"""What each engine does with an edit (kubetrain.kube.engines): the provider's forceNew diff as
+"""What each engine does with an edit (kubetrain.delivery.engines): the provider's forceNew diff as
 pulumi-kubernetes v4.32.0 computes it, the options kubetrain adds so that ``pulumi up`` replaces
 every object whose edit the API server refuses in place, and the Flux and Argo CD outcomes."""
 
@@ -13,7 +13,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubetrain.kube.engines import (
+from kubetrain.delivery.engines import (
     _force_new_matches,
     outcomes,
     pulumi_changes,

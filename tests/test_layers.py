@@ -1,5 +1,6 @@
-"""The layering of DESIGN.md, enforced: kube <- models <- builders <- render | validate <- plan <- app <- cli, the
-core never imports pulumi, and components use only kube, models and builders (.importlinter)."""
+"""The layering of AGENTS.md, enforced: kube | parallel <- models | quota | operators <- delivery <- builders
+<- render | validate <- convert <- plan <- app <- cli <- console, the core never imports pulumi, and
+components use only kube, models, delivery and builders (.importlinter)."""
 
 from __future__ import annotations
 
@@ -41,3 +42,23 @@ def test_every_kinds_modules_are_kept_independent() -> None:
         assert f"kubetrain.builders.{stem}" in builders, d.key
         assert (REPO / "components" / f"{stem}.py").is_file(), d.key
         assert f"components.{stem}" in parts, d.key
+
+
+def test_every_module_of_kubetrain_sits_in_a_layer() -> None:
+    """A module or package directly under kubetrain/ is in the layers contract (a new one, as
+    quota.py was, would otherwise import what it likes)."""
+    parser = configparser.ConfigParser()
+    parser.read(REPO / ".importlinter")
+    layered = {
+        name.strip()
+        for line in parser["importlinter:contract:layers"]["layers"].split("\n")
+        for name in line.split("|")
+        if name.strip()
+    }
+    root = REPO / "kubetrain"
+    found = {
+        f"kubetrain.{p.stem}"
+        for p in root.iterdir()
+        if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").is_file()
+    }
+    assert found - layered == set()

@@ -366,7 +366,7 @@ def test_the_kubectl_view_deletes_what_leaves_and_what_kubectl_cannot_update(
 
 
 def test_the_kubectl_view_quotes_every_name() -> None:
-    from kubetrain.kube.engines import Outcome
+    from kubetrain.delivery.engines import Outcome
     from kubetrain.plan import Change, EnvironmentPlan, Totals, format_kubectl
 
     hostile = "a'b;$(rm -rf x)\n# c"

@@ -18,7 +18,7 @@ from components._secrets import find_markers
 from kubetrain.builders import Built, build_stack
 from kubetrain.builders.lifecycle import is_retained
 from kubetrain.builders.tfjob import REPLICA_TYPE_LABEL
-from kubetrain.kube.engines import replace_on_changes
+from kubetrain.delivery.engines import replace_on_changes
 from kubetrain.models import Stack, discover_stacks, load_stack
 
 from conftest import REPO
@@ -112,7 +112,7 @@ def test_program_registers_what_render_writes(path: Path, monkeypatch: pytest.Mo
 
     # Every object is registered exactly once, as the typed resource (its Patch variant when no
     # engine may delete it), field for field, with the options that make the provider replace
-    # it when the API server refuses the edit in place (kubetrain.kube.engines).
+    # it when the API server refuses the edit in place (kubetrain.delivery.engines).
     registered: dict[tuple[str, str, str, str], Registration] = {}
     for reg in run.kubernetes_objects():
         key = ident(reg.plain)

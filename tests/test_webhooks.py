@@ -11,6 +11,9 @@ from typing import Any
 import pytest
 import yaml
 
+from kubetrain.models import InputError, load_job
+from kubetrain.models import webhooks as rules
+from kubetrain.models.errors import format_path
 from kubetrain.validate import Located, Validator
 from kubetrain.validate.webhooks import jobset_problems, kubeflow_problems, webhook_problems
 
@@ -195,3 +198,56 @@ def test_webhooks_see_only_what_the_server_admitted() -> None:
     result = validator.check(Located(bad, "x.yaml"))
     assert {f.who for f in result.findings} == {"api-server"}
     assert list(webhook_problems({"apiVersion": "v1", "kind": "ConfigMap"})) == []
+
+
+# --- one rule, two wordings -----------------------------------------------------------------
+
+
+def _replicas(kind: str, key: str, container: str, **replicas: Any) -> dict[str, Any]:
+    job = pytorchjob(**replicas)
+    job["kind"] = kind
+    specs = job["spec"].pop("pytorchReplicaSpecs")
+    for spec in specs.values():
+        spec["template"]["spec"]["containers"][0]["name"] = container
+    job["spec"][key] = specs
+    return job
+
+
+def _elastic(**spec: Any) -> dict[str, Any]:
+    job = pytorchjob(Master=1, **({"Worker": 2} if "nprocPerNode" in spec else {}))
+    job["spec"].update(spec)
+    return job
+
+
+#: Each rule load time words for the stack file and validate words as the webhook does, with a
+#: job it refuses (container_images too, though at load time the API server's own rule on the
+#: embedded pod template refuses a container without an image first).
+SHARED = [
+    ("default_container", _replicas("PyTorchJob", "pytorchReplicaSpecs", "main", Worker=1)),
+    ("single_replica", pytorchjob(Master=2, Worker=1)),
+    ("replica_count", pytorchjob(Master=1, Worker=0)),
+    ("elastic_worker", _elastic(elasticPolicy={"minReplicas": 1, "maxReplicas": 2})),
+    ("elastic_nproc", _elastic(elasticPolicy={"nProcPerNode": 2}, nprocPerNode="2")),
+    ("chief_or_master", _replicas("TFJob", "tfReplicaSpecs", "tensorflow", Chief=1, Master=1)),
+    ("required_types", _replicas("XGBoostJob", "xgbReplicaSpecs", "xgboost", Worker=1)),
+]
+
+
+@pytest.mark.parametrize(("rule", "job"), SHARED, ids=[rule for rule, _ in SHARED])
+def test_load_time_and_the_webhook_run_one_rule(
+    rule: str, job: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both refuse the job by the one function of kubetrain.models.webhooks: without it,
+    neither does."""
+
+    def loaded() -> list[str]:
+        try:
+            load_job(job, file="job.yaml")
+        except InputError as exc:
+            return [f"{format_path(p.path)}: {p.message}" for p in exc.problems]
+        return []
+
+    by_webhook, at_load = messages(kubeflow_problems(job)), loaded()
+    assert by_webhook and at_load, (by_webhook, at_load)
+    monkeypatch.setattr(rules, rule, lambda *args, **kwargs: iter(()))
+    assert messages(kubeflow_problems(job)) == [] and loaded() == []

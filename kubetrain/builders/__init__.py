@@ -3,6 +3,7 @@
 Importing this package registers the builder of every job kind.
 """
 
+from .. import delivery  # noqa: F401  (registers the GitOps resource kinds)
 from . import (  # noqa: F401  (registers the builders)
     jaxjob,
     learner,

@@ -2,24 +2,29 @@
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
 
 from ..models.runtimes import Runtime, RuntimeKey
 from ..models.stack import StackSettings
 
 __all__ = ["BuildContext", "Target"]
 
-#: ``render`` writes YAML for GitOps (no secret material, ExternalSecrets instead); ``pulumi``
-#: registers resources (Secrets with values from Pulumi config secrets).
-Target = Literal["render", "pulumi"]
+
+class Target(enum.StrEnum):
+    """Which back end a build feeds: ``render`` writes YAML for GitOps (no secret material,
+    ExternalSecrets instead); ``pulumi`` registers resources (Secrets with values from Pulumi
+    config secrets). Code compares the members, never the strings."""
+
+    RENDER = "render"
+    PULUMI = "pulumi"
 
 
 @dataclass(frozen=True)
 class BuildContext:
     settings: StackSettings
-    target: Target = "render"
+    target: Target = Target.RENDER
     #: Rewrites and dropped fields the builders report while expanding the current job, as
     #: (field path in the job document, message); :func:`.registry.build_job` collects them.
     warnings: list[tuple[tuple[str | int, ...], str]] = field(
@@ -30,6 +35,9 @@ class BuildContext:
     #: Node labels the cluster being built for adds to every pod template of its jobs
     #: (``kubetrain:clusters[].nodeSelector``).
     node_selector: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "target", Target(self.target))  # a misspelt target is none
 
     def warn(self, path: tuple[str | int, ...], message: str) -> None:
         """Report that the output differs from what the job document says (a field rewritten

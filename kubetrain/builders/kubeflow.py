@@ -27,10 +27,10 @@ from collections.abc import Callable
 from typing import Any, ClassVar, Generic, TypeVar
 
 from ..kube import catalog
-from ..models.base import NATIVE_WORKLOAD_ANNOTATION
+from ..models.base import NATIVE_WORKLOAD_ANNOTATION, Mode
 from ..models.kubeflow import KubeflowJob, ReplicaSpec
 from ..models.workload import JOB, POD, Workload
-from .context import BuildContext
+from .context import BuildContext, Target
 from .gang import (
     SCHEDULER_NAMES,
     GangJob,
@@ -288,7 +288,7 @@ class ReplicaJob(Generic[J]):
         that runs it in job and jobset mode."""
         policy = self.job.run_policy
         ttl = policy.ttl_seconds_after_finished
-        if ttl is not None and self.workload.in_jobs and self.ctx.target == "render":
+        if ttl is not None and self.workload.in_jobs and self.ctx.target == Target.RENDER:
             raise BuildProblem(
                 ("spec", "runPolicy", "ttlSecondsAfterFinished"),
                 f"cannot be rendered for GitOps under nativeWorkload {self.workload}: Flux or "
@@ -565,7 +565,7 @@ def custom_resource(job: KubeflowJob, ctx: BuildContext) -> Manifest:
     """The defaulted custom resource, for clusters that run the training operator (GPUs
     normalised and Pod Security applied as in native mode)."""
     _warn_gpu_aliases(job, ctx)
-    if job.run_policy.ttl_seconds_after_finished is not None and ctx.target == "render":
+    if job.run_policy.ttl_seconds_after_finished is not None and ctx.target == Target.RENDER:
         # training-operator v1.9.0 pkg/controller.v1/common/job.go, CleanupJob: once the TTL
         # after completion passes, DeleteJob deletes the custom resource itself, which Git
         # still declares: Flux re-creates it at its next reconcile, Argo CD at once (selfHeal),
@@ -590,11 +590,11 @@ def custom_resource(job: KubeflowJob, ctx: BuildContext) -> Manifest:
 
 def replica_job_builder(
     expansion: Callable[[Any, BuildContext], ReplicaJob[Any]],
-) -> Callable[[Any, str, BuildContext], list[Manifest]]:
+) -> Callable[[Any, Mode, BuildContext], list[Manifest]]:
     """The builder of a replica-job kind: native mode, the operator's pods and services (and
     PodGroup); operator mode, the custom resource (the training operator owns its CRD)."""
 
-    def build(job: KubeflowJob, mode: str, ctx: BuildContext) -> list[Manifest]:
+    def build(job: KubeflowJob, mode: Mode, ctx: BuildContext) -> list[Manifest]:
         for rtype, spec in job.replica_specs.items():
             if spec.replicas == 0:
                 # training-operator v1.9.3 creates and deletes pod 0 of the type over and over
@@ -605,7 +605,7 @@ def replica_job_builder(
                     "and deletes it on its next reconcile, over and over; kubetrain writes none "
                     f"of it: remove the {rtype} or give it replicas",
                 )
-        if mode == "operator":
+        if mode == Mode.OPERATOR:
             if NATIVE_WORKLOAD_ANNOTATION in job.metadata.annotations:
                 ctx.warn(
                     ("metadata", "annotations", NATIVE_WORKLOAD_ANNOTATION),

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..models.base import Mode
 from ..models.learner import (
     CREDENTIAL_KEYS,
     DATA_STORE_HOST_MOUNT,
@@ -574,11 +575,11 @@ def custom_resource(job: Learner) -> dict[str, Any]:
 
 
 @builder(Learner)
-def build_learner(job: Learner, mode: str, ctx: BuildContext) -> list[dict[str, Any]]:
+def build_learner(job: Learner, mode: Mode, ctx: BuildContext) -> list[dict[str, Any]]:
     """Native mode: Service, StatefulSet and the Secrets (as ExternalSecrets in render mode).
     Operator mode: kubetrain's Learner CRD and the custom resource, for a cluster where a
     controller (FfDL's lifecycle manager in Kubernetes form) expands learners itself."""
-    if mode == "operator":
+    if mode == Mode.OPERATOR:
         return [custom_resource_definition(Learner, ctx.settings.version), custom_resource(job)]
     spec = job.spec
     settings = ctx.settings

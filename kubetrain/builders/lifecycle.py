@@ -1,6 +1,6 @@
 """How each delivery engine treats an object over its life: the annotations Flux, Argo CD and
 pulumi-kubernetes read, written by the builders so ``rendered/`` and ``pulumi up`` agree. What
-each engine then does with an edit is :mod:`kubetrain.kube.engines`; docs/lifecycle.md tells
+each engine then does with an edit is :mod:`kubetrain.delivery.engines`; docs/lifecycle.md tells
 it per engine.
 
 * **Never deleted by an engine** (:func:`is_retained`): kubetrain's CustomResourceDefinitions,
@@ -24,7 +24,7 @@ it per engine.
   image, a toleration added, a Job's ``backoffLimit`` or ``suspend``) is applied in place by
   both (client-side apply, where Argo CD's ``Force`` means kubectl's ``--force``; with
   server-side apply it would only force field conflicts). Pulumi replaces what its provider's
-  diff and kubetrain's ``replace_on_changes`` say (:mod:`kubetrain.kube.engines`). A job of a
+  diff and kubetrain's ``replace_on_changes`` say (:mod:`kubetrain.delivery.engines`). A job of a
   kind Kueue manages that names a queue (``kueue.x-k8s.io/queue-name``) says Argo CD's
   ``Force=true,Replace=true`` instead: Kueue's webhook denies a running job's queue change as
   403 Forbidden, which kubectl's ``--force`` never answers with a delete and create, so adding
@@ -48,9 +48,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..delivery.engines import ARGOCD_SYNC_OPTIONS, FLUX_FORCE, FLUX_PRUNE, group_kind
 from ..kube import catalog
 from ..kube.catalog import Life
-from ..kube.engines import ARGOCD_SYNC_OPTIONS, FLUX_FORCE, FLUX_PRUNE, group_kind
 from ..kube.immutable import queue_name
 from ..models.stack import StackSettings
 from .gang import is_gang_member, pod_templates

@@ -35,8 +35,9 @@ from typing import Any
 
 from ..kube import catalog
 from ..kube.features import enabled_by_default
+from ..models.base import Mode
 from ..models.mpijob import SSH_CREDENTIAL_ANNOTATION, MPIJob
-from .context import BuildContext
+from .context import BuildContext, Target
 from .gang import GangJob, GangPolicy, is_pod_group, with_gang_scheduling
 from .kubeflow import JOB_NAME_LABEL, JOB_ROLE_LABEL, OPERATOR_NAME_LABEL, REPLICA_INDEX_LABEL
 from .kueue import QUEUE_LABEL, kueue_labels, label_jobs, label_pod_group
@@ -277,7 +278,7 @@ class MPIExpansion:
         meta = self.template_meta("Launcher", "launcher", "0" if job.launcher_as_worker else None)
         policy = job.spec.run_policy
         ttl = policy.ttl_seconds_after_finished
-        if ttl is not None and self.ctx.target == "render":
+        if ttl is not None and self.ctx.target == Target.RENDER:
             raise BuildProblem(
                 ("spec", "runPolicy", "ttlSecondsAfterFinished"),
                 "cannot be rendered for GitOps in native mode: Flux or Argo CD re-creates the "
@@ -397,8 +398,8 @@ def custom_resource(job: MPIJob, ctx: BuildContext) -> Manifest:
 
 
 @builder(MPIJob)
-def build_mpijob(job: MPIJob, mode: str, ctx: BuildContext) -> list[Manifest]:
-    if mode == "operator":
+def build_mpijob(job: MPIJob, mode: Mode, ctx: BuildContext) -> list[Manifest]:
+    if mode == Mode.OPERATOR:
         if SSH_CREDENTIAL_ANNOTATION in job.metadata.annotations:
             ctx.warn(
                 ("metadata", "annotations", SSH_CREDENTIAL_ANNOTATION),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from ..models.base import Mode
 from ..models.paddlejob import PaddleJob
 from .context import BuildContext
 from .kubeflow import Manifest, ReplicaJob, replica_job_builder
@@ -71,7 +72,7 @@ _build_replicas = replica_job_builder(PaddleTrainingJob)
 
 
 @builder(PaddleJob)
-def build_paddlejob(job: PaddleJob, mode: str, ctx: BuildContext) -> list[Manifest]:
+def build_paddlejob(job: PaddleJob, mode: Mode, ctx: BuildContext) -> list[Manifest]:
     """Either mode; `elasticPolicy.metrics` is a warning in both: training-operator v1.9.3
     creates a HorizontalPodAutoscaler for a PyTorchJob only (pkg/controller.v1/pytorch/hpa.go,
     reconcileHPA); its PaddleJob controller never reads the metrics."""

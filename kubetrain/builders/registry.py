@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ..kube.stored import canonical_stored_form
-from ..models.base import JobDocument
+from ..models.base import JobDocument, Mode
 from ..models.errors import InputError, PathPart, Problem
 from ..models.kinds import attach_builder, declaration
 from ..models.load import JobSource, LoadedJob, LoadedManifest, Stack
@@ -36,7 +36,7 @@ __all__ = [
 
 Manifest = dict[str, Any]
 #: A builder: (normalised job document, mode, context) -> manifests.
-Builder = Callable[[Any, str, BuildContext], list[Manifest]]
+Builder = Callable[[Any, Mode, BuildContext], list[Manifest]]
 F = TypeVar("F", bound=Builder)
 L = TypeVar("L", bound=Callable[..., Any])
 
@@ -211,7 +211,7 @@ def _build_jobs(jobs: Sequence[LoadedJob], ctx: BuildContext, warn: bool) -> lis
 
 def build_stack(
     stack: Stack,
-    target: Target = "render",
+    target: Target = Target.RENDER,
     *,
     warnings: list[Problem] | None = None,
     progress: Callable[[int], None] | None = None,

@@ -4,7 +4,7 @@ A builder describes each Secret it needs as a :class:`SecretSpec`: name, namespa
 and, for every key of the Secret, the credential and key it comes from (:class:`CredentialRef`).
 :func:`secret_manifests` turns that description into what the back end applies:
 
-``ctx.target == "render"``
+``ctx.target == Target.RENDER``
     An External Secrets Operator ``ExternalSecret`` (``external-secrets.io/v1``) of the same name
     against the stack's ``kubetrain:secretStore``. Its target creates the Secret (name, type,
     labels; ``creationPolicy: Owner``, so deleting the ExternalSecret deletes the Secret) and its
@@ -12,7 +12,7 @@ and, for every key of the Secret, the credential and key it comes from (:class:`
     sorted by Secret key. The rendered tree holds no secret material. Without a secret store
     this is an input error naming the job and the missing stack key.
 
-``ctx.target == "pulumi"``
+``ctx.target == Target.PULUMI``
     A core/v1 ``Secret`` whose ``stringData`` values are *credential markers*::
 
         {"$kubetrainCredential": {"name": "<credential>", "key": "<key>"}}
@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..models.secrets import PULL_CREDENTIAL_KEY, ExternalSecret
-from .context import BuildContext
+from .context import BuildContext, Target
 from .meta import MANAGED_BY, PULL_SECRET_COMPONENT, manifest, object_meta
 from .registry import BuildProblem
 
@@ -129,7 +129,7 @@ def pull_secret_spec(
 def secret_manifests(spec: SecretSpec, ctx: BuildContext) -> list[dict[str, Any]]:
     """What the back end of ``ctx`` applies for ``spec`` (see the module docstring)."""
     meta = object_meta(spec.name, spec.namespace, spec.labels)
-    if ctx.target == "pulumi":
+    if ctx.target == Target.PULUMI:
         string_data = {key: credential_marker(ref) for key, ref in sorted(spec.data.items())}
         return [manifest("v1", "Secret", meta, type=spec.type, stringData=string_data)]
     store = ctx.settings.secret_store

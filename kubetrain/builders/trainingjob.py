@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..models.base import Mode
 from ..models.resources import normalize_gpus
 from ..models.trainingjob import (
     MASTER_LABEL,
@@ -399,11 +400,11 @@ def custom_resource(job: TrainingJob, ctx: BuildContext) -> dict[str, Any]:
 
 
 @builder(TrainingJob)
-def build_trainingjob(job: TrainingJob, mode: str, ctx: BuildContext) -> list[dict[str, Any]]:
+def build_trainingjob(job: TrainingJob, mode: Mode, ctx: BuildContext) -> list[dict[str, Any]]:
     """Native mode: the EDL controller's objects. Operator mode: the TrainingJob CRD, generated
     from kubetrain's model (so a GitOps tool installs it before the custom resources), and the
     custom resource."""
-    if mode == "operator":
+    if mode == Mode.OPERATOR:
         return [
             custom_resource_definition(TrainingJob, ctx.settings.version),
             custom_resource(job, ctx),

@@ -43,6 +43,7 @@ from typing import Any
 from ..kube import schemas as k8s
 from ..kube.podsecurity import pod_security_problems
 from ..kube.quantity import Quantity, format_quantity, parse_quantity
+from ..models.base import Mode
 from ..models.errors import format_path
 from ..models.fields import FieldNode
 from ..models.mpijob import SSH_CREDENTIAL_ANNOTATION
@@ -751,8 +752,8 @@ def _plain(info: _Info, job: TrainJob) -> None:
 
 def _endpoints(info: _Info, job: TrainJob, ps: PodSet) -> Iterator[str]:
     """The JobSet plugin's ``IdentifyPodNetwork`` for one pod set, produced as read: only the
-    MPI hostfile lists them, and the loader bounds its size (``models.load``) before this
-    runs."""
+    MPI hostfile lists them, and the loader bounds its size (``models.load.trainjob_rules``)
+    before this runs."""
     subdomain = (info.spec.get("network") or {}).get("subdomain") or job.name
     for rjob, other in zip(info.spec.get("replicatedJobs") or [], info.podsets, strict=False):
         if other is ps:
@@ -1115,7 +1116,7 @@ def runs_of(obj: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 @builder(TrainJob)
-def build_trainjob(job: TrainJob, mode: str, ctx: BuildContext) -> list[Manifest]:
+def build_trainjob(job: TrainJob, mode: Mode, ctx: BuildContext) -> list[Manifest]:
     runtime = ctx.runtimes.get(key_of(job))
     if runtime is None:  # the loader refuses the job first; a standalone component may not
         raise BuildProblem(
@@ -1123,7 +1124,7 @@ def build_trainjob(job: TrainJob, mode: str, ctx: BuildContext) -> list[Manifest
             f"{job.spec.runtime_ref.runtime_kind} {job.spec.runtime_ref.name!r} is not known: "
             "declare it in kubetrain:external.trainingRuntimes",
         )
-    if mode == "operator":
+    if mode == Mode.OPERATOR:
         return [canonical(_operator(job, runtime, ctx))]
     if runtime.spec_data is None:
         raise BuildProblem(

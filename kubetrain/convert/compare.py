@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ..builders import BuildContext, build_job
+from ..builders.context import Target
 from ..builders.gang import pod_requests
 from ..builders.jaxjob import JAXTrainingJob
 from ..builders.kubeflow import JOB_ROLE_LABEL, REPLICA_INDEX_LABEL, REPLICA_TYPE_LABEL, ReplicaJob
@@ -35,7 +36,7 @@ from ..builders.xgboostjob import XGBoostTrainingJob
 from ..kube import catalog
 from ..kube.quantity import format_quantity, parse_quantity
 from ..kube.stored import stored_form
-from ..models.base import MODE_ANNOTATION, NATIVE_WORKLOAD_ANNOTATION
+from ..models.base import MODE_ANNOTATION, NATIVE_WORKLOAD_ANNOTATION, Mode
 from ..models.jaxjob import JAXJob
 from ..models.kubeflow import KubeflowJob
 from ..models.load import LoadedJob, Stack
@@ -199,7 +200,7 @@ def _job_spec_pod(obj: Manifest) -> Manifest:
 #: shapes a pod: a job's Secrets (render mode takes them from the stack's secret store, which
 #: a published MPIJob's stack need not name: its operator generates the SSH key) and
 #: render mode's refusal of ``ttlSecondsAfterFinished`` (which deletes a finished run).
-COMPARISON_TARGET: Final = "pulumi"
+COMPARISON_TARGET: Final = Target.PULUMI
 
 
 def v1_objects(loaded: LoadedJob, stack: Stack) -> list[Manifest]:
@@ -213,9 +214,9 @@ def v1_objects(loaded: LoadedJob, stack: Stack) -> list[Manifest]:
     }
     meta = job.metadata.model_copy(update={"annotations": annotations})
     doc = job.model_copy(update={"metadata": meta})
-    settings = stack.settings.model_copy(update={"native_workload": "pod", "mode": "native"})
+    settings = stack.settings.model_copy(update={"native_workload": "pod", "mode": Mode.NATIVE})
     ctx = BuildContext(settings, COMPARISON_TARGET, runtimes=stack.runtimes)
-    return build_job(LoadedJob(doc, loaded.source, "native"), ctx, [])
+    return build_job(LoadedJob(doc, loaded.source, Mode.NATIVE), ctx, [])
 
 
 def v2_objects(loaded: LoadedJob, stack: Stack) -> list[Manifest]:

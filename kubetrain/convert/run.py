@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
+from ..builders.context import Target
+from ..models.base import Mode as JobMode
 from ..models.errors import InputError, Problem
 from ..models.load import LoadedJob, Stack, load_stack, load_stack_data
 from ..models.patches import PatchSource, patch_sources
@@ -110,7 +112,7 @@ def _file_stack(root: Path, files: Sequence[Path]) -> Stack:
     data = {
         "config": {
             f"{CONFIG_NAMESPACE}:jobFiles": patterns,
-            f"{CONFIG_NAMESPACE}:mode": "operator",
+            f"{CONFIG_NAMESPACE}:mode": JobMode.OPERATOR.value,
         }
     }
     return load_stack_data(
@@ -216,7 +218,7 @@ def _warning(job: LoadedJob, path: Sequence[str | int], message: str) -> Problem
 def _build(stack: Stack) -> None:
     from ..builders import build_stack
 
-    build_stack(stack, "render")
+    build_stack(stack, Target.RENDER)
 
 
 def _documents(files: Sequence[OutputFile]) -> tuple[list[Document], list[Document]]:

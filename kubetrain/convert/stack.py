@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..models.base import Mode
 from ..models.errors import InputError, Problem
 from ..models.limits import MAX_PATCH_OPERATIONS
 from ..models.load import LoadedJob, Stack, load_job_document, load_stack_data
@@ -320,7 +321,10 @@ def converted_stack(
 def _native(doc: Document) -> Document:
     data = copy.deepcopy(doc.data)
     meta = data.setdefault("metadata", {})
-    meta["annotations"] = {**(meta.get("annotations") or {}), "kubetrain.io/mode": "native"}
+    meta["annotations"] = {
+        **(meta.get("annotations") or {}),
+        "kubetrain.io/mode": Mode.NATIVE.value,
+    }
     return Document(doc.file, doc.index, data, doc.source, doc.base, doc.prefix)
 
 

@@ -35,7 +35,7 @@ from typing import Any
 
 from ..builders.gang import gang_scheduler
 from ..builders.workloads import exit_code_failure_policy
-from ..models.base import MODE_ANNOTATION, NATIVE_WORKLOAD_ANNOTATION, JobDocument
+from ..models.base import MODE_ANNOTATION, NATIVE_WORKLOAD_ANNOTATION, JobDocument, Mode
 from ..models.jaxjob import JAXJob
 from ..models.kubeflow import KubeflowJob, ReplicaSpec
 from ..models.load import LoadedJob
@@ -264,7 +264,7 @@ def _metadata(
     if settings.native_workload == "jobset":
         # A TrainJob of a stack whose native workload is a JobSet would be rendered natively
         # (the JobSet the trainer builds, TrainJob.mode): the migration's point is the trainer.
-        annotations[MODE_ANNOTATION] = "operator"
+        annotations[MODE_ANNOTATION] = Mode.OPERATOR.value
         comments[("metadata", "annotations", MODE_ANNOTATION)] = (
             "Kubeflow Trainer runs it: without this, the stack's kubetrain:nativeWorkload jobset "
             "would render the JobSet the trainer builds instead"

@@ -4,7 +4,6 @@ Importing this package registers every job kind.
 """
 
 from . import (  # noqa: F401  (registers the job and resource kinds)
-    delivery,
     jaxjob,
     jobset,
     kueue,

@@ -8,6 +8,7 @@ the stack is loaded, so they are as strict as the API server without being model
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, TypeVar
@@ -49,6 +50,7 @@ __all__ = [
     "JobMeta",
     "K8sType",
     "LabelValue",
+    "Mode",
     "OutputEstimate",
     "Replicas",
     "Strict",
@@ -63,6 +65,23 @@ __all__ = [
 
 #: Annotation that switches one job to operator (or native) mode.
 MODE_ANNOTATION = "kubetrain.io/mode"
+
+
+class Mode(enum.StrEnum):
+    """How a job is delivered: ``native``, the objects its operator would create, or
+    ``operator``, its custom resource for a cluster running the operator. The stack file,
+    annotations, Pulumi config and outputs hold the strings; code compares the members (a
+    misspelt member is an error, a misspelt string would compare unequal without a word)."""
+
+    NATIVE = "native"
+    OPERATOR = "operator"
+
+    @classmethod
+    def parse(cls, value: str) -> Mode | None:
+        """The member spelled ``value``, or ``None`` (what a message then quotes)."""
+        return next((m for m in cls if m.value == value), None)
+
+
 #: Annotation that picks, for one Kubeflow job in native mode, what runs each replica index
 #: (pod, job or jobset), over the stack's ``kubetrain:nativeWorkload``.
 NATIVE_WORKLOAD_ANNOTATION = "kubetrain.io/native-workload"
@@ -250,10 +269,12 @@ class JobDocument(Strict):
         """The document in the form builders use (e.g. v1alpha1 converted to v1)."""
         return self
 
-    def mode(self, settings: StackSettings) -> str:
+    def mode(self, settings: StackSettings) -> Mode:
         """``native`` or ``operator``: the job's ``kubetrain.io/mode`` annotation, else the
-        stack's ``kubetrain:mode``."""
-        return self.metadata.annotations.get(MODE_ANNOTATION, settings.mode)
+        stack's ``kubetrain:mode`` (the loader refuses another value of the annotation before
+        any rule asks)."""
+        written = self.metadata.annotations.get(MODE_ANNOTATION)
+        return settings.mode if written is None else Mode(written)
 
     def native_workload(self, settings: StackSettings) -> str:
         """``pod``, ``job`` or ``jobset``: the job's ``kubetrain.io/native-workload``
@@ -269,7 +290,7 @@ class JobDocument(Strict):
         """Rules a schema cannot express, as (field path, message) pairs."""
         return []
 
-    def output_estimate(self, settings: StackSettings, mode: str) -> OutputEstimate:
+    def output_estimate(self, settings: StackSettings, mode: Mode) -> OutputEstimate:
         """What the job renders in ``mode`` (see :class:`OutputEstimate`). This default suits a
         kind rendering a few objects whatever its counts; a kind rendering objects per replica
         (a Pod per replica, an env listing every pod) overrides it."""

@@ -32,11 +32,13 @@ from pydantic import ConfigDict, Field, field_validator
 
 from ..kube.features import enabled_by_default
 from ..kube.names import DNS1035_LABEL, DNS1123_SUBDOMAIN, LABEL_VALUE
+from . import webhooks as rules
 from .base import (
     DerivedName,
     Int32,
     JobDocument,
     K8sType,
+    Mode,
     OutputEstimate,
     Replicas,
     Strict,
@@ -344,7 +346,7 @@ class KubeflowJob(JobDocument):
     def workload(self, settings: StackSettings) -> Workload | None:
         """What runs the replica indexes in native mode (:mod:`.workload`); ``None`` in operator
         mode, where the training operator creates the pods."""
-        if self.mode(settings) != "native":
+        if self.mode(settings) != Mode.NATIVE:
             return None
         return WORKLOADS[self.native_workload(settings)]
 
@@ -353,7 +355,7 @@ class KubeflowJob(JobDocument):
         lists them all); none unless a kind says so (see :meth:`output_estimate`)."""
         return 0
 
-    def output_estimate(self, settings: StackSettings, mode: str) -> OutputEstimate:
+    def output_estimate(self, settings: StackSettings, mode: Mode) -> OutputEstimate:
         """Per replica index a workload (a Pod, or a Job) and a Service, each pod carrying
         :meth:`cluster_env_bytes`; a JobSet holds every index's Job in one object; operator
         mode writes the custom resource only. Upper estimates."""
@@ -361,7 +363,7 @@ class KubeflowJob(JobDocument):
         templates = {t: len(json.dumps(s.template)) for t, s in specs.items()}
         largest_type = max(specs, key=lambda t: specs[t].replicas)
         path: tuple[str | int, ...] = ("spec", self.REPLICA_SPECS_KEY, largest_type, "replicas")
-        if mode == "operator":
+        if mode == Mode.OPERATOR:
             size = 2048 + sum(templates.values())
             return OutputEstimate(1, size, size, path)
         cluster = self.cluster_env_bytes(settings)
@@ -407,21 +409,21 @@ class KubeflowJob(JobDocument):
         return []
 
     def replica_type_problems(self) -> Problems:
-        """The webhook's rules on replica types: each of :attr:`REQUIRED_TYPES` is given, and
-        each of :attr:`SINGLE_TYPES` has ``replicas: 1`` written (the webhook sees the object
-        before defaulting: a Master without replicas is refused)."""
+        """The webhook's rules on replica types: each of :attr:`REQUIRED_TYPES` is given
+        (:func:`.webhooks.required_types`), and each of :attr:`SINGLE_TYPES` has ``replicas: 1``
+        written (:func:`.webhooks.single_replica`: the webhook sees the object before
+        defaulting, so a Master without replicas is refused)."""
         problems: Problems = []
         base: tuple[str | int, ...] = ("spec", self.REPLICA_SPECS_KEY)
         specs = self.replica_specs
-        for rtype in self.REQUIRED_TYPES:
-            if rtype not in specs:
-                problems.append(
-                    (
-                        base,
-                        f"a {rtype} is required (the {self.KIND} webhook refuses a job "
-                        "without one)",
-                    )
+        for refusal in rules.required_types(base, specs, self.REQUIRED_TYPES):
+            problems.append(
+                (
+                    base,
+                    f"a {refusal.found} is required (the {self.KIND} webhook refuses a job "
+                    "without one)",
                 )
+            )
         if specs and self.total_replicas() == 0:
             # The webhooks of v1.9.3 admit it (only PyTorchJob's counts non-Master replicas),
             # but a job without a single pod cannot run: refused.
@@ -435,41 +437,40 @@ class KubeflowJob(JobDocument):
             spec = specs.get(rtype)
             if spec is None:
                 continue
-            if "replicas" not in spec.model_fields_set:
-                problems.append(
-                    (
-                        (*base, rtype),
-                        f"{rtype} needs replicas: 1 written out (the {self.KIND} webhook checks "
-                        "the job before the operator defaults it, and refuses a missing count)",
+            written = spec.replicas if "replicas" in spec.model_fields_set else None
+            for refusal in rules.single_replica((*base, rtype), written):
+                if refusal.found is None:
+                    problems.append(
+                        (
+                            (*base, rtype),
+                            f"{rtype} needs replicas: 1 written out (the {self.KIND} webhook "
+                            "checks the job before the operator defaults it, and refuses a "
+                            "missing count)",
+                        )
                     )
-                )
-            elif spec.replicas != 1:
-                problems.append(
-                    (
-                        (*base, rtype, "replicas"),
-                        f"{rtype} must have exactly 1 replica, got {spec.replicas}",
-                    )
-                )
+                else:
+                    message = f"{rtype} must have exactly 1 replica, got {refusal.found}"
+                    problems.append((refusal.path, message))
         return problems
 
     def replica_problems(self, settings: StackSettings) -> Problems:
-        """ValidateReplicaSpecs: every container has an image and the default container is
-        there; plus kubetrain's GPU rules for every pod template."""
+        """validate<Kind>ReplicaSpecs (:func:`.webhooks.container_images`,
+        :func:`.webhooks.default_container`): every container has an image and the default
+        container is there; plus kubetrain's GPU rules for every pod template."""
         problems: Problems = []
         base: tuple[str | int, ...] = ("spec", self.REPLICA_SPECS_KEY)
         for t, spec in self.replica_specs.items():
-            for i, container in enumerate(spec.containers()):
-                if not container.get("image"):
-                    path = (*base, t, "template", "spec", "containers", i, "image")
-                    problems.append((path, "every container needs an image"))
+            containers = spec.containers()
+            at: tuple[str | int, ...] = (*base, t, "template", "spec", "containers")
+            for refusal in rules.container_images(at, containers):
+                problems.append((refusal.path, "every container needs an image"))
             for path, message in pod_gpu_problems(spec.template.get("spec"), settings.gpu_resource):
                 problems.append(((*base, t, "template", "spec", *path), message))
-            names = [c.get("name") for c in spec.containers()]
-            if spec.DEFAULT_CONTAINER not in names:
-                found = ", ".join(repr(n) for n in names) or "none"
+            for refusal in rules.default_container(at, containers, spec.DEFAULT_CONTAINER):
+                found = ", ".join(repr(n) for n in refusal.found) or "none"
                 problems.append(
                     (
-                        (*base, t, "template", "spec", "containers"),
+                        refusal.path,
                         f"needs a container named {spec.DEFAULT_CONTAINER!r} (found: {found}); "
                         "the operator configures and watches that container",
                     )

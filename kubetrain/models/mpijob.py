@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import ConfigDict, Field
 
 from ..kube.names import DNS1035_LABEL, DNS1123_SUBDOMAIN, LABEL_VALUE
-from .base import DerivedName, Int32, JobDocument, OutputEstimate, Replicas, Strict, upstream
+from .base import DerivedName, Int32, JobDocument, Mode, OutputEstimate, Replicas, Strict, upstream
 from .kinds import declare
 from .kubeflow import PodTemplateSpec, RunPolicy
 from .scheduling import min_available_problems
@@ -253,7 +253,7 @@ class MPIJob(JobDocument):
         return problems
 
     def _native_problems(self, settings: StackSettings) -> Problems:
-        if self.mode(settings) != "native":
+        if self.mode(settings) != Mode.NATIVE:
             return []
         problems: Problems = []
         if self.spec.run_policy.managed_by == MULTIKUEUE:
@@ -284,7 +284,7 @@ class MPIJob(JobDocument):
             ),
         ]
 
-    def output_estimate(self, settings: StackSettings, mode: str) -> OutputEstimate:
+    def output_estimate(self, settings: StackSettings, mode: Mode) -> OutputEstimate:
         """A Pod per worker, the launcher Job, a Service, a ConfigMap whose hostfile lists every
         worker, the SSH Secret; operator mode the custom resource only."""
         templates = len(json.dumps(self.launcher.template)) + len(
@@ -292,7 +292,7 @@ class MPIJob(JobDocument):
         )
         workers = self.worker_replicas()
         path: tuple[str | int, ...] = ("spec", "mpiReplicaSpecs", "Worker", "replicas")
-        if mode == "operator":
+        if mode == Mode.OPERATOR:
             size = 2048 + templates
             return OutputEstimate(1, size, size, path)
         hostfile = workers * (2 * len(self.name) + len(self.namespace) + 40)

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
-from .base import Int32, K8sType, Replicas, Strict, upstream
+from . import webhooks as rules
+from .base import Int32, K8sType, Mode, Replicas, Strict, upstream
 from .kinds import declare
 from .kubeflow import (
     KubeflowJob,
@@ -219,13 +220,17 @@ class PyTorchJob(KubeflowJob):
         return update
 
     def kind_problems(self, settings: StackSettings) -> Problems:
-        """validateSpec's elastic rules, and what native mode cannot do of them; its replica
-        count rule (validatePyTorchReplicaSpecs, v1.9.3): a replica type other than the Master
-        has at least 1 replica."""
+        """validateSpec's elastic rules (:func:`.webhooks.elastic_worker`,
+        :func:`.webhooks.elastic_nproc`), and what native mode cannot do of them; its replica
+        count rule (validatePyTorchReplicaSpecs, v1.9.3, :func:`.webhooks.replica_count`): a
+        replica type other than the Master has at least 1 replica."""
         problems: Problems = [
-            (("spec", "pytorchReplicaSpecs", rtype, "replicas"), "must be at least 1")
+            (refusal.path, "must be at least 1")
             for rtype, spec in self.spec.pytorch_replica_specs.items()
-            if rtype != "Master" and spec.replicas < 1
+            if rtype not in self.SINGLE_TYPES
+            for refusal in rules.replica_count(
+                ("spec", "pytorchReplicaSpecs", rtype), spec.replicas
+            )
         ]
         return problems + self._elastic_problems(settings)
 
@@ -235,14 +240,13 @@ class PyTorchJob(KubeflowJob):
             return []
         problems: Problems = []
         path: tuple[str | int, ...] = ("spec", "elasticPolicy")
-        if "Worker" not in self.spec.pytorch_replica_specs:
-            problems.append(
-                (("spec", "pytorchReplicaSpecs"), "a Worker is required with elasticPolicy")
-            )
-        if elastic.n_proc_per_node is not None and self.spec.nproc_per_node is not None:
+        specs: tuple[str | int, ...] = ("spec", "pytorchReplicaSpecs")
+        for _ in rules.elastic_worker(specs, self.spec.pytorch_replica_specs):
+            problems.append((specs, "a Worker is required with elasticPolicy"))
+        for refusal in rules.elastic_nproc(elastic.n_proc_per_node, self.spec.nproc_per_node):
             problems.append(
                 (
-                    (*path, "nProcPerNode"),
+                    refusal.path,
                     "must not be used with nprocPerNode (it is deprecated: give nprocPerNode only)",
                 )
             )
@@ -252,7 +256,7 @@ class PyTorchJob(KubeflowJob):
             problems.append(
                 ((*path, "minReplicas"), f"must be at most maxReplicas ({high}), got {low}")
             )
-        if elastic.metrics and self.mode(settings) == "native":
+        if elastic.metrics and self.mode(settings) == Mode.NATIVE:
             problems.append(
                 (
                     (*path, "metrics"),

@@ -12,12 +12,20 @@ import re
 import urllib.parse
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import (
+    Field,
+    PlainSerializer,
+    PlainValidator,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
 
 from ..kube.names import LABEL_VALUE, check_label_key
 from ..kube.regex import go_regex
 from ..kube.schemas import parse_version
-from .base import DNSLabel, DNSSubdomain, Strict, reject_unquoted_number
+from .base import DNSLabel, DNSSubdomain, Mode, Strict, reject_unquoted_number
 from .limits import MAX_CLUSTERS, MAX_NODE_SELECTOR
 
 __all__ = [
@@ -582,6 +590,28 @@ def gpu_resource_name(value: str) -> str:
     return value
 
 
+def _mode(value: Any) -> Mode:
+    """``kubetrain:mode`` as a :class:`~.base.Mode`, refused as a ``Literal`` of its strings
+    is (the same error, so the same message)."""
+    found = Mode.parse(value) if isinstance(value, str) else None
+    if found is None:
+        expected = " or ".join(repr(m.value) for m in Mode)
+        raise PydanticCustomError(
+            "literal_error", "Input should be {expected}", {"expected": expected}
+        )
+    return found
+
+
+#: ``kubetrain:mode``: read from its strings and described as them (the schema a ``Literal`` of
+#: them has), held as the member, dumped as its string.
+ModeSetting = Annotated[
+    Mode,
+    PlainValidator(_mode),
+    PlainSerializer(lambda mode: mode.value, return_type=str),  # dumped as the plain string
+    WithJsonSchema({"enum": [m.value for m in Mode], "type": "string"}),
+]
+
+
 class StackSettings(Strict):
     """Every ``kubetrain:*`` key of a stack file (the ``kubetrain:`` prefix removed)."""
 
@@ -593,8 +623,8 @@ class StackSettings(Strict):
         alias="kubernetesVersion",
         description='Kubernetes minor version, quoted ("1.33"): API choice and validation target.',
     )
-    mode: Literal["native", "operator"] = Field(
-        default="native",
+    mode: ModeSetting = Field(
+        default=Mode.NATIVE,
         description="native: the objects the operator would create; operator: the custom "
         "resources (and CRDs kubetrain owns) for a cluster running the operator. Default: native.",
     )

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
+from . import webhooks as rules
 from .base import DerivedName, Int32, JobDocument, Replicas, Strict, plain_copy, upstream
 from .kinds import declare
 from .kubeflow import (
@@ -126,14 +127,15 @@ class TFJob(KubeflowJob):
         )
 
     def kind_problems(self, settings: StackSettings) -> list[tuple[tuple[str | int, ...], str]]:
-        """validateTFReplicaSpecs: at most one Chief or Master role; and kubetrain's own rule
-        that the leader is one pod (the operator would run every pod of it as chief)."""
+        """validateTFReplicaSpecs: at most one Chief or Master role
+        (:func:`.webhooks.chief_or_master`); and kubetrain's own rule that the leader is one pod
+        (the operator would run every pod of it as chief)."""
         problems: list[tuple[tuple[str | int, ...], str]] = []
         specs = self.spec.tf_replica_specs
         leaders = [t for t in ("Chief", "Master") if t in specs]
         base: tuple[str | int, ...] = ("spec", "tfReplicaSpecs")
-        if len(leaders) > 1:
-            problems.append((base, "give either Chief or Master, not both"))
+        for refusal in rules.chief_or_master(base, specs):
+            problems.append((refusal.path, "give either Chief or Master, not both"))
         for leader in leaders:
             if specs[leader].replicas != 1:
                 problems.append(

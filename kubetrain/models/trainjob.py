@@ -26,6 +26,7 @@ from .base import (
     DerivedName,
     JobDocument,
     K8sType,
+    Mode,
     OutputEstimate,
     Strict,
     resource_kind,
@@ -350,16 +351,16 @@ class TrainJob(JobDocument):
     kind: Literal["TrainJob"]
     spec: TrainJobSpec
 
-    def mode(self, settings: StackSettings) -> str:
+    def mode(self, settings: StackSettings) -> Mode:
         """``operator`` unless the job or the stack asks for the JobSet: ``kubetrain.io/mode:
         native``, or a JobSet as native workload (``kubetrain.io/native-workload`` or the
         stack's ``kubetrain:nativeWorkload: jobset``); ``kubetrain:mode`` does not switch it,
         for the trainer is how a TrainJob runs."""
         annotations = self.metadata.annotations
         if MODE_ANNOTATION in annotations:
-            return annotations[MODE_ANNOTATION]
+            return Mode(annotations[MODE_ANNOTATION])
         workload = annotations.get(NATIVE_WORKLOAD_ANNOTATION, settings.native_workload)
-        return "native" if workload == "jobset" else "operator"
+        return Mode.NATIVE if workload == "jobset" else Mode.OPERATOR
 
     def native_workload(self, settings: StackSettings) -> str:
         return "jobset"
@@ -371,7 +372,7 @@ class TrainJob(JobDocument):
         """What the CRD and the trainer refuse without the runtime (the rest:
         :func:`kubetrain.models.runtimes.trainjob_problems`)."""
         problems: Problems = []
-        if self.mode(settings) == "native" and self.spec.managed_by == MULTIKUEUE:
+        if self.mode(settings) == Mode.NATIVE and self.spec.managed_by == MULTIKUEUE:
             problems.append(
                 (
                     ("spec", "managedBy"),
@@ -408,15 +409,15 @@ class TrainJob(JobDocument):
             DerivedName(self.name, "jobset-name label value", LABEL_VALUE),
         ]
 
-    def output_estimate(self, settings: StackSettings, mode: str) -> OutputEstimate:
+    def output_estimate(self, settings: StackSettings, mode: Mode) -> OutputEstimate:
         """Operator mode: the TrainJob alone, whatever its ``numNodes`` (the trainer builds
         the rest in the cluster). Native mode: a JobSet (and a ConfigMap, Secret, PodGroup) of
         the runtime's size, which ``numNodes`` does not grow (it is each Job's parallelism);
         the hostfile of an MPI runtime, which lists every node, is estimated once the runtime
-        is known (``models.load``, before anything is built)."""
+        is known (``models.load.trainjob_rules``, before anything is built)."""
         size = len(self.model_dump_json(by_alias=True))
         path: tuple[str | int, ...] = ("spec", "trainer", "numNodes")
-        if mode == "operator":
+        if mode == Mode.OPERATOR:
             return OutputEstimate(1, size + 4096, size + 4096, path)
         size += 16384
         return OutputEstimate(5, 4 * size, 2 * size, path)

@@ -8,10 +8,12 @@ Mirrored from the source at the release kubetrain targets:
   ``ValidateCreate`` (child Job and Pod names from ``placement.GenJobName`` /
   ``GenPodName`` are DNS-1035 labels, groupName, subdomain and managedBy, dependsOn,
   successPolicy and failurePolicy targets, failure rule names and reasons, the coordinator);
-* the training operator v1.9.0, ``pkg/webhooks/<kind>/*_webhook.go`` (``validate<Kind>``: the
+* the training operator v1.9.3, ``pkg/webhooks/<kind>/*_webhook.go`` (``validate<Kind>``: the
   name a DNS-1035 label, ``util.ValidateRunPolicy``'s managedBy, the replica types, their
   containers, images and default container, a single Master or Chief) for PyTorchJob, TFJob,
-  XGBoostJob, PaddleJob and JAXJob.
+  XGBoostJob, PaddleJob and JAXJob: the rules are :mod:`kubetrain.models.webhooks`' (one
+  function each, which loading a job calls too and words for the stack file), composed here in
+  the webhook's order and words.
 
 A webhook only sees what the API server's schema admitted, so objects with schema or API
 findings are not given to it. The trainer's TrainJob webhook needs the runtime a job names;
@@ -28,6 +30,7 @@ from typing import Any
 from ..kube import catalog
 from ..kube.names import DNS1035_LABEL, DNS1123_SUBDOMAIN
 from ..kube.regex import go_regex
+from ..models import webhooks as rules
 from ..models.base import job_kinds
 from ..models.kubeflow import KubeflowJob
 
@@ -292,9 +295,7 @@ def _coordinator(coordinator: Mapping[str, Any], jobs: list[dict[str, Any]]) -> 
     return None
 
 
-# --- the training operator v1.9.0 ----------------------------------------------------------------
-
-_JOB_CONTROLLERS = ("kubeflow.org/training-operator", "kueue.x-k8s.io/multikueue")
+# --- the training operator v1.9.3 ----------------------------------------------------------------
 
 
 @cache
@@ -309,74 +310,49 @@ def _kubeflow_kinds() -> dict[str, type[KubeflowJob]]:
 
 
 def kubeflow_problems(obj: Mapping[str, Any]) -> list[Problem]:
-    """``validate<Kind>`` of the kind's webhook (training operator v1.9.0) on create."""
+    """``validate<Kind>`` of the kind's webhook (training operator v1.9.3) on create: the rules
+    of :mod:`kubetrain.models.webhooks`, in the webhook's order and words."""
     kind = str(obj.get("kind"))
     model = _kubeflow_kinds()[kind]
     key, masters = model.REPLICA_SPECS_KEY, model.SINGLE_TYPES
     container = model.replica_spec_model().DEFAULT_CONTAINER
     # TFJob's webhook checks no type names (its controller normalises their case).
     types = None if model.ANY_CASE_TYPES else model.REPLICA_TYPES
-    out: list[Problem] = []
-    name = str(_map(obj.get("metadata")).get("name") or "")
-    if problem := DNS1035_LABEL.check(name):
-        out.append((("metadata", "name"), f"should match: {problem}"))
+    found: list[rules.Refusal] = [
+        *rules.name_label(str(_map(obj.get("metadata")).get("name") or ""))
+    ]
     spec = _map(obj.get("spec"))
-    manager = _map(spec.get("runPolicy")).get("managedBy")
-    # util.ValidateRunPolicy; validateJAXJob is the one that does not call it.
-    if kind != "JAXJob" and manager is not None and manager not in _JOB_CONTROLLERS:
-        supported = ", ".join(f'"{c}"' for c in _JOB_CONTROLLERS)
-        message = f'Unsupported value: "{manager}": supported values: {supported}'
-        out.append((("spec", "runPolicy", "managedBy"), message))
+    if kind != "JAXJob":  # validateJAXJob is the one that does not call util.ValidateRunPolicy
+        found += rules.managed_by(_map(spec.get("runPolicy")).get("managedBy"))
     specs = spec.get(key)
     if not isinstance(specs, Mapping):
-        return [*out, (("spec", key), "Required value: must be required")]
+        found.append(rules.Refusal(("spec", key), "Required value: must be required"))
+        return [(r.path, r.message) for r in found]
     if kind == "PyTorchJob" and spec.get("elasticPolicy") is not None:
-        elastic = _map(spec.get("elasticPolicy"))
-        if "Worker" not in specs:
-            message = "Required value: must be configured if elastic policy is used"
-            out.append((("spec", key, "Worker"), message))
-        if elastic.get("nProcPerNode") is not None and spec.get("nprocPerNode") is not None:
-            out.append(
-                (
-                    ("spec", "elasticPolicy", "nProcPerNode"),
-                    "Forbidden: must not be used with spec.nprocPerNode",
-                )
-            )
-    chief_or_master = 0
+        found += rules.elastic_worker(("spec", key), specs)
+        found += rules.elastic_nproc(
+            _map(spec.get("elasticPolicy")).get("nProcPerNode"), spec.get("nprocPerNode")
+        )
     for rtype, rspec in sorted(specs.items()):
         path = ("spec", key, rtype)
         containers_path = (*path, "template", "spec", "containers")
-        if types is not None and rtype not in types:
-            supported = ", ".join(f'"{t}"' for t in types)
-            out.append((path, f'Unsupported value: "{rtype}": supported values: {supported}'))
+        if types is not None:
+            found += rules.replica_type(path, rtype, types)
         containers = _list(_map(_map(_map(rspec).get("template")).get("spec")).get("containers"))
-        if not containers:
-            out.append((containers_path, "Required value: must be specified"))
-        present = False
-        for i, c in enumerate(containers):
-            if not _map(c).get("image"):
-                out.append(((*containers_path, i, "image"), "Required value: must be required"))
-            present = present or _map(c).get("name") == container
-        if not present:
-            shown = f'"{container}"' if kind == "PaddleJob" else container
-            out.append(
-                (
-                    containers_path,
-                    f"Required value: must have at least one container with name {shown}",
-                )
-            )
+        found += rules.containers_specified(containers_path, containers)
+        found += rules.container_images(containers_path, containers)
+        found += rules.default_container(
+            containers_path, containers, container, quoted=kind == "PaddleJob"
+        )
         replicas = _map(rspec).get("replicas")
-        if rtype in masters and replicas != 1:
-            out.append(((*path, "replicas"), "Forbidden: must be 1"))
-        elif kind == "PyTorchJob" and isinstance(replicas, int) and replicas < 1:
-            out.append(((*path, "replicas"), "Forbidden: must be at least 1"))
-        chief_or_master += kind == "TFJob" and rtype in ("Chief", "Master")
-    if chief_or_master > 1:
-        out.append((("spec", key), "Forbidden: must not have more than 1 Chief or Master role"))
-    for rtype in model.REQUIRED_TYPES:  # XGBoostJob's Master
-        if rtype not in specs:
-            out.append((("spec", key, rtype), "Required value: must be present"))
-    return out
+        if rtype in masters:
+            found += rules.single_replica(path, replicas)
+        elif kind == "PyTorchJob":
+            found += rules.replica_count(path, replicas)
+    if kind == "TFJob":
+        found += rules.chief_or_master(("spec", key), specs)
+    found += rules.required_types(("spec", key), specs, model.REQUIRED_TYPES)
+    return [(r.path, r.message) for r in found]
 
 
 @dataclass(frozen=True)

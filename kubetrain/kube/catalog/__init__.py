@@ -266,7 +266,7 @@ class Kind:
     update_rules: Callable[[Any, Any], list[Any]] | None = None
     #: pulumi-kubernetes' ``forceNew`` fields (``provider/pkg/provider/diff.go``).
     pulumi_force_new: tuple[str, ...] = ()
-    #: What kubetrain adds to ``replaceOnChanges`` (:mod:`kubetrain.kube.engines`).
+    #: What kubetrain adds to ``replaceOnChanges`` (:mod:`kubetrain.delivery.engines`).
     pulumi_replace_on_changes: tuple[str, ...] = ()
     #: The provider awaits its create and ``skipAwait`` also skips its delete
     #: (``allowsSkipAwaitWithDelete``).

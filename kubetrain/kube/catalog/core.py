@@ -3,7 +3,7 @@
 Install ranks follow Helm's install order (``pkg/release/util/kind_sorter.go``): what others
 need first. pulumi-kubernetes' ``forceNew`` fields are its ``provider/pkg/provider/diff.go``
 (v4.32.0); ``replaceOnChanges`` is what kubetrain adds where the API server refuses an update
-the provider would make in place (:mod:`kubetrain.kube.engines`).
+the provider would make in place (:mod:`kubetrain.delivery.engines`).
 """
 
 from __future__ import annotations

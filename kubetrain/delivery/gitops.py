@@ -14,8 +14,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from .base import Strict, resource_kind
-from .scheduling import ObjectMeta
+from ..models.base import Strict, resource_kind
+from ..models.scheduling import ObjectMeta
 
 __all__ = [
     "ArgoAppProject",

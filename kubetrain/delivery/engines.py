@@ -1,7 +1,7 @@
 """What each delivery engine does with an edit of one object: Flux, Argo CD and Pulumi.
 
-The API server's side is :mod:`.immutable` (which edits it refuses in place). The engines'
-side, as their sources read at the versions kubetrain supports:
+The API server's side is :mod:`kubetrain.kube.immutable` (which edits it refuses in place).
+The engines' side, as their sources read at the versions kubetrain supports:
 
 * **Flux** (kustomize-controller v1.9, ``fluxcd/pkg/ssa``): a server-side apply. An update the
   server refuses as invalid is re-tried as a delete and a create when the object (as applied)
@@ -34,8 +34,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from . import catalog
-from .immutable import KUEUE_QUEUE_LABEL, KUEUE_WEBHOOK, update_refusals
+from ..kube import catalog
+from ..kube.immutable import KUEUE_QUEUE_LABEL, KUEUE_WEBHOOK, update_refusals
 
 __all__ = [
     "ENGINES",

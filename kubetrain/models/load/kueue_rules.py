@@ -1,0 +1,101 @@
+"""Kueue at load time: the queues and priority classes jobs name exist, ClusterQueue quotas are
+quantities Kueue can count."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ...kube.quantity import parse_quantity
+from ..errors import Problem
+from ..stack import CONFIG_NAMESPACE, StackSettings
+from .loaded import LoadedJob, LoadedManifest
+
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
+
+
+def queue_problems(
+    jobs: Sequence[LoadedJob], manifests: Sequence[LoadedManifest], settings: StackSettings
+) -> list[Problem]:
+    """A job naming a Kueue queue names one the stack delivers (a LocalQueue among its
+    manifests) or declares (``kubetrain:external.localQueues``): Kueue never admits a job
+    whose LocalQueue does not exist, so it would wait for ever."""
+    queues = {
+        (str(m.obj["metadata"].get("namespace") or ""), str(m.obj["metadata"]["name"]))
+        for m in manifests
+        if m.obj.get("kind") == "LocalQueue"
+        and str(m.obj.get("apiVersion", "")).startswith("kueue.x-k8s.io/")
+    }
+    for entry in settings.external.local_queues:
+        namespace, _, name = entry.rpartition("/")
+        queues.add((namespace or settings.namespace, name))
+    # Kueue's jobframework (v0.19.2 ExtractPriority): a job naming a WorkloadPriorityClass gets
+    # its Workload only once GetPriorityFromWorkloadPriorityClass finds it; until then
+    # prepareWorkload fails and no Workload exists, so the job is never admitted.
+    priorities = {
+        str(m.obj["metadata"]["name"])
+        for m in manifests
+        if m.obj.get("kind") == "WorkloadPriorityClass"
+        and str(m.obj.get("apiVersion", "")).startswith("kueue.x-k8s.io/")
+    } | set(settings.external.workload_priority_classes)
+    problems = []
+    for loaded in jobs:
+        job = loaded.document
+        priority = job.metadata.labels.get(PRIORITY_CLASS_LABEL)
+        if priority is not None and priority not in priorities:
+            problems.append(
+                loaded.source.problem(
+                    ("metadata", "labels", PRIORITY_CLASS_LABEL),
+                    f"WorkloadPriorityClass {priority} is neither among the stack's manifests "
+                    f"nor declared in {CONFIG_NAMESPACE}:external.workloadPriorityClasses: Kueue "
+                    "creates no Workload for the job until it exists, so the job would wait for "
+                    "ever (add the WorkloadPriorityClass, or declare it)",
+                )
+            )
+        queue = job.metadata.labels.get(QUEUE_LABEL)
+        if queue is None or (job.namespace, queue) in queues:
+            continue
+        problems.append(
+            loaded.source.problem(
+                ("metadata", "labels", QUEUE_LABEL),
+                f"LocalQueue {job.namespace}/{queue} is neither among the stack's manifests nor "
+                f"declared in {CONFIG_NAMESPACE}:external.localQueues: Kueue would hold the job "
+                "for ever (add the LocalQueue, or declare it)",
+            )
+        )
+    problems += _quota_problems(manifests)
+    return problems
+
+
+#: The quantities of a ClusterQueue's resource groups (``spec.resourceGroups[].flavors[]
+#: .resources[]``) that Kueue counts.
+_QUOTA_FIELDS = ("nominalQuota", "borrowingLimit", "lendingLimit")
+
+
+def _quota_problems(manifests: Sequence[LoadedManifest]) -> list[Problem]:
+    """Every quota of a ClusterQueue is a quantity within kubetrain's bound (docs/limits.md):
+    Kueue counts quota in int64 milli-units, so ``1e5000`` is no quota it can give, and
+    ``kubetrain plan`` would count it as none."""
+    problems = []
+    for m in manifests:
+        if m.obj.get("kind") != "ClusterQueue" or not str(m.obj.get("apiVersion", "")).startswith(
+            "kueue.x-k8s.io/"
+        ):
+            continue
+        spec = m.obj.get("spec")
+        groups = spec.get("resourceGroups") if isinstance(spec, dict) else None
+        for g, group in enumerate(groups if isinstance(groups, list) else []):
+            flavors = group.get("flavors") if isinstance(group, dict) else None
+            for f, flavor in enumerate(flavors if isinstance(flavors, list) else []):
+                resources = flavor.get("resources") if isinstance(flavor, dict) else None
+                for r, resource in enumerate(resources if isinstance(resources, list) else []):
+                    for key in _QUOTA_FIELDS:
+                        value = resource.get(key) if isinstance(resource, dict) else None
+                        if value is None or isinstance(value, bool):
+                            continue
+                        try:
+                            parse_quantity(value)
+                        except ValueError as exc:
+                            path = ("spec", "resourceGroups", g, "flavors", f, "resources", r, key)
+                            problems.append(m.source.problem(path, str(exc)))
+    return problems
