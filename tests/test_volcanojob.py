@@ -20,6 +20,7 @@ from kubetrain.builders.registry import BuildProblem
 from kubetrain.builders.volcanojob import generate_hosts, svc_flags
 from kubetrain.kube import catalog
 from kubetrain.models import InputError, load_job
+from kubetrain.models.base import Mode
 from kubetrain.models.volcanojob import VolcanoJob
 
 from helpers import objects, pick, stack_from
@@ -369,7 +370,7 @@ def test_the_estimate_bounds_what_native_mode_writes(
     tasks = [task(f"t{i}", n) for i, n in enumerate(replicas)]
     doc = vcjob(*tasks, name="j" * name_len, plugins={"env": [], "svc": []} if svc else {})
     job = model(doc)
-    estimate = job.output_estimate(load_settings(), "native")
+    estimate = job.output_estimate(load_settings(), Mode.NATIVE)
     objs = [o for o in build(tmp_path, doc) if o["kind"] != "Namespace"]
     sizes = [len(yaml.safe_dump(o)) for o in objs]
     assert len(objs) <= estimate.objects

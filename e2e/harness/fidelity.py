@@ -40,6 +40,7 @@ COMPARED: set[tuple[str, str]] = {
     ("", "Secret"),
     ("batch", "Job"),
     ("jobset.x-k8s.io", "JobSet"),
+    ("networking.k8s.io", "NetworkPolicy"),
     ("scheduling.volcano.sh", "PodGroup"),
     ("scheduling.x-k8s.io", "PodGroup"),
 }
@@ -52,6 +53,7 @@ CUSTOM = {
     ("kubeflow.org", "JAXJob"),
     ("kubeflow.org", "MPIJob"),
     ("trainer.kubeflow.org", "TrainJob"),
+    ("batch.volcano.sh", "Job"),
 }
 #: Server-filled, per-run metadata: never compared.
 PER_RUN_META = (
@@ -285,6 +287,59 @@ def _deadline_per_pod(obj: dict[str, Any], side: str) -> bool:
     return False
 
 
+#: What Volcano's job controller names a Job's PodGroup: ``<job>-<the Job's UID>``
+#: (generateRelatedPodGroupName).
+_VOLCANO_POD_GROUP = re.compile(r"^(?P<job>.+)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-"
+                                r"[0-9a-f]{12}$")  # fmt: skip
+VOLCANO_JOB_LABEL = "volcano.sh/job-name"
+
+
+def volcano_pod_group_key(key: Key, obj: Mapping[str, Any]) -> Key:
+    """The key of what Volcano's job controller named ``<job>-<uid>``, as ``<job>``."""
+    refs = (obj.get("metadata") or {}).get("ownerReferences") or []
+    owned = any(r.get("apiVersion") == "batch.volcano.sh/v1alpha1" for r in refs)
+    m = _VOLCANO_POD_GROUP.match(key[3]) if obj.get("kind") == "PodGroup" and owned else None
+    return (*key[:3], m.group("job")) if m else key
+
+
+def _volcano_pod_group(obj: dict[str, Any], side: str) -> bool:
+    """The PodGroup's name, and each pod's scheduling.k8s.io/group-name, without the UID."""
+    meta = obj.get("metadata") or {}
+    if obj.get("kind") == "PodGroup" and (m := _VOLCANO_POD_GROUP.match(meta.get("name", ""))):
+        meta["name"] = m.group("job")
+        return True
+    annotations = meta.get("annotations") or {}
+    group = annotations.get(GROUP_NAME_ANNOTATION, "")
+    is_pod = obj.get("kind") == "Pod" and VOLCANO_JOB_LABEL in (meta.get("labels") or {})
+    if is_pod and (m := _VOLCANO_POD_GROUP.match(group)):
+        annotations[GROUP_NAME_ANNOTATION] = m.group("job")
+        return True
+    return False
+
+
+def _volcano_plugin_order(obj: dict[str, Any], side: str) -> bool:
+    """A Volcano Job's pod with its env, volumes and mounts in name order."""
+    meta = obj.get("metadata") or {}
+    if obj.get("kind") != "Pod" or VOLCANO_JOB_LABEL not in (meta.get("labels") or {}):
+        return False
+    spec = obj.get("spec") or {}
+    changed = False
+
+    def by_name(holder: dict[str, Any], key: str) -> None:
+        nonlocal changed
+        items = holder.get(key)
+        if isinstance(items, list):
+            ordered = sorted(items, key=lambda i: (str(i.get("name")), str(i.get("mountPath"))))
+            changed |= ordered != items
+            holder[key] = ordered
+
+    by_name(spec, "volumes")
+    for c in (spec.get("containers") or []) + (spec.get("initContainers") or []):
+        by_name(c, "env")
+        by_name(c, "volumeMounts")
+    return changed
+
+
 TOLERANCES: list[Tolerance] = [
     Tolerance(
         "own-metadata",
@@ -352,6 +407,20 @@ TOLERANCES: list[Tolerance] = [
         "Kueue's MPIJob integration annotates an MPIJob's pods with "
         "kueue.x-k8s.io/pod-index-offset (runLauncherAsWorker); native pods belong to no MPIJob",
         _kueue_pod_annotations,
+    ),
+    Tolerance(
+        "volcano-pod-group-of-the-jobs-uid",
+        "Volcano's job controller names a Job's PodGroup <job>-<the Job's UID> "
+        "(generateRelatedPodGroupName), which exists only once the Job does; native mode names "
+        "it <job>, and each pod's scheduling.k8s.io/group-name says so",
+        _volcano_pod_group,
+    ),
+    Tolerance(
+        "volcano-plugin-order",
+        "Volcano's job controller runs a Job's plugins (env, svc) in Go map order "
+        "(pluginOnPodCreate ranges over spec.plugins), so the order of the env vars, volumes "
+        "and mounts they append changes from pod to pod; kubetrain runs them by name",
+        _volcano_plugin_order,
     ),
     Tolerance(
         "ssh-secret-mutable",
@@ -724,6 +793,7 @@ JOB_NAME_LABELS = (
     "app.kubernetes.io/instance",
     "jobset.sigs.k8s.io/jobset-name",
     "trainer.kubeflow.org/trainjob-name",
+    "volcano.sh/job-name",
 )
 
 
@@ -801,7 +871,7 @@ def wait_created(
     while True:
         now = listing(cluster, namespaces)
         new = {k: v for k, v in now.items() if k not in before}
-        keys = set(new)
+        keys = {volcano_pod_group_key(k, v) for k, v in new.items()}
         if keys != last:
             last, since = keys, time.monotonic()
         done = expected <= keys and time.monotonic() - since >= quiet
@@ -860,7 +930,9 @@ def run_stack(
 
     custom, made, secrets = ours(operator_objs, native_objs)
     support = _external(config, default_ns) + [o for o in operator_objs if gk(o) not in CUSTOM]
-    by_name = {job_key(o): o["kind"] for o in custom}
+    # A kind by its name, or by name and group where the name is several groups' (a Volcano Job).
+    by_name = {job_key(o): o["kind"] if gk(o)[0].endswith("kubeflow.org")
+               else f"{o['kind']}.{gk(o)[0]}" for o in custom}  # fmt: skip
     outcome.jobs = [key_of(o) for o in custom]
     namespaces = {o["metadata"]["name"] for o in support if o["kind"] == "Namespace"}
     namespaces |= {k[2] for k in op_keys if k[2]} | {key_of(o)[2] for o in made if key_of(o)[2]}
@@ -902,6 +974,8 @@ def _partial_gangs(objs: list[dict[str, Any]]) -> set[tuple[str, str]]:
     """The PodGroups of `objs` whose minMember is below the count of pods that join them."""
     members: dict[tuple[str, str], int] = {}
     for obj in objs:
+        if VOLCANO_JOB_LABEL in ((obj.get("metadata") or {}).get("labels") or {}):
+            continue  # Volcano's job controller orders a gang's tasks deterministically
         ns = (obj.get("metadata") or {}).get("namespace", "")
         for found in pod_templates(obj):
             meta = found.template.get("metadata") or {}
@@ -954,7 +1028,8 @@ def _compare_into(
     step: str = "",
 ) -> None:
     """Compare kubetrain's objects with what the operators created, into `outcome`."""
-    created = {k: v for k, v in created.items() if not _made_by_a_job(v)}
+    created = {volcano_pod_group_key(k, v): v for k, v in created.items()
+               if not _made_by_a_job(v)}  # fmt: skip
     for key, obj in list(created.items()):
         for ignored in IGNORED:
             if key not in native and ignored.match(obj):
@@ -987,8 +1062,10 @@ def _made_by_a_job(obj: Mapping[str, Any]) -> bool:
     Jobs and Service): Kubernetes' and JobSet's own work from the object compared, the same
     on both sides (the native JobSet is only dry-run)."""
     refs = (obj.get("metadata") or {}).get("ownerReferences") or []
-    owners = {r.get("kind") for r in refs}
-    return (obj.get("kind") == "Pod" and "Job" in owners) or "JobSet" in owners
+    owners = {(str(r.get("apiVersion", "")).rpartition("/")[0], r.get("kind")) for r in refs}
+    # By group and kind: a Volcano Job (batch.volcano.sh) is the operator compared.
+    made_by_job = obj.get("kind") == "Pod" and ("batch", "Job") in owners
+    return made_by_job or ("jobset.x-k8s.io", "JobSet") in owners
 
 
 def secret_shape(external: Mapping[str, Any]) -> dict[str, Any]:

@@ -247,6 +247,54 @@ class MPIOperator(Operator):
         return "Started workers" in (self.process.tail(400) if self.process else "")
 
 
+class Volcano(Operator):
+    """Volcano's controller manager with its job controller alone (batch.volcano.sh Jobs; no
+    scheduler runs here: VolcanoEnqueue stands in for its enqueue action). Volcano v1.14.1,
+    the newest release the module proxy serves whole (e2e/tools/volcano/go.mod); kubetrain
+    mirrors v1.15.1, whose job controller creates the same objects for what the tier runs
+    (docs/fidelity.md). Its admission webhook does not run: the Jobs applied are those of
+    operator mode, which writes the webhook's defaults (mutate_job.go createPatch)."""
+
+    name = "volcano"
+    tool = "volcano"
+    namespace = "volcano-system"
+    #: The CRDs its job controller watches; PodGroups are the shared CRD's (installed already).
+    CRDS = ("batch.volcano.sh_jobs.yaml", "bus.volcano.sh_commands.yaml",
+            "scheduling.volcano.sh_queues.yaml")  # fmt: skip
+
+    def crds(self) -> list[dict[str, Any]]:
+        return [doc for file in self.CRDS for doc in documents(self.dir / "crds" / file)]
+
+    def prepare(self) -> None:
+        # The queue a Job names by default (DefaultQueue), which a Volcano install creates.
+        queue = {
+            "apiVersion": "scheduling.volcano.sh/v1beta1",
+            "kind": "Queue",
+            "metadata": {"name": "default"},
+            "spec": {"weight": 1, "reclaimable": True},
+        }
+        self.cluster.kubectl("apply", "--server-side", "-f", "-", input=json.dumps(queue))
+
+    def argv(self) -> list[str]:
+        return [
+            str(self.dir / "vc-controller-manager"),
+            f"--kubeconfig={self.cluster.kubeconfig}",
+            "--controllers=job-controller",
+            "--leader-elect=false",
+            "--enable-healthz",
+            f"--healthz-address=127.0.0.1:{self.health}",
+        ]
+
+    def _ready(self) -> bool:
+        import urllib.request
+
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.health}/healthz", timeout=2) as r:
+                return r.status == 200
+        except OSError:
+            return False
+
+
 #: Kueue v0.19.2 without its own certificate management reads its metrics server's
 #: certificate from this fixed folder (cmd/kueue/main.go), even with metrics off.
 KUEUE_METRICS_CERTS = Path("/etc/kueue/metrics/certs")
@@ -307,6 +355,7 @@ ALL = {
     "training-operator": TrainingOperator,
     "mpi-operator": MPIOperator,
     "kueue": Kueue,
+    "volcano": Volcano,
 }
 
 

@@ -36,6 +36,7 @@ from typing import Any
 
 from ..kube import catalog
 from ..kube.quantity import Quantity, format_quantity, parse_quantity
+from ..models.base import Mode
 from ..models.volcanojob import NATIVE_PLUGINS, VolcanoJob, VolcanoTask
 from .context import BuildContext
 from .meta import manifest, normalize_pod_gpus, object_meta, plain_copy
@@ -432,8 +433,8 @@ def custom_resource(job: VolcanoJob, ctx: BuildContext) -> Manifest:
 
 
 @builder(VolcanoJob)
-def build_volcanojob(job: VolcanoJob, mode: str, ctx: BuildContext) -> list[Manifest]:
-    if mode == "operator":
+def build_volcanojob(job: VolcanoJob, mode: Mode, ctx: BuildContext) -> list[Manifest]:
+    if mode == Mode.OPERATOR:
         return [custom_resource(job, ctx)]
     return VolcanoExpansion(job, ctx).build()
 

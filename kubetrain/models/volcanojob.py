@@ -28,6 +28,7 @@ from .base import (
     Int32,
     JobDocument,
     K8sType,
+    Mode,
     OutputEstimate,
     Replicas,
     Strict,
@@ -439,13 +440,13 @@ class VolcanoJob(JobDocument):
         out.append(DerivedName(f"{self.name}-svc", "hosts ConfigMap name", DNS1123_SUBDOMAIN))
         return out
 
-    def output_estimate(self, settings: StackSettings, mode: str) -> OutputEstimate:
+    def output_estimate(self, settings: StackSettings, mode: Mode) -> OutputEstimate:
         """A pod per replica (with the plugins' env and volumes), the hosts ConfigMap listing
         every pod's host twice, the ssh config once more; operator mode writes the Job only."""
         templates = [len(json.dumps(t.template)) for t in self.spec.tasks]
         largest_task = max(range(len(self.spec.tasks)), key=lambda i: self.spec.tasks[i].replicas)
         path: tuple[str | int, ...] = ("spec", "tasks", largest_task, "replicas")
-        if mode == "operator":
+        if mode == Mode.OPERATOR:
             size = 2048 + sum(templates)
             return OutputEstimate(1, size, size, path)
         replicas = sum(t.replicas for t in self.spec.tasks)
@@ -454,7 +455,8 @@ class VolcanoJob(JobDocument):
         hosts = 1000
         for task, name in zip(self.spec.tasks, self.task_names(), strict=True):
             pod = task.template.get("spec") or {}
-            sub = pod.get("subdomain") if isinstance(pod.get("subdomain"), str) else self.name
+            written = pod.get("subdomain")
+            sub = written if isinstance(written, str) and written else self.name
             host = len(self.name) + len(name) + len(str(task.replicas)) + 3 + len(sub)
             hosts += 200 + 2 * task.replicas * (host + 6)
         pods = [3000 + 2 * size + 200 * len(self.spec.tasks) for size in templates]

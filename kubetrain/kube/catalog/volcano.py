@@ -69,7 +69,7 @@ GROUPS = (
                         "runningEstimate",
                     )
                 ),
-            ),  # fmt: skip
+            ),
             # volcano v1.15.1 go.mod: k8s.io/api v0.35.3
             crd_kubernetes=(1, 35),
         ),
