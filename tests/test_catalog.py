@@ -284,11 +284,12 @@ def test_a_volcano_job_is_its_own_kind() -> None:
     assert volcano.known and volcano.namespaced and volcano.plural == "jobs"
     # Nothing of the built-in's applies to it.
     assert batch.rank is not None and volcano.rank is None
-    assert batch.life and not volcano.life
     assert batch.api is not None and volcano.api is None
     assert batch.kueue is not None and volcano.kueue is None
     assert batch.pulumi_force_new and not volcano.pulumi_force_new
-    assert batch.update_rules is not None and volcano.update_rules is None
+    # What it has is its own row's: Volcano's admission refuses edits but for the counts.
+    assert volcano.source == "volcano" and volcano.update_rules is not batch.update_rules
+    assert volcano.pulumi_replace_on_changes != batch.pulumi_replace_on_changes
     # Its pods: each task's replicas.
     found = catalog.pod_templates(VOLCANO)
     assert [(t.path, t.count) for t in found] == [
@@ -307,9 +308,10 @@ def test_a_volcano_job_sorts_and_lives_as_itself() -> None:
     ordered = sorted([VOLCANO, BATCH, pod], key=sort_key)
     # A batch Job installs after Pods (its rank), a Volcano Job after every ranked kind.
     assert [o["apiVersion"] for o in ordered] == ["v1", "batch/v1", "batch.volcano.sh/v1alpha1"]
-    # A batch Job is replaced when its template changes (Flux's force), a Volcano Job is not.
+    # Both are replaced when an edit their admission refuses comes (Flux's force): the
+    # built-in by its own row (an immutable template), the Volcano Job by Volcano's row.
     settings = StackSettings()
     batch = lifecycle_annotations(copy.deepcopy(BATCH), settings)["metadata"]
     volcano = lifecycle_annotations(copy.deepcopy(VOLCANO), settings)["metadata"]
     assert batch["annotations"]["kustomize.toolkit.fluxcd.io/force"] == "enabled"
-    assert "annotations" not in volcano
+    assert volcano["annotations"]["kustomize.toolkit.fluxcd.io/force"] == "enabled"
