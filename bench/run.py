@@ -13,7 +13,11 @@ have none, as there a deadline is each pod's, which kubetrain warns about too.
 Each figure is the wall time of the whole command, as a user waits for it (a fresh process,
 interpreter start and imports included), the fastest of ``--repeat`` runs (the machine's other
 work only ever slows a run down), with the CPU time it used (its processes together: kubetrain
-uses every core, ``kubetrain.parallel``) and its peak memory (the largest of its processes).
+uses every core, ``kubetrain.parallel``) and its peak memory (the largest of its processes;
+each command is started from a small process of its own, ``MEASURE``, as Linux would otherwise
+count the benchmark's own memory in every command's peak). With ``--compare-with``, the runs of
+this kubetrain and of the other trees are taken in turns (one of each, then again), so the
+machine's other work weighs on both sides of a comparison alike.
 kubetrain's bytecode is compiled first, as installing it from a wheel does (without it, every
 run would compile the package again where PYTHONDONTWRITEBYTECODE is set, as in CI).
 
@@ -135,6 +139,57 @@ class Run:
         return objects / self.seconds
 
 
+#: Runs one command and reports on it (``python -c MEASURE FD COMMAND...``): its wall time,
+#: the CPU time of its processes together and the largest peak memory of them, as JSON on
+#: ``FD``. The command is started from this small process rather than from the benchmark:
+#: Linux carries a process's peak memory across ``exec``, so a command forked from the
+#: benchmark (some 190 MB once its baselines are loaded) would never report less than that.
+MEASURE = r"""
+import json, os, sys, time
+fd, command = int(sys.argv[1]), sys.argv[2:]
+start = time.perf_counter()
+pid = os.posix_spawn(command[0], command, os.environ)
+_, status, usage = os.wait4(pid, 0)
+seconds = time.perf_counter() - start
+os.write(fd, json.dumps([seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, status]).encode())
+"""
+
+
+def _measure(
+    command: list[str], fresh: Path | None, env: dict[str, str] | None
+) -> tuple[Run, bytes, int]:
+    """One run of ``command`` (``fresh``: a folder removed first): the figures, its standard
+    error and exit code."""
+    if fresh is not None:
+        shutil.rmtree(fresh, ignore_errors=True)
+    # Another kubetrain (env) runs from a folder of its own: see OLD_COMMAND.
+    cwd = env["PYTHONPATH"] if env is not None else ROOT
+    read, write = os.pipe()
+    try:
+        child = subprocess.Popen(
+            [sys.executable, "-S", "-c", MEASURE, str(write), *command],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=cwd,
+            pass_fds=(write,),
+        )
+        os.close(write)
+        write = -1
+        err = child.communicate()[1]
+        with os.fdopen(read, "rb") as answer:
+            read = -1
+            report = answer.read()
+    finally:
+        for fd in (read, write):
+            if fd >= 0:
+                os.close(fd)
+    if child.returncode != 0 or not report:
+        return Run(0.0, 0.0, 0.0), err, child.returncode or 1
+    seconds, cpu, rss_kb, status = json.loads(report)
+    return Run(seconds, cpu, rss_kb / 1024), err, os.waitstatus_to_exitcode(status)
+
+
 def timed(
     command: list[str],
     *,
@@ -143,32 +198,27 @@ def timed(
     env: dict[str, str] | None = None,
 ) -> Run:
     """The fastest of ``repeat`` runs of ``command`` (``fresh``: a folder removed before each)."""
-    best: Run | None = None
+    return timed_together({"": (command, fresh, env)}, repeat=repeat)[""]
+
+
+def timed_together(
+    commands: dict[str, tuple[list[str], Path | None, dict[str, str] | None]],
+    *,
+    repeat: int = 1,
+) -> dict[str, Run]:
+    """The fastest of ``repeat`` runs of each command (name -> (command, fresh folder, env)),
+    taken in turns (one run of each, then again), so that the machine's other work weighs on
+    all of them alike: what an A/B comparison (``--compare-with``) needs on a shared machine.
+    Each figure's CPU time and peak memory are those of its fastest run."""
+    best: dict[str, Run] = {}
     for _ in range(repeat):
-        if fresh is not None:
-            shutil.rmtree(fresh, ignore_errors=True)
-        start = time.perf_counter()
-        # Another kubetrain (env) runs from a folder of its own: see OLD_COMMAND.
-        cwd = env["PYTHONPATH"] if env is not None else ROOT
-        child = subprocess.Popen(
-            command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd
-        )
-        assert child.stderr is not None
-        err = child.stderr.read()
-        _, status, usage = os.wait4(child.pid, 0)
-        seconds = time.perf_counter() - start
-        child.returncode = os.waitstatus_to_exitcode(status)
-        if child.returncode != 0:
-            raise SystemExit(f"{' '.join(command)} failed:\n{err.decode()}")
-        run = Run(seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
-        if best is None or run.seconds < best.seconds:
-            best = run
-    assert best is not None
+        for name, (command, fresh, env) in commands.items():
+            run, err, code = _measure(command, fresh, env)
+            if code != 0:
+                raise SystemExit(f"{' '.join(command)} failed:\n{err.decode()}")
+            if name not in best or run.seconds < best[name].seconds:
+                best[name] = run
     return best
-
-
-def kubetrain(*args: str) -> list[str]:
-    return [sys.executable, "-m", "kubetrain.cli", *args]
 
 
 def baseline_rate(tree: Path, sample: int) -> float:
@@ -292,7 +342,7 @@ def main() -> None:
             others[str(tree)] = {**os.environ, "PYTHONPATH": str(copy)}
         tmpfs = _tmpfs()
         try:
-            renders = _renders(tmp, tmpfs, job_counts, args.repeat)
+            renders = _renders(tmp, tmpfs, job_counts, args.repeat, others)
             rate = baseline_rate(tmp / "tree", args.baseline_sample)
             _report_renders(renders, job_counts, rate)
             if not args.no_helm:
@@ -309,38 +359,66 @@ def _render_runs(
     out: Path,
     shm_out: Path | None,
     repeat: int,
-    env: dict[str, str] | None = None,
-    old: bool = False,
-) -> dict[str, Run]:
+    others: dict[str, dict[str, str]] | None = None,
+) -> dict[str, dict[str, Run]]:
     """Render to files on disk and on tmpfs, and ``--stdout``; the fastest of ``repeat`` runs
-    each (``old``: another kubetrain's, run as ``python -c``, which may not know ``--stdout``)."""
-    command = OLD_COMMAND if old else [sys.executable, "-m", "kubetrain.cli"]
-    render = [*command, "render", "--config", stack]
-    runs = {"files": timed([*render, "--out", str(out)], repeat=repeat, fresh=out, env=env)}
+    each, by this kubetrain (``""``) and by each of ``others`` (name -> environment: another
+    kubetrain's, run as ``python -c``), their runs taken in turns. An earlier kubetrain that
+    cannot render the stack, or does not know ``--stdout``, is left out of that output."""
+    variants = {"": (kubetrain(), None), **{n: (OLD_COMMAND, e) for n, e in (others or {}).items()}}
+    outputs: dict[str, tuple[list[str], Path | None]] = {"files": (["--out", str(out)], out)}
     if shm_out is not None:
-        runs["tmpfs"] = timed(
-            [*render, "--out", str(shm_out)], repeat=repeat, fresh=shm_out, env=env
-        )
-        shutil.rmtree(shm_out)
-    try:
-        runs["stdout"] = timed([*render, "--stdout"], repeat=repeat, env=env)
-    except SystemExit:
-        if not old:
-            raise
+        outputs["tmpfs"] = (["--out", str(shm_out)], shm_out)
+    outputs["stdout"] = (["--stdout"], None)
+    runs: dict[str, dict[str, Run]] = {name: {} for name in variants}
+    for key, (flags, fresh) in outputs.items():
+        commands = {
+            name: ([*command, "render", "--config", stack, *flags], fresh, env)
+            for name, (command, env) in variants.items()
+        }
+        try:
+            found = timed_together(commands, repeat=repeat)
+        except SystemExit:
+            if not others:
+                raise
+            # One of the others failed: time the ones that can.
+            found = {}
+            for name, spec in commands.items():
+                try:
+                    found[name] = timed_together({name: spec}, repeat=repeat)[name]
+                except SystemExit:
+                    if name == "":
+                        raise
+        for name, run in found.items():
+            runs[name][key] = run
+        if fresh is not None and fresh != out:
+            shutil.rmtree(fresh, ignore_errors=True)
     return runs
 
 
+def kubetrain(*args: str) -> list[str]:
+    return [sys.executable, "-m", "kubetrain.cli", *args]
+
+
 def _renders(
-    tmp: Path, tmpfs: Path | None, job_counts: list[int], repeat: int
-) -> dict[int, dict[str, Run]]:
-    renders: dict[int, dict[str, Run]] = {}
+    tmp: Path,
+    tmpfs: Path | None,
+    job_counts: list[int],
+    repeat: int,
+    others: dict[str, dict[str, str]],
+) -> dict[int, dict[str, dict[str, Run]]]:
+    """For each N, this kubetrain's runs (``""``) and, at the 1,000 jobs helm is compared
+    with, those of ``others`` taken in turns with them."""
+    renders: dict[int, dict[str, dict[str, Run]]] = {}
     for n in job_counts:
         folder = tmp / f"n{n}"
         stack = str(write_project(folder, n))
         objects = n * OBJECTS_PER_JOB
         out = folder / "out"
         shm_out = tmpfs / f"n{n}" if tmpfs is not None else None
-        renders[n] = _render_runs(stack, out, shm_out, repeat if n <= 1000 else 1)
+        renders[n] = _render_runs(
+            stack, out, shm_out, repeat if n <= 1000 else 1, others if n == HELM_JOBS else None
+        )
         timed(kubetrain("render", "--config", stack, "--out", str(out)))
         # One file per object, beside the kustomization and the stack's Namespace.
         written = sum(
@@ -356,24 +434,27 @@ def _renders(
     return renders
 
 
-def _report_renders(renders: dict[int, dict[str, Run]], job_counts: list[int], rate: float) -> None:
+def _report_renders(
+    renders: dict[int, dict[str, dict[str, Run]]], job_counts: list[int], rate: float
+) -> None:
     print("\nkubetrain render (load, build, check every object, write):")
-    for n, runs in renders.items():
+    for n, all_runs in renders.items():
+        runs = all_runs[""]
         objects = n * OBJECTS_PER_JOB
         print(f" {n} jobs, {objects} objects:")
         for key, what in RENDERS:
             if key in runs:
                 print(_line(what, runs[key], objects))
     first, last = job_counts[0], job_counts[-1]
-    where = "tmpfs" if "tmpfs" in renders[last] else "files"
-    best = renders[last][where]
+    where = "tmpfs" if "tmpfs" in renders[last][""] else "files"
+    best = renders[last][""][where]
     print(
         f"\nbaseline kubernetes_validate.validate(), object by object: {rate:.0f} objects/s "
         f"(a sample, extrapolated); render to files ({'tmpfs' if where == 'tmpfs' else 'disk'}) "
         f"at {last} jobs: {best.rate(last * OBJECTS_PER_JOB) / rate:.0f}x that"
     )
     if len(job_counts) > 1:
-        per = [renders[n]["files"].seconds / (n * OBJECTS_PER_JOB) for n in (first, last)]
+        per = [renders[n][""]["files"].seconds / (n * OBJECTS_PER_JOB) for n in (first, last)]
         print(
             f"linearity: time per object at {last} jobs is {per[1] / per[0]:.2f}x that at "
             f"{first} (1.00 = linear; start-up weighs more at small N)"
@@ -390,7 +471,7 @@ RENDERS = (
 def _helm(
     tmp: Path,
     tmpfs: Path | None,
-    renders: dict[int, dict[str, Run]],
+    renders: dict[int, dict[str, dict[str, Run]]],
     repeat: int,
     others: dict[str, dict[str, str]],
 ) -> None:
@@ -406,12 +487,13 @@ def _helm(
         )
         objects = HELM_JOBS * (OBJECTS_PER_JOB if workload != "jobset" else 7)
         if workload == "job" and HELM_JOBS in renders:
-            ours = renders[HELM_JOBS]
+            all_runs = renders[HELM_JOBS]
         else:
             folder = tmp / f"helm-{workload}"
             stack = str(write_project(folder, HELM_JOBS, workload))
             shm_out = tmpfs / f"helm-{workload}" if tmpfs is not None else None
-            ours = _render_runs(stack, folder / "out", shm_out, repeat)
+            all_runs = _render_runs(stack, folder / "out", shm_out, repeat, others)
+        ours = all_runs[""]
         print(
             f"\nhelm template against render, {HELM_JOBS} jobs: {objects} objects ({label} and "
             f"Services, nativeWorkload {workload}), helm's one stream to /dev/null:"
@@ -429,17 +511,12 @@ def _helm(
                         f"  {ratio:.2f}x helm's speed, {cpu:.2f}x its CPU",
                     )
                 )
-        for name, env in others.items():
-            folder = tmp / f"compare-render-{workload}"
-            shutil.rmtree(folder, ignore_errors=True)
-            stack = str(write_project(folder, HELM_JOBS, workload))
-            shm_out = tmpfs / f"compare-render-{workload}" if tmpfs is not None else None
-            try:
-                then = _render_runs(stack, folder / "out", shm_out, repeat, env, old=True)
-            except SystemExit:
+        for name in others:
+            then = all_runs.get(name, {})
+            if not then:
                 print(f" {name}: cannot render this stack (an earlier kubetrain)")
                 continue
-            print(f" the same with {name}:")
+            print(f" the same with {name} (runs taken in turns with the ones above):")
             for key, what in RENDERS:
                 if key in then and key in ours:
                     speed = then[key].seconds / ours[key].seconds
@@ -465,17 +542,29 @@ def _validate(
         tree = folder / "out"
         stack = str(write_project(folder, n, workload))
         timed(kubetrain("render", "--config", stack, "--out", str(tree)))
-        run = timed(kubetrain("validate", str(tree)), repeat=repeat)
+        commands: dict[str, tuple[list[str], Path | None, dict[str, str] | None]] = {
+            "": (kubetrain("validate", str(tree)), None, None)
+        }
+        commands.update(
+            {
+                name: ([*OLD_COMMAND, "validate", str(tree)], None, env)
+                for name, env in others.items()
+            }
+        )
+        try:
+            runs = timed_together(commands, repeat=repeat)
+        except SystemExit:
+            runs = timed_together({"": commands[""]}, repeat=repeat)
+        run = runs[""]
         extra = ""
         if workload == "pod":
             extra = f"  {run.rate(objects) / VALIDATE_BEFORE:.2f}x the issue's {VALIDATE_BEFORE}/s"
         print(_line(f"{label} (nativeWorkload {workload})", run, objects, extra))
-        for name, env in others.items():
-            try:
-                then = timed([*OLD_COMMAND, "validate", str(tree)], repeat=repeat, env=env)
-            except SystemExit:
+        for name in others:
+            if name not in runs:
                 print(f"  {name}: cannot validate this tree")
                 continue
+            then = runs[name]
             speed = then.seconds / run.seconds
             cpu = run.cpu / then.cpu
             print(

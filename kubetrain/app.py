@@ -48,6 +48,7 @@ from .render import (
     TreeChange,
     diff_tree,
     iter_files,
+    object_file,
     plan_grouped_files,
     remove_tree,
     write_tree,
@@ -264,14 +265,17 @@ class Planned:
             out.append((self.delivery_dir, self.delivery_files))
         return out
 
-    def iter_files(self) -> Iterator[tuple[str, str]]:
+    def iter_files(
+        self, laid_out: Sequence[tuple[str, str]] | None = None
+    ) -> Iterator[tuple[str, str]]:
         """The rendered files, laid out lazily (each object written as YAML on every core:
-        :data:`_CHUNKS`)."""
+        :data:`_CHUNKS`), or from each built object's file already written (``laid_out``)."""
         return iter_files(
             ((b.obj, b.source) for b in self.built),
             self.stack.source_name,
             self.stack.settings.kubernetes_version,
             _CHUNKS,
+            laid_out,
         )
 
     @cached_property
@@ -556,13 +560,23 @@ def _check(
 
     def each() -> None:
         progress.phase(f"checking {planned.stack.name}", len(items))
+        validator = Validator(planned.stack.settings.version)
         if then is not None:
             then(planned)
-        else:
-            planned.files = dict(planned.iter_files())
-        planned.report = Validator(planned.stack.settings.version).validate(
-            items, progress=progress.advance, chunks=_CHUNKS
+            planned.report = validator.validate(items, progress=progress.advance, chunks=_CHUNKS)
+            return
+        # Each object is written as YAML by the process that checks it, in the same pass: one
+        # set of processes forked for both, each object's pages touched by one of them
+        # (:func:`kubetrain.render.tree.object_file`; the built objects are the first items).
+        source, version = planned.stack.source_name, planned.stack.settings.kubernetes_version
+        planned.report, laid_out = validator.validate_with(
+            items,
+            lambda item: object_file(item.obj, item.source, source, version),
+            len(planned.built),
+            progress=progress.advance,
+            chunks=_CHUNKS,
         )
+        planned.files = dict(planned.iter_files(laid_out))
 
     findings, _ = alongside(
         lambda: semantic_findings(items, settings), each, fork=len(items) >= OBJECTS_ALONGSIDE

@@ -12,7 +12,9 @@ Pulumi's event loop): tests/test_parallel.py runs this file in a pytest process 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import fcntl
+import functools
 import os
 import signal
 import struct
@@ -25,7 +27,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_golden import CASES, golden_project
 from test_golden import tree as tree_of
@@ -330,6 +332,47 @@ def test_checking_an_object_changes_nothing_in_it() -> None:
     semantic_findings(items, CheckSettings())
     semantic_findings(items, CheckSettings(pod_security="restricted"))
     assert [item.obj for item in items] == before
+
+
+@functools.cache
+def _located_objects() -> list[Located]:
+    return [Located(obj, name, source=f"the source of {name}") for name, obj in _objects()]
+
+
+def _report(report: engine.Report) -> list[Any]:
+    return [dataclasses.astuple(r) for r in report.results]
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.data())
+def test_objects_laid_out_while_checked_are_the_files_laid_out_apart(
+    forks: Forks, data: st.DataObject
+) -> None:
+    """render --stdout writes each object as YAML in the pass that checks it
+    (``Validator.validate_with``), not in a pass of its own: the same report, and the same
+    files, as checking and laying out apart in one process."""
+    items = data.draw(st.lists(st.sampled_from(_located_objects()), min_size=1, max_size=40))
+    count = data.draw(st.integers(0, len(items)))
+    dicts = [i for i in items[:count] if isinstance(i.obj, dict) and "metadata" in i.obj]
+    count = len(dicts)
+    items = dicts + items[count:]
+    source, version = "Pulumi.case.yaml", "1.33"
+
+    def also(item: Located) -> tuple[str, str]:
+        return tree.object_file(item.obj, item.source, source, version)
+
+    forks.clear()
+    report, laid_out = Validator((1, 33)).validate_with(items, also, count, chunks=parallel.forking)
+    if len(items) > 1:
+        assert forks, "nothing was forked"
+    alone = Validator((1, 33)).validate(items)
+    assert _report(report) == _report(alone)
+    pairs = [(i.obj, i.source) for i in items[:count]]
+    assert list(tree.iter_files(pairs, source, version, laid_out=laid_out)) == list(
+        tree.iter_files(pairs, source, version)
+    )
 
 
 DOCUMENT_TEXT = st.sampled_from(

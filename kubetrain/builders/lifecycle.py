@@ -140,29 +140,40 @@ def _deletes_claims(obj: dict[str, Any]) -> bool:
     return bool(spec.get("volumeClaimTemplates")) and policy.get("whenDeleted") == "Delete"
 
 
+_RETAINED = Life.RETAINED.value
+_DATA = Life.DATA.value
+_PREREQUISITE = Life.PREREQUISITE.value
+_REPLACED = Life.REPLACED.value
+_REPLACED_ON_ANY_CHANGE = Life.REPLACED_ON_ANY_CHANGE.value
+_DELETED_IN_BACKGROUND = Life.DELETED_IN_BACKGROUND.value
+
+
 def lifecycle_annotations(obj: dict[str, Any], settings: StackSettings) -> dict[str, Any]:
     """Write the Flux and Argo CD annotations of ``obj``'s kind (in place; values the object
     already has are kept) and return it. What the kind is (retained, data, replaced,
     prerequisite) is its row's :attr:`kubetrain.kube.catalog.Kind.life`."""
     row = catalog.of(obj)
-    life = row.life
-    if life & Life.RETAINED or (life & Life.DATA and not settings.prune_data):
+    # The flags as an int: ``Flag.__and__`` makes a new member each time (a microsecond, six
+    # times per object).
+    life = row.life.value
+    key = row.key
+    if life & _RETAINED or (life & _DATA and not settings.prune_data):
         annotations = _annotations(obj)
         annotations.setdefault(FLUX_PRUNE, "disabled")
         annotations.setdefault(ARGOCD_SYNC_OPTIONS, "Prune=false,Delete=false")
     if is_retained(obj):
         _annotations(obj).setdefault(PATCH_FORCE, "true")
-    if row.key == CRD or life & Life.PREREQUISITE:
+    if key == CRD or life & _PREREQUISITE:
         _annotations(obj).setdefault(SYNC_WAVE_ANNOTATION, EARLY_WAVE)
-    if life & Life.PREREQUISITE:
+    if life & _PREREQUISITE:
         _annotations(obj).setdefault(DELIVERY_STEP, PREREQUISITES)
-    if life & Life.REPLACED and not (row.key == STATEFUL_SET and _deletes_claims(obj)):
+    if life & _REPLACED and not (key == STATEFUL_SET and _deletes_claims(obj)):
         annotations = _annotations(obj)
         annotations.setdefault(FLUX_FORCE, "enabled")
         queued = row.kueue is not None and bool(queue_name(obj))
-        argocd = ARGOCD_REPLACE if life & Life.REPLACED_ON_ANY_CHANGE or queued else ARGOCD_FORCE
+        argocd = ARGOCD_REPLACE if life & _REPLACED_ON_ANY_CHANGE or queued else ARGOCD_FORCE
         annotations.setdefault(ARGOCD_SYNC_OPTIONS, argocd)
-    if row.key == CLAIM:
+    if key == CLAIM:
         # pulumi-kubernetes' claim awaiter (4.25.0, provider/pkg/await/awaiters.go
         # untilCoreV1PersistentVolumeClaimReady) takes a claim of a WaitForFirstConsumer
         # class as ready only while it is Pending: once a pod bound it, every later update of
@@ -170,7 +181,7 @@ def lifecycle_annotations(obj: dict[str, Any], settings: StackSettings) -> dict[
         # request). Met once it exists, as for a Pod not awaited; pods that mount it wait for
         # it anyway.
         _annotations(obj).setdefault(WAIT_FOR, EXISTS)
-    if life & Life.DELETED_IN_BACKGROUND:
+    if life & _DELETED_IN_BACKGROUND:
         # pulumi-kubernetes deletes in the foreground unless told (provider/pkg/metadata/
         # overrides.go DeletionPropagation); Argo CD's Application prunes in the background
         # for every kind (kubetrain.builders.delivery).

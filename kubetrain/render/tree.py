@@ -24,7 +24,7 @@ import stat
 import sys
 import tempfile
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sized
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -51,6 +51,7 @@ __all__ = [
     "file_header",
     "generated_for",
     "iter_files",
+    "object_file",
     "object_path",
     "plan_files",
     "plan_grouped_files",
@@ -94,6 +95,14 @@ def object_path(obj: Mapping[str, Any]) -> str:
     return f"{folder}/{catalog.of(obj).file_stem}-{meta['name']}.yaml"
 
 
+def object_file(
+    obj: Mapping[str, Any], what: str, stack_source: str, version: str
+) -> tuple[str, str]:
+    """The file of one object as :func:`iter_files` first lays it out: its path (before a
+    clash of two kinds' names is resolved) and its text."""
+    return object_path(obj), file_header(stack_source, what, version) + dump(obj)
+
+
 def _kustomization(resources: list[str], stack_source: str, version: str) -> str:
     kustomization = {
         "apiVersion": "kustomize.config.k8s.io/v1beta1",
@@ -108,23 +117,26 @@ def iter_files(
     stack_source: str,
     version: str,
     chunks: ChunkMapper = serial,
+    laid_out: Sequence[tuple[str, str]] | None = None,
 ) -> Iterator[tuple[str, str]]:
     """(file path, content) for ``objects`` (each with a description of its source), in the
     order given, then the kustomizations listing them. The objects are written as YAML
-    independently of each other, by ``chunks`` (:mod:`kubetrain.parallel`).
+    independently of each other, by ``chunks`` (:mod:`kubetrain.parallel`), unless
+    ``laid_out`` gives each one's :func:`object_file` already.
 
     CRDs go to ``_crds/`` with a kustomization of their own, which the top kustomization lists
     first: ``kubectl kustomize`` of the folder builds everything, and GitOps engines can apply
     ``_crds/`` on its own before the rest (see :mod:`kubetrain.builders.delivery`).
     """
     pairs = list(objects)
-    files = chunks(
-        lambda part: [
-            (object_path(obj), file_header(stack_source, what, version) + dump(obj))
-            for obj, what in part
-        ],
-        pairs,
-        per_process=OBJECTS_PER_PROCESS,
+    files = (
+        chunks(
+            lambda part: [object_file(obj, what, stack_source, version) for obj, what in part],
+            pairs,
+            per_process=OBJECTS_PER_PROCESS,
+        )
+        if laid_out is None
+        else laid_out
     )
     paths: dict[str, None] = {}
     for (obj, _), (path, text) in zip(pairs, files, strict=True):

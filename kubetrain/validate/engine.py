@@ -14,7 +14,7 @@ import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from ..kube import apiserver
 from ..kube import schemas as k8s
@@ -70,6 +70,7 @@ FILES_PER_PROCESS = 500
 _KUSTOMIZE_FILES = {"kustomization.yaml", "kustomization.yml", "Kustomization"}
 _YAML_SUFFIXES = {".yaml", ".yml", ".json"}
 
+T = TypeVar("T")
 Status = Literal["valid", "invalid", "error", "skipped"]
 
 
@@ -352,20 +353,39 @@ class Validator:
         """Validate every object, then flag objects defined twice (``progress(n)`` is called as
         ``n`` more objects are checked). Objects are checked independently of each other, by
         ``chunks`` (:mod:`kubetrain.parallel`), once the CRDs among them are known."""
+        return self.validate_with(items, None, 0, versions, progress, chunks)[0]
+
+    def validate_with(
+        self,
+        items: Iterable[Located],
+        also: Callable[[Located], T] | None,
+        count: int,
+        versions: dict[str, tuple[int, int]] | None = None,
+        progress: Callable[[int], None] | None = None,
+        chunks: ChunkMapper = serial,
+    ) -> tuple[Report, list[T]]:
+        """:meth:`validate`, and ``also(item)`` of each of the first ``count`` items computed
+        in the same pass (by the same process as its checks: render writes each object as YAML
+        there, rather than in a second pass of processes forked for it)."""
         items = list(items)
         if self.schemas:
             self.custom.add_found((item.obj, item.file) for item in items)
         found = versions or {}
-        report = Report(
-            chunks(
-                lambda part: [self.check(item, found.get(item.file)) for item in part],
-                items,
-                progress,
-                per_process=OBJECTS_PER_PROCESS,
-            )
-        )
+
+        def check(part: Sequence[tuple[int, Located]]) -> list[tuple[ObjectResult, T | None]]:
+            return [
+                (
+                    self.check(item, found.get(item.file)),
+                    also(item) if also is not None and i < count else None,
+                )
+                for i, item in part
+            ]
+
+        pairs = chunks(check, list(enumerate(items)), progress, per_process=OBJECTS_PER_PROCESS)
+        report = Report([result for result, _ in pairs])
         _flag_duplicates(report)
-        return report
+        extras = [extra for _, extra in pairs[:count]]
+        return report, extras  # type: ignore[return-value]  # the first count are all T
 
 
 def _flag_duplicates(report: Report) -> None:
