@@ -47,10 +47,9 @@ REFUSED_NATIVELY: dict[str, str] = {
     "a suspended job needs a controller to resume it": "bare pods (nativeWorkload pod, what "
     "the training operator creates) cannot be suspended; a suspended job runs natively as "
     "suspended Jobs or a JobSet (nativeWorkload job or jobset), which no operator creates",
-    "needs Volcano's job controller": "a Volcano Job's ssh plugin (a key pair the controller "
-    "generates per job; kubetrain writes no key material), its framework plugins (mpi, "
-    "tensorflow, pytorch, ...), volumes, dependsOn and partitionPolicy are the controller's work "
-    "while the job runs, which no rendered object can do",
+    "needs Volcano's job controller": "a Volcano Job's framework plugins (mpi, tensorflow, "
+    "pytorch, ...), volumes, dependsOn and partitionPolicy are the controller's work while the "
+    "job runs, which no rendered object can do",
     "cannot be rendered for GitOps in native mode": "runPolicy.ttlSecondsAfterFinished: the "
     "operator deletes a finished job's objects, which Flux or Argo CD would re-create, running "
     "the training again (Pulumi mode renders it)",

@@ -194,9 +194,14 @@ def test_no_svc_argument_breaks_the_plugin(args: list[str]) -> None:
         flags = svc_flags(args, ("spec", "plugins", "svc"))
     except BuildProblem as problem:
         assert problem.path[:3] == ("spec", "plugins", "svc") and len(problem.path) == 4
-        assert args[problem.path[3]] in problem.message or repr(args[problem.path[3]]) in (
-            problem.message
-        )
+        k = problem.path[3]
+        # The flag may be named, a value never: the message is the same with another value.
+        name, eq, _ = args[k].partition("=")
+        canary = [*args[:k], f"{name}{eq}QQQQ" if eq else "QQQQ", *args[k + 1 :]]
+        if eq or not args[k].startswith("-"):
+            with pytest.raises(BuildProblem) as again:
+                svc_flags(canary, ("spec", "plugins", "svc"))
+            assert (again.value.path, again.value.message) == (problem.path, problem.message)
     else:
         assert set(flags) == {"publish-not-ready-addresses", "disable-network-policy"}
         assert all(a.lstrip("-").partition("=")[0] in flags for a in args)
@@ -294,7 +299,6 @@ def test_a_host_network_task_is_defaulted_to_cluster_first_with_host_net() -> No
 @pytest.mark.parametrize(
     ("spec", "path"),
     [
-        ({"plugins": {"ssh": []}}, "spec.plugins.ssh"),
         ({"plugins": {"mpi": []}}, "spec.plugins.mpi"),
         ({"plugins": {"pytorch": []}}, "spec.plugins.pytorch"),
         ({"volumes": [{"mountPath": "/data", "volumeClaimName": "data"}]}, "spec.volumes"),
@@ -402,3 +406,71 @@ def test_an_update_may_change_the_counts_and_nothing_else() -> None:
         "spec.tasks",
         "job updates may not add or remove tasks",
     )
+
+
+# -- the ssh plugin (mountRsaKey, generateSSHConfig) -------------------------------------------
+STORE = {"kind": "ClusterSecretStore", "name": "vault"}
+
+
+def test_the_ssh_plugins_key_pair_comes_from_the_secret_store_and_its_config_names_hosts(
+    tmp_path: Path,
+) -> None:
+    head = task("head", 1)
+    head["template"]["spec"].update(hostname="h", subdomain="s")
+    doc = vcjob(head, task("w", 2), plugins={"ssh": ["--ssh-port", "2222"]})
+    doc["metadata"]["annotations"] = {"kubetrain.io/ssh-credential": "keys"}
+    objs = build(tmp_path, doc, secretStore=STORE)
+    secret = pick(objs, "ExternalSecret", "vj-ssh")
+    data = {d["secretKey"]: d["remoteRef"] for d in secret["spec"]["data"]}
+    assert data == {
+        "id_rsa": {"key": "keys", "property": "ssh-privatekey"},
+        "id_rsa.pub": {"key": "keys", "property": "ssh-publickey"},
+        "authorized_keys": {"key": "keys", "property": "ssh-publickey"},
+    }
+    template = secret["spec"]["target"]["template"]
+    assert template["mergePolicy"] == "Merge"
+    assert template["data"]["config"] == (
+        "StrictHostKeyChecking no\nUserKnownHostsFile /dev/null\n"
+        "Host h\n  HostName h.s\n  Port 2222\n"
+        "Host vj-w-0\n  HostName vj-w-0.vj\n  Port 2222\n"
+        "Host vj-w-1\n  HostName vj-w-1.vj\n  Port 2222\n"
+    )
+    assert secret["metadata"]["annotations"]["kubetrain.io/not-credentials"] == "config"
+    spec = pick(objs, "Pod", "vj-w-1")["spec"]
+    (volume,) = spec["volumes"]
+    assert volume["secret"]["defaultMode"] == 0o600
+    assert [i["path"] for i in volume["secret"]["items"]] == [
+        ".ssh/id_rsa", ".ssh/id_rsa.pub", ".ssh/authorized_keys", ".ssh/config",
+    ]  # fmt: skip
+    mount = {"mountPath": "/root/.ssh", "subPath": ".ssh", "name": "vj-ssh"}
+    assert spec["containers"][0]["volumeMounts"] == [mount]
+
+
+def test_an_ssh_key_path_elsewhere_is_mounted_readable_and_the_pulumi_secret_marks_the_keys(
+    tmp_path: Path,
+) -> None:
+    from kubetrain.builders.secrets import marker_ref
+
+    doc = vcjob(task("w", 1), plugins={"ssh": ["--ssh-key-file-path=/home/mpi/.ssh",
+                                               "--ssh-port=99999"]})  # fmt: skip
+    objs = objects(stack_from(tmp_path, {"kubetrain:namespace": "vc", "kubetrain:jobs": [doc]}),
+                   target="pulumi")  # fmt: skip
+    pod = pick(objs, "Pod", "vj-w-0")
+    assert pod["spec"]["volumes"][0]["secret"]["defaultMode"] == 0o644
+    assert pod["spec"]["containers"][0]["volumeMounts"][0]["mountPath"] == "/home/mpi/.ssh"
+    secret = pick(objs, "Secret", "vj-ssh")["stringData"]
+    assert [k for k, v in secret.items() if marker_ref(v)] == ["authorized_keys", "id_rsa",
+                                                               "id_rsa.pub"]  # fmt: skip
+    assert "Port 22\n" in secret["config"]  # an invalid port falls back to 22
+
+
+@pytest.mark.parametrize("mode", ["native", "operator"])
+@pytest.mark.parametrize("flag", ["--ssh-private-key", "--ssh-public-key"])
+def test_no_key_reaches_the_repository_through_the_ssh_plugins_flags(
+    tmp_path: Path, mode: str, flag: str
+) -> None:
+    doc = vcjob(task("w", 1), plugins={"ssh": [f"{flag}=SECRETKEYTEXT"]})
+    doc["metadata"]["annotations"] = {"kubetrain.io/mode": mode}
+    with pytest.raises(InputError) as err:
+        build(tmp_path, doc, secretStore=STORE)
+    assert "key material" in str(err.value) and "SECRETKEYTEXT" not in str(err.value)

@@ -30,11 +30,12 @@ key ``dockerconfigjson`` (a docker config JSON), written to the Secret key ``.do
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..models.secrets import PULL_CREDENTIAL_KEY, ExternalSecret
+from ..models.secrets import NOT_CREDENTIALS_ANNOTATION, PULL_CREDENTIAL_KEY, ExternalSecret
 from .context import BuildContext, Target
 from .meta import MANAGED_BY, PULL_SECRET_COMPONENT, manifest, object_meta
 from .registry import BuildProblem
@@ -83,6 +84,10 @@ class SecretSpec:
     labels: Mapping[str, str]
     data: Mapping[str, CredentialRef]
     field: tuple[str | int, ...] = field(default=())
+    #: Keys the builder writes itself, holding no secret (an ssh client's config of host
+    #: names): in render mode the ExternalSecret's template adds them to what the store gives
+    #: (``mergePolicy: Merge``), and its ``kubetrain.io/not-credentials`` annotation says so.
+    settings: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
     def credentials(self) -> list[CredentialRef]:
         """The credential keys this Secret reads, sorted."""
@@ -130,7 +135,10 @@ def secret_manifests(spec: SecretSpec, ctx: BuildContext) -> list[dict[str, Any]
     """What the back end of ``ctx`` applies for ``spec`` (see the module docstring)."""
     meta = object_meta(spec.name, spec.namespace, spec.labels)
     if ctx.target == Target.PULUMI:
-        string_data = {key: credential_marker(ref) for key, ref in sorted(spec.data.items())}
+        string_data: dict[str, Any] = {
+            key: credential_marker(ref) for key, ref in spec.data.items()
+        } | dict(spec.settings)
+        string_data = dict(sorted(string_data.items()))
         return [manifest("v1", "Secret", meta, type=spec.type, stringData=string_data)]
     store = ctx.settings.secret_store
     if store is None:
@@ -147,6 +155,12 @@ def secret_manifests(spec: SecretSpec, ctx: BuildContext) -> list[dict[str, Any]
     template: dict[str, Any] = {"type": spec.type}
     if spec.labels:
         template["metadata"] = {"labels": dict(spec.labels)}
+    if spec.settings:
+        template["mergePolicy"] = "Merge"
+        template["data"] = dict(sorted(spec.settings.items()))
+        meta.setdefault("annotations", {})[NOT_CREDENTIALS_ANNOTATION] = ",".join(
+            sorted(spec.settings)
+        )
     body = {
         "secretStoreRef": {"kind": store.kind, "name": store.name},
         "target": {"name": spec.name, "creationPolicy": "Owner", "template": template},

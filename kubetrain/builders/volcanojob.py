@@ -13,7 +13,9 @@ Fidelity target: volcano-sh/volcano v1.15.1 ``pkg/controllers/job``:
 * the plugins each pod and the job get (``pkg/controllers/job/plugins``): ``env``
   (VK_TASK_INDEX and VC_TASK_INDEX), ``svc`` (the pod's hostname and subdomain, the
   ``<job>-svc`` ConfigMap of every task's hosts mounted at /etc/volcano, VC_<TASK>_HOSTS and
-  VC_<TASK>_NUM from it, the headless Service and the NetworkPolicy), ``ssh`` (operator mode).
+  VC_<TASK>_NUM from it, the headless Service and the NetworkPolicy), ``ssh`` (the
+  ``<job>-ssh`` Secret of ``id_rsa``, ``id_rsa.pub``, ``authorized_keys`` and the ssh
+  ``config`` mounted by subPath on every container).
 
 Where native mode cannot be the controller (docs/kinds/volcanojob.md):
 
@@ -22,8 +24,12 @@ Where native mode cannot be the controller (docs/kinds/volcanojob.md):
   ``<job>``, and every pod's ``scheduling.k8s.io/group-name`` says so.
 * **Plugin order.** The controller runs the plugins in Go map order, so the order of the env
   vars and volumes they append changes from pod to pod; kubetrain runs them by name.
-* **What needs the controller** is refused natively at its field: the ``ssh`` plugin (the
-  controller makes a new RSA key pair per job; kubetrain writes no key material), the
+* **The SSH key pair.** The controller generates one per job; kubetrain writes no key
+  material: the pair comes from the stack's secret store (the credential ``<job>-ssh``, or the
+  one ``kubetrain.io/ssh-credential`` names, keys ``ssh-privatekey`` and ``ssh-publickey``),
+  and the ssh ``config`` (host names only) is added by the ExternalSecret's template. The
+  plugin's ``--ssh-private-key`` and ``--ssh-public-key`` are refused in both modes.
+* **What needs the controller** is refused natively at its field: the
   framework plugins (tensorflow, mpi, pytorch, ray, hcclrank), ``volumes`` (named at random,
   claims created by the controller), ``dependsOn`` and ``partitionPolicy``; lifecycle
   ``policies``, ``maxRetry``, ``minSuccess`` and ``ttlSecondsAfterFinished`` have no controller
@@ -41,6 +47,7 @@ from ..models.volcanojob import NATIVE_PLUGINS, VolcanoJob, VolcanoTask
 from .context import BuildContext
 from .meta import manifest, normalize_pod_gpus, object_meta, plain_copy
 from .registry import BuildProblem, Origins, builder, locator
+from .secrets import CredentialRef, SecretSpec, secret_manifests
 from .security import apply_pod_security
 
 __all__ = ["VolcanoExpansion", "build_volcanojob", "custom_resource", "generate_hosts"]
@@ -73,6 +80,14 @@ HOSTS_MOUNT_PATH = "/etc/volcano"
 ENV_INDEX = ("VK_TASK_INDEX", "VC_TASK_INDEX")
 #: The svc plugin's flags (addFlags), Go's flag package reading bools.
 SVC_FLAGS = ("publish-not-ready-addresses", "disable-network-policy")
+#: The ssh plugin's (plugins/ssh/const.go): the Secret's keys, where they go.
+SSH_KEYS = ("id_rsa", "id_rsa.pub", "authorized_keys", "config")
+SSH_ROOT_PATH = "/root/.ssh"
+SSH_KEY_FLAGS = ("ssh-private-key", "ssh-public-key")
+#: Annotation naming the credential of the key pair in native mode, and its keys.
+SSH_CREDENTIAL_ANNOTATION = "kubetrain.io/ssh-credential"
+SSH_PRIVATE_KEY = "ssh-privatekey"
+SSH_PUBLIC_KEY = "ssh-publickey"
 _TRUE = ("1", "t", "T", "true", "TRUE", "True")
 _FALSE = ("0", "f", "F", "false", "FALSE", "False")
 
@@ -112,13 +127,59 @@ def svc_flags(args: list[str], path: tuple[str | int, ...]) -> dict[str, bool]:
     flags = dict.fromkeys(SVC_FLAGS, False)
     for i, arg in enumerate(args):
         name, eq, value = arg.lstrip("-").partition("=")
+        # Only the flag's name is quoted: an argument's value is never echoed.
         if not arg.startswith("-") or name not in flags:
             raise BuildProblem(
-                (*path, i), f"{arg!r} is not a flag of the svc plugin ({', '.join(SVC_FLAGS)})"
+                (*path, i),
+                f"{_flag_name(arg)} is not a flag of the svc plugin ({', '.join(SVC_FLAGS)})",
             )
         if eq and value not in _TRUE + _FALSE:
-            raise BuildProblem((*path, i), f"{arg!r}: {value!r} is not a boolean")
+            raise BuildProblem((*path, i), f"--{name} takes true or false")
         flags[name] = not eq or value in _TRUE
+    return flags
+
+
+def _flag_name(arg: str) -> str:
+    """What a message may quote of an argument: a flag up to its ``=`` (at most 64
+    characters); nothing of a value."""
+    if not arg.startswith("-"):
+        return "a value where a flag belongs"
+    return repr(arg.partition("=")[0][:64])
+
+
+def ssh_flags(args: list[str], path: tuple[str | int, ...]) -> dict[str, Any]:
+    """The ssh plugin's arguments (addFlags, v1.15.1): ``--ssh-key-file-path`` and
+    ``--ssh-port`` (an invalid port falls back to 22, validateSSHPort). ``--ssh-private-key``
+    and ``--ssh-public-key`` would write a key into the repository: refused (the key pair comes
+    from the stack's secret store)."""
+    flags: dict[str, Any] = {"ssh-key-file-path": SSH_ROOT_PATH, "ssh-port": 22}
+    i = 0
+    while i < len(args):
+        arg, at = args[i], (*path, i)
+        name, eq, value = arg.lstrip("-").partition("=")
+        if not arg.startswith("-") or name not in (*flags, *SSH_KEY_FLAGS):
+            raise BuildProblem(
+                at,
+                f"{_flag_name(arg)} is not a flag of the ssh plugin "
+                f"({', '.join([*flags, *SSH_KEY_FLAGS])})",
+            )
+        if name in SSH_KEY_FLAGS:
+            raise BuildProblem(at, f"--{name} writes key material into the repository: the key "
+                               "pair comes from the stack's secret store (the "
+                               f"{SSH_CREDENTIAL_ANNOTATION} annotation names it)")  # fmt: skip
+        if not eq:
+            i += 1
+            if i == len(args):
+                raise BuildProblem(at, f"--{name} needs a value")
+            value = args[i]
+        if name == "ssh-port":
+            port = int(value) if value.isascii() and value.isdigit() and len(value) < 7 else 0
+            flags[name] = port if 0 < port <= 65535 else 22
+        elif not value.startswith("/"):
+            raise BuildProblem(at, "--ssh-key-file-path needs an absolute path")
+        else:
+            flags[name] = value
+        i += 1
     return flags
 
 
@@ -182,13 +243,6 @@ class VolcanoExpansion:
                     f"needs Volcano's job controller for its {name} plugin: use operator mode "
                     "(kubetrain.io/mode: operator)",
                 )
-        if "ssh" in self.plugins:
-            raise BuildProblem(
-                ("spec", "plugins", "ssh"),
-                "needs Volcano's job controller for its ssh plugin, whose Secret holds an RSA "
-                "key pair the controller generates for each job (kubetrain writes no key "
-                "material): use operator mode (kubetrain.io/mode: operator)",
-            )
         if spec.volumes:
             raise BuildProblem(
                 ("spec", "volumes"),
@@ -231,6 +285,8 @@ class VolcanoExpansion:
             objs.extend(self.pod(task, name, i) for i in range(task.replicas))
         if "svc" in self.plugins:
             objs.extend(self.svc_objects())
+        if "ssh" in self.plugins:
+            objs.extend(self.ssh_secret())
         return objs
 
     # -- the PodGroup (createOrUpdatePodGroup) ------------------------------------------------
@@ -353,6 +409,8 @@ class VolcanoExpansion:
         for plugin in sorted(self.plugins):
             if plugin == "env":
                 self.env_on_pod(spec, index)
+            elif plugin == "ssh":
+                self.ssh_on_pod(spec)
             elif plugin == "svc":
                 self.svc_on_pod(pod)
         return pod
@@ -384,6 +442,61 @@ class VolcanoExpansion:
             for container in spec.get(key) or []:
                 container["env"] = [*(container.get("env") or []), *plain_copy(env)]
                 container["volumeMounts"] = [*(container.get("volumeMounts") or []), dict(mount)]
+
+    # -- the ssh plugin (OnJobAdd, mountRsaKey) -----------------------------------------------
+
+    def ssh_on_pod(self, spec: dict[str, Any]) -> None:
+        """mountRsaKey: the Secret's four keys under ``.ssh`` in a volume of the Secret's name,
+        mounted by subPath at the key path on every container (mode 0600 at /root/.ssh, 0644
+        elsewhere)."""
+        path = ssh_flags(self.plugins["ssh"], ("spec", "plugins", "ssh"))["ssh-key-file-path"]
+        name = f"{self.name}-ssh"
+        items = [{"key": k, "path": f".ssh/{k}"} for k in SSH_KEYS]
+        mode = 0o600 if path == SSH_ROOT_PATH else 0o644
+        volume = {"name": name, "secret": {"secretName": name, "items": items,
+                                           "defaultMode": mode}}  # fmt: skip
+        spec["volumes"] = [*(spec.get("volumes") or []), volume]
+        for key in ("containers", "initContainers"):
+            for container in spec.get(key) or []:
+                mount = {"mountPath": path, "subPath": ".ssh", "name": name}
+                container["volumeMounts"] = [*(container.get("volumeMounts") or []), mount]
+
+    def ssh_config(self, port: int) -> str:
+        """generateSSHConfig (v1.15.1): no host key checking, and each pod's short host name
+        for its name in the job's subdomain, on ``port``."""
+        lines = ["StrictHostKeyChecking no", "UserKnownHostsFile /dev/null"]
+        for task, name in self.tasks:
+            pod = task.template.get("spec") or {}
+            for i in range(task.replicas):
+                host = pod.get("hostname") or pod_name(self.name, name, i)
+                sub = pod.get("subdomain") or self.name
+                lines += [f"Host {host}", f"  HostName {host}.{sub}", f"  Port {port}"]
+                if pod.get("hostname"):
+                    break
+        return "\n".join(lines) + "\n"
+
+    def ssh_secret(self) -> list[Manifest]:
+        """The ``<job>-ssh`` Secret: the key pair from the stack's secret store (the controller
+        generates one per job; kubetrain writes no key material), ``authorized_keys`` the
+        public key, and the ssh ``config``, which names hosts only."""
+        flags = ssh_flags(self.plugins["ssh"], ("spec", "plugins", "ssh"))
+        annotations = self.job.metadata.annotations
+        credential = annotations.get(SSH_CREDENTIAL_ANNOTATION, f"{self.name}-ssh")
+        field = ("metadata", "annotations", SSH_CREDENTIAL_ANNOTATION)
+        spec = SecretSpec(
+            name=f"{self.name}-ssh",
+            namespace=self.namespace,
+            type="Opaque",
+            labels={},
+            data={
+                "id_rsa": CredentialRef(credential, SSH_PRIVATE_KEY),
+                "id_rsa.pub": CredentialRef(credential, SSH_PUBLIC_KEY),
+                "authorized_keys": CredentialRef(credential, SSH_PUBLIC_KEY),
+            },
+            field=field if SSH_CREDENTIAL_ANNOTATION in annotations else ("spec", "plugins", "ssh"),
+            settings={"config": self.ssh_config(flags["ssh-port"])},
+        )
+        return secret_manifests(spec, self.ctx)
 
     # -- the svc plugin's objects (OnJobAdd) --------------------------------------------------
 
@@ -435,6 +548,8 @@ def custom_resource(job: VolcanoJob, ctx: BuildContext) -> Manifest:
 @builder(VolcanoJob)
 def build_volcanojob(job: VolcanoJob, mode: Mode, ctx: BuildContext) -> list[Manifest]:
     if mode == Mode.OPERATOR:
+        if "ssh" in job.plugins():  # no key in the repository, in either mode
+            ssh_flags(job.plugins()["ssh"], ("spec", "plugins", "ssh"))
         return [custom_resource(job, ctx)]
     return VolcanoExpansion(job, ctx).build()
 
