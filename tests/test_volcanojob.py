@@ -474,3 +474,17 @@ def test_no_key_reaches_the_repository_through_the_ssh_plugins_flags(
     with pytest.raises(InputError) as err:
         build(tmp_path, doc, secretStore=STORE)
     assert "key material" in str(err.value) and "SECRETKEYTEXT" not in str(err.value)
+
+
+def test_validate_refuses_what_load_time_refuses_as_volcanos_webhook() -> None:
+    """One rule set: a rendered Job edited by hand meets the same admission as a stack's."""
+    from kubetrain.validate.webhooks import VOLCANO, webhook_problems
+
+    doc = vcjob(task("a", 1), task("a", 2), minAvailable=9)
+    doc["metadata"]["namespace"] = "vc"
+    at_load = {(p, m) for p, m in model(doc).admission_problems()}
+    at_validate = {(p, m) for origin, p, m in webhook_problems(doc) if origin == VOLCANO}
+    assert at_load == at_validate
+    assert {p for p, _ in at_load} == {("spec", "tasks", 1, "name"), ("spec", "minAvailable")}
+    # A Job of the wrong shape is its schema's finding, never the webhook's traceback.
+    assert list(webhook_problems({**doc, "spec": {"tasks": "none"}})) == []

@@ -324,6 +324,21 @@ class VolcanoJob(JobDocument):
     # --- admission (validateJobCreate, the jobs-validating policy) --------------------------
 
     def semantic_problems(self, settings: StackSettings) -> Problems:
+        """Volcano's admission (:meth:`admission_problems`), and kubetrain's GPU rules."""
+        problems = self.admission_problems()
+        for i, task in enumerate(self.spec.tasks):
+            for c, container in enumerate(task.containers()):
+                where = ("spec", "tasks", i, "template", "spec", "containers", c, "resources")
+                for path, message in gpu_problems(
+                    container.get("resources"), settings.gpu_resource
+                ):
+                    problems.append(((*where, *path), message))
+        return problems
+
+    def admission_problems(self) -> Problems:
+        """What Volcano refuses of a new Job: its validating webhook (validateJobCreate) and its
+        jobs-validating ValidatingAdmissionPolicy; load time words them for the stack file,
+        ``kubetrain validate`` reports them as the webhook's (validate/webhooks.py)."""
         problems: Problems = []
         spec = self.spec
         seen: dict[str, int] = {}
@@ -349,12 +364,6 @@ class VolcanoJob(JobDocument):
             problems += policy_problems(task.policies, (*base, "policies"))
             if not task.containers():
                 problems.append(((*base, "template", "spec", "containers"), "needs a container"))
-            for c, container in enumerate(task.containers()):
-                where = (*base, "template", "spec", "containers", c, "resources")
-                for path, message in gpu_problems(
-                    container.get("resources"), settings.gpu_resource
-                ):
-                    problems.append(((*where, *path), message))
         if spec.min_available is not None and spec.min_available > total:
             problems.append(
                 (

@@ -27,12 +27,15 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from pydantic import ValidationError
+
 from ..kube import catalog
 from ..kube.names import DNS1035_LABEL, DNS1123_SUBDOMAIN
 from ..kube.regex import go_regex
 from ..models import webhooks as rules
 from ..models.base import job_kinds
 from ..models.kubeflow import KubeflowJob
+from ..models.volcanojob import VolcanoJob
 
 __all__ = ["Webhook", "webhook_problems"]
 
@@ -355,6 +358,23 @@ def kubeflow_problems(obj: Mapping[str, Any]) -> list[Problem]:
     return [(r.path, r.message) for r in found]
 
 
+VOLCANO = "webhook:volcano"
+
+
+def volcano_problems(obj: Mapping[str, Any]) -> list[Problem]:
+    """Volcano v1.15.1's admission of a new ``batch.volcano.sh`` Job (validateJobCreate and its
+    ValidatingAdmissionPolicy): the model's own rules, which load time applies too. A Job its
+    schema refuses is the schema's finding (the admission never sees it)."""
+    doc = dict(obj)
+    meta = _map(doc.get("metadata"))
+    doc["metadata"] = {**meta, "namespace": meta.get("namespace") or "default"}
+    try:
+        job = VolcanoJob.model_validate(doc)
+    except (ValidationError, TypeError, ValueError):
+        return []
+    return job.admission_problems()
+
+
 @dataclass(frozen=True)
 class Webhook:
     """An operator's validating webhook, attached to the row of each kind it admits: who
@@ -368,6 +388,8 @@ class Webhook:
 
 def _attach() -> None:
     catalog.attach(catalog.JOB_SET, "webhook", Webhook(JOBSET, ("v1alpha2",), jobset_problems))
+    volcano = Webhook(VOLCANO, ("v1alpha1",), volcano_problems)
+    catalog.attach(("batch.volcano.sh", "Job"), "webhook", volcano)
     for kind in _kubeflow_kinds():
         hook = Webhook(TRAINING_OPERATOR, ("v1",), kubeflow_problems)
         catalog.attach(("kubeflow.org", kind), "webhook", hook)
