@@ -488,3 +488,20 @@ def test_validate_refuses_what_load_time_refuses_as_volcanos_webhook() -> None:
     assert {p for p, _ in at_load} == {("spec", "tasks", 1, "name"), ("spec", "minAvailable")}
     # A Job of the wrong shape is its schema's finding, never the webhook's traceback.
     assert list(webhook_problems({**doc, "spec": {"tasks": "none"}})) == []
+
+
+def test_every_native_object_is_labelled_kubetrains_as_every_kinds_are(tmp_path: Path) -> None:
+    """app.kubernetes.io/* on each object (how plan, GitOps tooling and the e2e observer know a
+    job's pods), a pod's task as its component; the Job of operator mode too."""
+    doc = vcjob(task("w", 2), plugins={"svc": [], "ssh": []})
+    objs = [o for o in build(tmp_path, doc, secretStore=STORE) if o["kind"] != "Namespace"]
+    assert len(objs) == 7  # PodGroup, 2 Pods, ConfigMap, Service, NetworkPolicy, the ssh key
+    for obj in objs:
+        labels = obj["metadata"]["labels"]
+        assert labels["app.kubernetes.io/instance"] == "vj", obj["kind"]
+        assert labels["app.kubernetes.io/managed-by"] == "kubetrain", obj["kind"]
+    pod = pick(objs, "Pod", "vj-w-1")
+    assert pod["metadata"]["labels"]["app.kubernetes.io/component"] == "w"
+    doc["metadata"]["annotations"] = {"kubetrain.io/mode": "operator"}
+    (job,) = [o for o in build(tmp_path, doc) if o["kind"] == "Job"]
+    assert job["metadata"]["labels"]["app.kubernetes.io/name"] == "volcanojob"

@@ -45,7 +45,7 @@ from ..kube.quantity import Quantity, format_quantity, parse_quantity
 from ..models.base import Mode
 from ..models.volcanojob import NATIVE_PLUGINS, VolcanoJob, VolcanoTask
 from .context import BuildContext
-from .meta import manifest, normalize_pod_gpus, object_meta, plain_copy
+from .meta import app_labels, manifest, merge, normalize_pod_gpus, object_meta, plain_copy
 from .registry import BuildProblem, Origins, builder, locator
 from .secrets import CredentialRef, SecretSpec, secret_manifests
 from .security import apply_pod_security
@@ -55,6 +55,8 @@ __all__ = ["VolcanoExpansion", "build_volcanojob", "custom_resource", "generate_
 Manifest = dict[str, Any]
 
 POD_GROUP_API_VERSION = "scheduling.volcano.sh/v1beta1"
+#: app.kubernetes.io/name of a Volcano Job's objects.
+APP_NAME = "volcanojob"
 # volcano.sh/apis v1.14.0 pkg/apis/batch/v1alpha1/labels.go and scheduling/v1beta1/labels.go.
 TASK_INDEX = "volcano.sh/task-index"
 TASK_SPEC = "volcano.sh/task-spec"
@@ -289,6 +291,11 @@ class VolcanoExpansion:
             objs.extend(self.ssh_secret())
         return objs
 
+    def own_labels(self, task: str | None = None) -> dict[str, str]:
+        """kubetrain's labels (app.kubernetes.io/*: the kind, the job, a pod's task), as on every
+        kind's objects; the controller's own are Volcano's."""
+        return app_labels(APP_NAME, self.name, task)
+
     # -- the PodGroup (createOrUpdatePodGroup) ------------------------------------------------
 
     def pod_group(self) -> Manifest:
@@ -301,8 +308,8 @@ class VolcanoExpansion:
         }
         if job.spec.priority_class_name:
             spec["priorityClassName"] = job.spec.priority_class_name
-        meta = object_meta(self.name, self.namespace, job.metadata.labels,
-                           job.metadata.annotations)  # fmt: skip
+        labels = merge(self.own_labels(), job.metadata.labels)
+        meta = object_meta(self.name, self.namespace, labels, job.metadata.annotations)
         return manifest(POD_GROUP_API_VERSION, "PodGroup", meta, spec=spec)
 
     def min_resources(self) -> dict[str, str]:
@@ -390,7 +397,7 @@ class VolcanoExpansion:
             if key in job_annotations:
                 annotations[key] = job_annotations[key]
                 break
-        labels = dict(meta.get("labels") or {})
+        labels = merge(self.own_labels(name), meta.get("labels"))
         labels.update(
             {
                 TASK_INDEX: str(index),
@@ -487,7 +494,7 @@ class VolcanoExpansion:
             name=f"{self.name}-ssh",
             namespace=self.namespace,
             type="Opaque",
-            labels={},
+            labels=self.own_labels(),
             data={
                 "id_rsa": CredentialRef(credential, SSH_PRIVATE_KEY),
                 "id_rsa.pub": CredentialRef(credential, SSH_PUBLIC_KEY),
@@ -506,14 +513,17 @@ class VolcanoExpansion:
         config_map = manifest(
             "v1",
             "ConfigMap",
-            object_meta(f"{self.name}-svc", self.namespace),
+            object_meta(f"{self.name}-svc", self.namespace, self.own_labels()),
             data=generate_hosts(self.job),
         )
         service_spec: dict[str, Any] = {"clusterIP": "None", "selector": dict(selector)}
         if flags["publish-not-ready-addresses"]:
             service_spec["publishNotReadyAddresses"] = True
         service = manifest(
-            "v1", "Service", object_meta(self.name, self.namespace), spec=service_spec
+            "v1",
+            "Service",
+            object_meta(self.name, self.namespace, self.own_labels()),
+            spec=service_spec,
         )
         out = [config_map, service]
         if not flags["disable-network-policy"]:
@@ -526,7 +536,7 @@ class VolcanoExpansion:
                 manifest(
                     "networking.k8s.io/v1",
                     "NetworkPolicy",
-                    object_meta(self.name, self.namespace),
+                    object_meta(self.name, self.namespace, self.own_labels()),
                     spec=policy_spec,
                 )
             )
@@ -541,7 +551,8 @@ def custom_resource(job: VolcanoJob, ctx: BuildContext) -> Manifest:
         pod_spec = task["template"]["spec"] = task["template"].get("spec") or {}
         normalize_pod_gpus(pod_spec, ctx.settings.gpu_resource)
         apply_pod_security(pod_spec, ctx.settings.pod_security)
-    meta = object_meta(job.name, job.namespace, job.metadata.labels, job.metadata.annotations)
+    labels = merge(app_labels(APP_NAME, job.name), job.metadata.labels)
+    meta = object_meta(job.name, job.namespace, labels, job.metadata.annotations)
     return manifest(job.API_VERSION, job.KIND, meta, spec=doc["spec"])
 
 
