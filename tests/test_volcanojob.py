@@ -478,12 +478,12 @@ def test_no_key_reaches_the_repository_through_the_ssh_plugins_flags(
 
 def test_validate_refuses_what_load_time_refuses_as_volcanos_webhook() -> None:
     """One rule set: a rendered Job edited by hand meets the same admission as a stack's."""
-    from kubetrain.validate.webhooks import VOLCANO, webhook_problems
+    from kubetrain.validate.webhooks import webhook_problems
 
     doc = vcjob(task("a", 1), task("a", 2), minAvailable=9)
     doc["metadata"]["namespace"] = "vc"
     at_load = {(p, m) for p, m in model(doc).admission_problems()}
-    at_validate = {(p, m) for origin, p, m in webhook_problems(doc) if origin == VOLCANO}
+    at_validate = {(p, m) for origin, p, m in webhook_problems(doc) if origin == "webhook:volcano"}
     assert at_load == at_validate
     assert {p for p, _ in at_load} == {("spec", "tasks", 1, "name"), ("spec", "minAvailable")}
     # A Job of the wrong shape is its schema's finding, never the webhook's traceback.

@@ -249,6 +249,9 @@ class JobDocument(Strict):
     #: What may run the kind's replica indexes in native mode (``kubetrain:nativeWorkload``);
     #: empty for kinds whose native objects are fixed.
     NATIVE_WORKLOADS: ClassVar[tuple[str, ...]] = ()
+    #: The operator whose admission :meth:`admission_problems` states, for kinds whose model
+    #: holds it (``volcano``): ``kubetrain validate`` then reports it as ``webhook:<name>``.
+    WEBHOOK: ClassVar[str] = ""
 
     api_version: str = Field(alias="apiVersion")
     kind: str
@@ -288,6 +291,11 @@ class JobDocument(Strict):
 
     def semantic_problems(self, settings: StackSettings) -> list[tuple[tuple[str | int, ...], str]]:
         """Rules a schema cannot express, as (field path, message) pairs."""
+        return []
+
+    def admission_problems(self) -> list[tuple[tuple[str | int, ...], str]]:
+        """What the :attr:`WEBHOOK` operator's admission refuses of a new object (none unless
+        the kind states it)."""
         return []
 
     def output_estimate(self, settings: StackSettings, mode: Mode) -> OutputEstimate:

@@ -252,6 +252,9 @@ class VolcanoJob(JobDocument):
 
     API_VERSION: ClassVar[str] = "batch.volcano.sh/v1alpha1"
     KIND: ClassVar[str] = "Job"
+    #: Whose admission :meth:`admission_problems` is (``kubetrain validate`` reports its
+    #: refusals of a rendered Job as ``webhook:volcano``).
+    WEBHOOK: ClassVar[str] = "volcano"
 
     api_version: Literal["batch.volcano.sh/v1alpha1"] = Field(alias="apiVersion")
     kind: Literal["Job"]

@@ -33,9 +33,9 @@ from ..kube import catalog
 from ..kube.names import DNS1035_LABEL, DNS1123_SUBDOMAIN
 from ..kube.regex import go_regex
 from ..models import webhooks as rules
-from ..models.base import job_kinds
+from ..models.base import JobDocument, job_kinds
+from ..models.kinds import declarations
 from ..models.kubeflow import KubeflowJob
-from ..models.volcanojob import VolcanoJob
 
 __all__ = ["Webhook", "webhook_problems"]
 
@@ -358,21 +358,22 @@ def kubeflow_problems(obj: Mapping[str, Any]) -> list[Problem]:
     return [(r.path, r.message) for r in found]
 
 
-VOLCANO = "webhook:volcano"
+def admission_check(document: type[JobDocument]) -> Callable[[Mapping[str, Any]], list[Problem]]:
+    """The admission of a declared kind whose model states it (``admission_problems``, the
+    rules load time applies too): the object read as the model; an object its schema refuses is
+    the schema's finding (the admission never sees it)."""
 
+    def check(obj: Mapping[str, Any]) -> list[Problem]:
+        doc = dict(obj)
+        meta = _map(doc.get("metadata"))
+        doc["metadata"] = {**meta, "namespace": meta.get("namespace") or "default"}
+        try:
+            job = document.model_validate(doc)
+        except (ValidationError, TypeError, ValueError):
+            return []
+        return job.admission_problems()
 
-def volcano_problems(obj: Mapping[str, Any]) -> list[Problem]:
-    """Volcano v1.15.1's admission of a new ``batch.volcano.sh`` Job (validateJobCreate and its
-    ValidatingAdmissionPolicy): the model's own rules, which load time applies too. A Job its
-    schema refuses is the schema's finding (the admission never sees it)."""
-    doc = dict(obj)
-    meta = _map(doc.get("metadata"))
-    doc["metadata"] = {**meta, "namespace": meta.get("namespace") or "default"}
-    try:
-        job = VolcanoJob.model_validate(doc)
-    except (ValidationError, TypeError, ValueError):
-        return []
-    return job.admission_problems()
+    return check
 
 
 @dataclass(frozen=True)
@@ -388,8 +389,13 @@ class Webhook:
 
 def _attach() -> None:
     catalog.attach(catalog.JOB_SET, "webhook", Webhook(JOBSET, ("v1alpha2",), jobset_problems))
-    volcano = Webhook(VOLCANO, ("v1alpha1",), volcano_problems)
-    catalog.attach(("batch.volcano.sh", "Job"), "webhook", volcano)
+    # A declared kind whose model states its operator's admission (Volcano's Job).
+    for found in declarations():
+        cls = found.document
+        if cls.WEBHOOK and found.expanded_as is None:
+            version = cls.API_VERSION.rpartition("/")[2]
+            hook = Webhook(f"webhook:{cls.WEBHOOK}", (version,), admission_check(cls))
+            catalog.attach(catalog.GroupKind.parse(cls.API_VERSION, cls.KIND), "webhook", hook)
     for kind in _kubeflow_kinds():
         hook = Webhook(TRAINING_OPERATOR, ("v1",), kubeflow_problems)
         catalog.attach(("kubeflow.org", kind), "webhook", hook)
