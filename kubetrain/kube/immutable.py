@@ -163,7 +163,10 @@ def _pod(before: Obj, after: Obj) -> list[Refusal]:
     new = dict(_map(after, "spec"))
     out: list[Refusal] = []
     for field in ("containers", "initContainers"):
+        # A list of the wrong type is the schema's finding; compared as a value below.
         old_c, new_c = old.get(field) or [], new.get(field) or []
+        if not isinstance(old_c, list) or not isinstance(new_c, list):
+            continue
         if len(old_c) != len(new_c):
             # ValidateContainerUpdates: containers may not be added or removed.
             return [Refusal(f"spec.{field}", "pod updates may not add or remove containers")]
@@ -424,7 +427,8 @@ def _pvc(before: Obj, after: Obj) -> list[Refusal]:
     new = copy.deepcopy(dict(_map(after, "spec")))
     for spec in (old, new):
         spec.pop("volumeAttributesClassName", None)
-        (spec.get("resources") or {}).pop("requests", None)
+        if isinstance(spec.get("resources"), dict):  # of the wrong type: compared as it is
+            spec["resources"].pop("requests", None)
         # volumeName is bound by the controller; an applier that leaves it out keeps it.
         spec.pop("volumeName", None)
     changed = first_difference(old, new, "spec")

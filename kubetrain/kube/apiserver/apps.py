@@ -19,7 +19,7 @@ from .meta import (
     validate_labels,
 )
 from .pods import validate_pod_template_spec
-from .values import as_int, as_list, as_map, as_str
+from .values import among, as_int, as_list, as_map, as_str
 from .volumes import validate_pvc_spec
 
 __all__ = [
@@ -224,11 +224,13 @@ def validate_stateful_set(errs: Errors, obj: dict[str, Any]) -> None:
         names: set[Any] = set()
         for claim in claims:
             name = as_map(as_map(claim).get("metadata")).get("name")
-            if name and name in names:
-                continue
+            if not name or type(name) is not str or name in names:
+                continue  # a name of the wrong type is the schema's finding
             names.add(name)
             volumes.append({"name": name, "persistentVolumeClaim": {"claimName": name}})
-        volumes += [v for v in as_list(pod.get("volumes")) if as_map(v).get("name") not in names]
+        volumes += [
+            v for v in as_list(pod.get("volumes")) if not among(as_map(v).get("name"), names)
+        ]
         if claims:
             template = {**template, "spec": {**pod, "volumes": volumes}}
         validate_pod_template_spec(errs, template, ("spec", "template"))

@@ -13,7 +13,7 @@ from .core import nonnegative
 from .field import Errors, Path
 from .meta import dns_subdomain, selector_matches, validate_label_selector
 from .pods import validate_pod_template_spec
-from .values import as_int, as_list, as_map, as_str, is_set
+from .values import among, as_int, as_list, as_map, as_str, is_set
 
 __all__ = ["parse_cron", "validate_cron_job", "validate_job"]
 
@@ -64,7 +64,7 @@ def _pod_failure_policy(errs: Errors, spec: dict[str, Any], path: Path) -> None:
                 errs.invalid(
                     (*rpath, "action"), action, "requires the backoffLimitPerIndex to be set"
                 )
-        elif action not in _FAILURE_ACTIONS:
+        elif not among(action, _FAILURE_ACTIONS):
             errs.not_supported((*rpath, "action"), action, _FAILURE_ACTIONS)
         codes, conditions = rule.get("onExitCodes"), as_list(rule.get("onPodConditions"))
         if codes is not None:
@@ -75,7 +75,7 @@ def _pod_failure_policy(errs: Errors, spec: dict[str, Any], path: Path) -> None:
             elif operator not in ("In", "NotIn"):
                 errs.not_supported((*cpath, "operator"), operator, ["In", "NotIn"])
             name = codes.get("containerName")
-            if name is not None and name not in containers:
+            if name is not None and not among(name, containers):
                 errs.invalid(
                     (*cpath, "containerName"),
                     name,
@@ -103,7 +103,7 @@ def _pod_failure_policy(errs: Errors, spec: dict[str, Any], path: Path) -> None:
             status = pattern.get("status")
             if not status:
                 errs.required((*ppath, "status"), "valid values: False, True, Unknown")
-            elif status not in _CONDITION_STATUSES:
+            elif not among(status, _CONDITION_STATUSES):
                 errs.not_supported((*ppath, "status"), status, _CONDITION_STATUSES)
         if codes is not None and conditions:
             errs.invalid(

@@ -36,7 +36,7 @@ from .resources import (
     validate_pod_resource_consistency,
     validate_pod_resource_requirements,
 )
-from .values import MAX_INT32, as_int, as_list, as_map, as_str, is_set
+from .values import MAX_INT32, among, as_int, as_list, as_map, as_str, is_set
 from .volumes import (
     ObjectFieldSelector,
     local_descending_path,
@@ -818,7 +818,7 @@ def validate_tolerations(errs: Errors, tolerations: Any, path: Path) -> None:
                 )
         else:
             errs.not_supported((*tpath, "operator"), operator, ["Equal", "Exists"])
-        if effect and effect not in _TAINT_EFFECTS:
+        if effect and not among(effect, _TAINT_EFFECTS):
             errs.not_supported((*tpath, "effect"), effect, _TAINT_EFFECTS)
 
 

@@ -26,7 +26,7 @@ from .resources import (
     validate_container_resource_requirements,
     validate_resource_quantity,
 )
-from .values import as_int, as_list, as_map, as_str
+from .values import among, as_int, as_list, as_map, as_str
 
 __all__ = [
     "validate_limit_range",
@@ -149,12 +149,12 @@ def _standard_scope(version: tuple[int, int], scope: Any) -> bool:
               "CrossNamespacePodAffinity"}  # fmt: skip
     if version >= (1, 34):
         scopes.add("VolumeAttributesClass")
-    return scope in scopes
+    return among(scope, scopes)
 
 
 def _scope_fits(scope: Any, resource: str) -> bool:
     # Upstream IsResourceQuotaScopeValidForResource.
-    if scope in _POD_SCOPES:
+    if among(scope, _POD_SCOPES):
         return resource in _POD_COUNT or resource in _POD_COMPUTE
     if scope == "BestEffort":
         return resource in _POD_COUNT

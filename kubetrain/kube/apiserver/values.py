@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["MAX_INT32", "as_int", "as_list", "as_map", "as_str", "is_set"]
+__all__ = ["MAX_INT32", "among", "as_int", "as_list", "as_map", "as_str", "is_set"]
 
 MAX_INT32 = 2**31 - 1
 
@@ -24,6 +24,15 @@ def as_list(value: Any) -> list[Any]:
 
 def as_str(value: Any) -> str:
     return value if type(value) is str else ""
+
+
+def among(value: Any, options: Any) -> bool:
+    """``value in options`` for a value read as written: a list or a mapping where a string
+    belongs (unhashable) is in no set of names (the schema check says what it is)."""
+    try:
+        return value in options
+    except TypeError:
+        return False
 
 
 def as_int(value: Any) -> int | None:

@@ -17,7 +17,7 @@ from .meta import (
     validate_labels,
 )
 from .resources import quantity_at, validate_resource_quantity
-from .values import as_int, as_list, as_map, as_str, is_set
+from .values import among, as_int, as_list, as_map, as_str, is_set
 
 __all__ = [
     "ObjectFieldSelector",
@@ -553,7 +553,7 @@ def validate_volumes(
         if len(errs.issues) == before:
             valid[name] = volume
         claim = as_map(volume.get("persistentVolumeClaim"))
-        if claim and claim.get("claimName") in created:
+        if claim and among(claim.get("claimName"), created):
             errs.invalid(
                 (*vpath, "persistentVolumeClaim", "claimName"),
                 claim["claimName"],
@@ -755,10 +755,10 @@ def validate_pvc_spec(errs: Errors, spec: Any, path: Path) -> None:
     if spec.get("selector") is not None:
         validate_label_selector(errs, spec["selector"], (*path, "selector"))
     for mode in modes:
-        if mode not in _ACCESS_MODES:
+        if not among(mode, _ACCESS_MODES):
             errs.not_supported((*path, "accessModes"), mode, _ACCESS_MODES)
     if "ReadWriteOncePod" in modes and any(
-        m in _ACCESS_MODES - {"ReadWriteOncePod"} for m in modes
+        among(m, _ACCESS_MODES - {"ReadWriteOncePod"}) for m in modes
     ):
         errs.forbidden(
             (*path, "accessModes"), "may not use ReadWriteOncePod with other access modes"
