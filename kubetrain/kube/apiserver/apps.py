@@ -224,7 +224,9 @@ def validate_stateful_set(errs: Errors, obj: dict[str, Any]) -> None:
         names: set[Any] = set()
         for claim in claims:
             name = as_map(as_map(claim).get("metadata")).get("name")
-            if not name or type(name) is not str or name in names:
+            if name and among(name, names):
+                continue
+            if isinstance(name, (dict, list)):
                 continue  # a name of the wrong type is the schema's finding
             names.add(name)
             volumes.append({"name": name, "persistentVolumeClaim": {"claimName": name}})
