@@ -14,7 +14,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..names import check_label_key
-from ..quantity import Quantity, format_quantity
+from ..quantity import Quantity, format_quantity, parse_quantity
 from .field import Errors, Path
 from .meta import dns_label, validate_labels
 from .pods import validate_tolerations
@@ -262,6 +262,9 @@ def _show(q: Quantity) -> str:
     return format_quantity(q)
 
 
+ZERO = parse_quantity(0)
+
+
 def validate_limit_range(errs: Errors, obj: dict[str, Any]) -> None:
     """Upstream ``ValidateLimitRange``: per limit, its type (once each), its resources' names,
     no default for a Pod, a storage bound for a PersistentVolumeClaim, and per resource
@@ -289,7 +292,8 @@ def validate_limit_range(errs: Errors, obj: dict[str, Any]) -> None:
             found[key] = {}
             for name, raw in sorted(as_map(limit.get(key)).items()):
                 _limit_resource(errs, kind, name, (*ipath, key, name))
-                q = quantity_at(errs, raw, (*ipath, key, name))
+                # A null value decodes as Go's zero Quantity, 0, which the bounds compare.
+                q = ZERO if raw is None else quantity_at(errs, raw, (*ipath, key, name))
                 if name not in keys:
                     keys.append(name)
                 if q is not None:

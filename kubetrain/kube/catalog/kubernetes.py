@@ -4,7 +4,7 @@ of ranks and Pulumi's fields). Scopes are ``kubectl api-resources --namespaced=f
 from __future__ import annotations
 
 from .. import immutable as im
-from ..apiserver import policy
+from ..apiserver import networking, policy
 from ..apiserver.meta import dns_subdomain
 from . import ApiChecks, Life, Scope, group, hand
 
@@ -75,6 +75,7 @@ GROUPS = (
     ),
     group(
         "networking.k8s.io",
+        hand("NetworkPolicy", api=ApiChecks(dns_subdomain, networking.validate_network_policy)),
         hand("ClusterCIDR", scope=_CLUSTER),
         hand("IngressClass", scope=_CLUSTER),
         hand("IPAddress", scope=_CLUSTER),
