@@ -20,7 +20,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from ..kube.names import DNS1123_LABEL, DNS1123_SUBDOMAIN
 from .base import (
@@ -33,6 +33,7 @@ from .base import (
     Replicas,
     Strict,
     plain_copy,
+    upstream,
 )
 from .kinds import declare
 from .resources import gpu_problems
@@ -137,6 +138,9 @@ class PartitionPolicy(Strict):
 class VolcanoTask(Strict):
     """One task: ``replicas`` pods of one template (``spec.tasks[]``)."""
 
+    # The CRD requires nothing of a task (the webhook wants its template's containers).
+    model_config = ConfigDict(json_schema_extra=upstream(required=None))
+
     name: str | None = Field(
         default=None,
         description="Task name, a DNS-1123 label; its pods are <job>-<task>-<index>. Default: "
@@ -192,6 +196,9 @@ class VolumeSpec(Strict):
 class VolcanoJobSpec(Strict):
     """``spec`` of a ``batch.volcano.sh/v1alpha1`` Job."""
 
+    # The CRD requires no task (the webhook refuses a Job without one).
+    model_config = ConfigDict(json_schema_extra=upstream(required=None))
+
     scheduler_name: str | None = Field(
         default=None, alias="schedulerName", description="Scheduler of the pods. Default: volcano."
     )
@@ -205,7 +212,11 @@ class VolcanoJobSpec(Strict):
     volumes: list[VolumeSpec] = Field(
         default_factory=list, description="Claims every container mounts (operator mode)."
     )
-    tasks: list[VolcanoTask] = Field(min_length=1, description="The tasks (at least one).")
+    tasks: list[VolcanoTask] = Field(
+        min_length=1,
+        description="The tasks (at least one).",
+        json_schema_extra=upstream(minItems=None),
+    )
     policies: list[LifecyclePolicy] = Field(
         default_factory=list, description="The job's lifecycle policies (operator mode)."
     )
