@@ -41,6 +41,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..kube import schemas as k8s
+from ..kube.podresources import add_resources, pod_requests
 from ..kube.podsecurity import pod_security_problems
 from ..kube.quantity import Quantity, format_quantity, parse_quantity
 from ..models.base import Mode
@@ -326,53 +327,6 @@ class PodSet:
         return self.container(name) or next(
             (c for c in self.init_containers if c.name == name), None
         )
-
-
-def _requests_of(container: Mapping[str, Any]) -> dict[str, Quantity]:
-    out: dict[str, Quantity] = {}
-    for name, value in ((container.get("resources") or {}).get("requests") or {}).items():
-        try:
-            out[str(name)] = parse_quantity(value)
-        except ValueError:
-            continue
-    return out
-
-
-def _add(total: dict[str, Quantity], more: Mapping[str, Quantity]) -> None:
-    for name, q in more.items():
-        total[name] = total[name] + q if name in total else q
-
-
-def pod_requests(spec: Mapping[str, Any]) -> dict[str, Quantity]:
-    """``resourcehelpers.PodRequests`` (k8s.io/component-helpers, no options): the containers'
-    requests summed; init containers by the largest (sidecars, ``restartPolicy: Always``, add
-    to both); the pod's overhead added. Requests only: a limit does not stand in here."""
-    total: dict[str, Quantity] = {}
-    for c in spec.get("containers") or []:
-        _add(total, _requests_of(c))
-    sidecars: dict[str, Quantity] = {}
-    init_max: dict[str, Quantity] = {}
-    for c in spec.get("initContainers") or []:
-        requests = _requests_of(c)
-        if c.get("restartPolicy") == "Always":
-            _add(total, requests)
-            _add(sidecars, requests)
-            current = dict(sidecars)
-        else:
-            current = dict(requests)
-            _add(current, sidecars)
-        for name, q in current.items():
-            if name not in init_max or q.value > init_max[name].value:
-                init_max[name] = q
-    for name, q in init_max.items():
-        if name not in total or q.value > total[name].value:
-            total[name] = q
-    for name, value in (spec.get("overhead") or {}).items():
-        try:
-            _add(total, {str(name): parse_quantity(value)})
-        except ValueError:
-            continue
-    return total
 
 
 def defaulted_requests(spec: Mapping[str, Any]) -> dict[str, Any]:
@@ -874,7 +828,9 @@ def _total(info: _Info) -> tuple[int, dict[str, str]]:
     total: dict[str, Quantity] = {}
     for ps in info.podsets:
         members += ps.count
-        _add(total, {k: Quantity(q.value * ps.count, q.format) for k, q in ps.requests.items()})
+        add_resources(
+            total, {k: Quantity(q.value * ps.count, q.format) for k, q in ps.requests.items()}
+        )
     return members, {k: format_quantity(q) for k, q in sorted(total.items())}
 
 

@@ -41,6 +41,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..kube import catalog
+from ..kube.podresources import pod_resources
 from ..kube.quantity import Quantity, format_quantity, parse_quantity
 from ..models.base import Mode
 from ..models.volcanojob import NATIVE_PLUGINS, VolcanoJob, VolcanoTask
@@ -104,18 +105,27 @@ def pod_name(job: str, task: str, index: int) -> str:
     return f"{job}-{task}-{index}"
 
 
-def generate_hosts(job: VolcanoJob) -> dict[str, str]:
-    """svc.GenerateHosts: per task, ``<task>.host`` (one host a line), ``VC_<TASK>_HOSTS``
-    (comma-separated) and ``VC_<TASK>_NUM``; a template with its own hostname is one host."""
-    data: dict[str, str] = {}
+def task_hosts(job: VolcanoJob) -> list[tuple[str, list[tuple[str, str]]]]:
+    """Each task's (host, subdomain) pairs as the svc and ssh plugins list them (GenerateHosts,
+    generateSSHConfig): ``<job>-<task>-<index>`` in the job's subdomain, or the template's own
+    hostname and subdomain, which is one host however many replicas."""
+    out = []
     for task, name in zip(job.spec.tasks, job.task_names(), strict=True):
         pod = task.template.get("spec") or {}
-        hosts = []
-        for i in range(task.replicas):
-            host = pod.get("hostname") or pod_name(job.name, name, i)
-            hosts.append(f"{host}.{pod.get('subdomain') or job.name}")
-            if pod.get("hostname"):
-                break
+        own, sub = pod.get("hostname"), pod.get("subdomain") or job.name
+        hosts = [(own, sub)] if own and task.replicas else [
+            (pod_name(job.name, name, i), sub) for i in range(task.replicas)
+        ]  # fmt: skip
+        out.append((name, hosts))
+    return out
+
+
+def generate_hosts(job: VolcanoJob) -> dict[str, str]:
+    """svc.GenerateHosts: per task, ``<task>.host`` (one host a line), ``VC_<TASK>_HOSTS``
+    (comma-separated) and ``VC_<TASK>_NUM``."""
+    data: dict[str, str] = {}
+    for name, pairs in task_hosts(job):
+        hosts = [f"{host}.{sub}" for host, sub in pairs]
         data[f"{name.replace('-', '_')}.host"] = "\n".join(hosts)
         data[f"VC_{task_env_key(name)}_HOSTS"] = ",".join(hosts)
         data[f"VC_{task_env_key(name)}_NUM"] = str(len(hosts))
@@ -189,8 +199,8 @@ def _pod_usage(pod_spec: dict[str, Any]) -> dict[str, Quantity]:
     """util.GetPodQuotaUsage of a pod made of the template alone (quota's PodUsageFunc: the
     pod's requests and limits, as resourcehelper sums them, under the quota's names; an
     extended resource's ``requests.<name>`` also under ``<name>``)."""
-    requests = _pod_resources(pod_spec, "requests")
-    limits = _pod_resources(pod_spec, "limits")
+    requests = pod_resources(pod_spec, "requests")
+    limits = pod_resources(pod_spec, "limits")
     one = parse_quantity(1)
     usage: dict[str, Quantity] = {"count/pods": one, "pods": one}
     for name in ("cpu", "memory", "ephemeral-storage"):
@@ -204,25 +214,6 @@ def _pod_usage(pod_spec: dict[str, Any]) -> dict[str, Quantity]:
         elif "/" in name and "kubernetes.io/" not in name:  # IsExtendedResourceName
             usage[f"requests.{name}"] = usage[name] = q
     return usage
-
-
-def _pod_resources(pod_spec: dict[str, Any], part: str) -> dict[str, Quantity]:
-    """resourcehelper.PodRequests / PodLimits: the containers summed, each init container's
-    taken where larger, the overhead added."""
-    total: dict[str, Quantity] = {}
-    for container in pod_spec.get("containers") or []:
-        for name, value in ((container.get("resources") or {}).get(part) or {}).items():
-            q = parse_quantity(value)
-            total[name] = total[name] + q if name in total else q
-    for container in pod_spec.get("initContainers") or []:
-        for name, value in ((container.get("resources") or {}).get(part) or {}).items():
-            q = parse_quantity(value)
-            if name not in total or total[name].value < q.value:
-                total[name] = q
-    for name, value in (pod_spec.get("overhead") or {}).items():
-        q = parse_quantity(value)
-        total[name] = total[name] + q if name in total else q
-    return total
 
 
 class VolcanoExpansion:
@@ -472,14 +463,9 @@ class VolcanoExpansion:
         """generateSSHConfig (v1.15.1): no host key checking, and each pod's short host name
         for its name in the job's subdomain, on ``port``."""
         lines = ["StrictHostKeyChecking no", "UserKnownHostsFile /dev/null"]
-        for task, name in self.tasks:
-            pod = task.template.get("spec") or {}
-            for i in range(task.replicas):
-                host = pod.get("hostname") or pod_name(self.name, name, i)
-                sub = pod.get("subdomain") or self.name
+        for _, pairs in task_hosts(self.job):
+            for host, sub in pairs:
                 lines += [f"Host {host}", f"  HostName {host}.{sub}", f"  Port {port}"]
-                if pod.get("hostname"):
-                    break
         return "\n".join(lines) + "\n"
 
     def ssh_secret(self) -> list[Manifest]:
