@@ -259,6 +259,7 @@ VOLCANO = _job(
 def own_catalogue(monkeypatch: pytest.MonkeyPatch) -> None:
     """A copy of the catalogue this test may add rows to."""
     monkeypatch.setattr(catalog, "_ROWS", copy.deepcopy(catalog._load()))
+    monkeypatch.setattr(catalog, "_OF", {})  # rows found by catalog.of, of this copy only
 
 
 def test_declaring_a_job_of_another_group_changes_nothing_of_batch_job(own_catalogue) -> None:
@@ -315,3 +316,13 @@ def test_a_volcano_job_sorts_and_lives_as_itself() -> None:
     volcano = lifecycle_annotations(copy.deepcopy(VOLCANO), settings)["metadata"]
     assert batch["annotations"]["kustomize.toolkit.fluxcd.io/force"] == "enabled"
     assert volcano["annotations"]["kustomize.toolkit.fluxcd.io/force"] == "enabled"
+
+
+def test_of_finds_a_row_attached_after_it_was_asked(own_catalogue) -> None:
+    # catalog.of remembers each (apiVersion, kind)'s row: a kind unknown when first asked
+    # about, then given a row by attach, is found with that row afterwards.
+    obj = _job("late.example.com/v1", "x", steps=[])
+    assert not catalog.of(obj).known
+    pods = catalog.Pods(items=("spec", "steps"), each="list", template=("pod",))
+    row = catalog.attach(("late.example.com", "Job"), "pods", pods)
+    assert catalog.of(obj) is row and catalog.of(obj).pods is pods

@@ -30,7 +30,6 @@ from .meta import (
     path_segment,
     validate_annotations,
     validate_labels,
-    validate_meta_times,
     validate_object_meta,
 )
 from .pods import validate_pod_template_spec
@@ -71,32 +70,15 @@ def object_issues(obj: Any, version: tuple[int, int]) -> list[Issue]:
         namespaced = row.scope is not Scope.CLUSTER
         validate_object_meta(errs, meta, checks.name_rule_at(version), namespaced=namespaced)
         if definition is not None:
-            check_keyed_lists(errs, definition, obj)
+            check_keyed_lists(errs, definition, obj, template_times=True)
         if checks.validate is not None:
             checks.validate(errs, obj)
     elif definition is not None:
         validate_object_meta(errs, meta, path_segment, namespaced=True)
-        check_keyed_lists(errs, definition, obj)
+        check_keyed_lists(errs, definition, obj, template_times=True)
     elif isinstance(meta, dict):
         validate_object_meta(errs, meta, dns_subdomain, namespaced=True, core=False)
-    if definition is not None:
-        _template_times(errs, obj, ())
     return errs.issues
-
-
-def _template_times(errs: Errors, value: Any, path: Path) -> None:
-    """The times of every ObjectMeta a built-in object embeds (a pod template's, a claim
-    template's, a CronJob's job template's): decoded with the object (``validate_meta_times``)."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if key == "metadata" and path and isinstance(item, dict):
-                validate_meta_times(errs, item, (*path, key))
-            elif isinstance(item, dict | list):
-                _template_times(errs, item, (*path, key))
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            if isinstance(item, dict | list):
-                _template_times(errs, item, (*path, i))
 
 
 def _volume(errs: Errors, value: Any) -> None:

@@ -4,7 +4,9 @@ named ``DUP``, two volumes ``data``, two ports 8080/TCP), and a ``set`` holds no
 The server refuses such an object before it validates it ("duplicate entries for key").
 
 The plan of which lists to look at is read from the Kubernetes schemas once per definition and
-version, so every built-in kind is covered without listing its keyed lists here.
+version, so every built-in kind is covered without listing its keyed lists here. The same plan
+marks where an object embeds an ObjectMeta (a pod template's, a claim template's), whose times
+the same walk checks for the caller who asks (:func:`check_keyed_lists`).
 """
 
 from __future__ import annotations
@@ -15,11 +17,14 @@ from typing import Any
 
 from .. import schemas as k8s
 from .field import Errors, Path, quote
+from .meta import validate_meta_times
 
 __all__ = ["check_keyed_lists"]
 
 #: Keys the server defaults before it compares items (SetDefaults_ContainerPort, ...).
 _KEY_DEFAULTS = {"protocol": "TCP"}
+#: The definition of the metadata every object and template has.
+_OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 
 
 @dataclass
@@ -31,10 +36,18 @@ class _Node:
     values: _Node | None = None  # additionalProperties (a map of objects)
     map_keys: tuple[str, ...] = ()
     is_set: bool = False
+    meta: bool = False  # an ObjectMeta
 
     @property
     def empty(self) -> bool:
-        return not (self.properties or self.items or self.values or self.map_keys or self.is_set)
+        return not (
+            self.properties
+            or self.items
+            or self.values
+            or self.map_keys
+            or self.is_set
+            or self.meta
+        )
 
 
 def _resolve(defs: dict[str, Any], schema: Any) -> tuple[str | None, dict[str, Any]]:
@@ -59,7 +72,7 @@ def _build(
         if name in building:
             return None  # a recursive definition: Kubernetes' own types have none worth following
         building[name] = None
-    node = _Node()
+    node = _Node(meta=name == _OBJECT_META)
     for key, sub in (schema.get("properties") or {}).items():
         child = _build(defs, sub, building, memo)
         if child is not None and not child.empty:
@@ -131,26 +144,34 @@ def _duplicates(node: _Node, data: list[Any], path: Path, errs: Errors) -> None:
                 first.setdefault(item, i)
 
 
-def _walk(node: _Node, data: Any, path: Path, errs: Errors) -> None:
+def _walk(node: _Node, data: Any, path: Path, errs: Errors, times: int) -> None:
+    """The keyed lists below ``node``, and the times of each ObjectMeta ``times`` levels or
+    more below the start (-1: none)."""
     if type(data) is dict:
+        if node.meta and 0 <= times <= len(path):
+            validate_meta_times(errs, data, path)
         for key, child in node.properties.items():
             value = data.get(key)
             if value is not None:
-                _walk(child, value, (*path, key), errs)
+                _walk(child, value, (*path, key), errs, times)
         if node.values is not None:
             for key, value in data.items():
-                _walk(node.values, value, (*path, key), errs)
+                _walk(node.values, value, (*path, key), errs, times)
     elif type(data) is list:
         if data:
             _duplicates(node, data, path, errs)
         if node.items is not None:
             for i, item in enumerate(data):
-                _walk(node.items, item, (*path, i), errs)
+                _walk(node.items, item, (*path, i), errs, times)
 
 
-def check_keyed_lists(errs: Errors, definition: str, data: Any, path: Path = ()) -> None:
+def check_keyed_lists(
+    errs: Errors, definition: str, data: Any, path: Path = (), *, template_times: bool = False
+) -> None:
     """Report every keyed list of ``data`` (an instance of Kubernetes ``definition``) whose
-    items repeat a key."""
+    items repeat a key; with ``template_times``, also the times of every ObjectMeta the
+    object embeds below its own (``validate_meta_times``: a pod template's, a claim
+    template's, a CronJob's job template's are decoded with the object)."""
     plan = _plan(errs.version, definition)
     if plan is not None:
-        _walk(plan, data, path, errs)
+        _walk(plan, data, path, errs, len(path) + 2 if template_times else -1)

@@ -420,8 +420,19 @@ def of(obj: Mapping[str, Any]) -> Kind:
     """The row of an object's kind."""
     api_version = obj.get("apiVersion")
     kind = obj.get("kind")
+    if type(api_version) is str and type(kind) is str:
+        # Asked about a dozen times per object by render's steps: found once per apiVersion.
+        found = _OF.get((api_version, kind))
+        if found is None:
+            found = _OF[api_version, kind] = lookup((api_version.rpartition("/")[0], kind))
+        return found
     group = api_version.rpartition("/")[0] if isinstance(api_version, str) else ""
     return lookup((group, kind if isinstance(kind, str) else ""))
+
+
+#: (apiVersion, kind) -> its row, as :func:`of` found it (emptied by :func:`attach`, which can
+#: give a kind the catalogue did not know a row of its own).
+_OF: dict[tuple[str, str], Kind] = {}
 
 
 def pod_templates(obj: Any) -> list[PodTemplate]:
@@ -442,6 +453,7 @@ def attach(key: tuple[str, str], column: str, value: Any) -> Kind:
     row = table.get(gk)
     if row is None:
         row = table[gk] = Kind(*gk)
+        _OF.clear()
     if column in _COLUMNS:
         current = getattr(row, column)
         if current not in (None, (), "", False) and current != value:
