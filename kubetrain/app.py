@@ -38,7 +38,7 @@ from .models.load import find_project_root, stack_name, stack_name_problem
 from .models.orphans import removal_causes
 from .models.source import display_path, file_kind, load_documents, watching_inputs
 from .models.stack import CONFIG_NAMESPACE, StackSettings, delivered_to
-from .parallel import ChunkMapper, alongside, forking
+from .parallel import ChunkMapper, alongside_mapped, forking
 from .plan import DELIVERY_OF, EnvironmentPlan, Totals, plan_environment, read_rendered
 from .quota import QUEUE_LABEL, plan_queues
 from .render import (
@@ -551,19 +551,20 @@ def _check(
 ) -> None:
     """Check every object of a plan (fills its report) and lay out its files (``files``):
     the checks of each object on every core, while the rules over all objects together run in
-    a process of their own (:func:`kubetrain.parallel.alongside`). With ``then``, the files are
+    the first process forked for them, before it takes its share of the checks
+    (:func:`kubetrain.parallel.alongside_mapped`). With ``then``, the files are
     not laid out here: ``then(planned)`` is called first (render starts a process that lays the
     files out and writes them, beside the checks)."""
     items = _items(planned)
     # Built from documents the credential rule passed at load: not walked for it again.
     settings = CheckSettings.from_stack(planned.stack.settings, inputs_checked=True)
 
-    def each() -> None:
+    def each(chunks: ChunkMapper) -> None:
         progress.phase(f"checking {planned.stack.name}", len(items))
         validator = Validator(planned.stack.settings.version)
         if then is not None:
             then(planned)
-            planned.report = validator.validate(items, progress=progress.advance, chunks=_CHUNKS)
+            planned.report = validator.validate(items, progress=progress.advance, chunks=chunks)
             return
         # Each object is written as YAML by the process that checks it, in the same pass: one
         # set of processes forked for both, each object's pages touched by one of them
@@ -574,11 +575,11 @@ def _check(
             lambda item: object_file(item.obj, item.source, source, version),
             len(planned.built),
             progress=progress.advance,
-            chunks=_CHUNKS,
+            chunks=chunks,
         )
         planned.files = dict(planned.iter_files(laid_out))
 
-    findings, _ = alongside(
+    findings, _ = alongside_mapped(
         lambda: semantic_findings(items, settings), each, fork=len(items) >= OBJECTS_ALONGSIDE
     )
     add_findings(planned.report.results, findings)
@@ -1213,10 +1214,12 @@ def validate_paths(
         for settings, indexes in by_stack.values()
     ]
     # Each object is checked on every core, while the rules over the objects of each group
-    # together run in a process of their own.
-    findings, report = alongside(
+    # together run in the first process forked for the checks, before its share of them.
+    findings, report = alongside_mapped(
         lambda: [semantic_findings(group, settings) for group, _, settings in groups],
-        lambda: validator.validate(items, {} if version else versions, progress.advance, _CHUNKS),
+        lambda chunks: validator.validate(
+            items, {} if version else versions, progress.advance, chunks
+        ),
         fork=len(items) >= OBJECTS_ALONGSIDE,
     )
     for (_, indexes, _), found in zip(groups, findings, strict=True):

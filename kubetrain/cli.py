@@ -23,7 +23,7 @@ from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar, cast
 
 import click
 
-from . import __version__, app
+from . import app
 from .kube.schemas import parse_version
 from .models import CheckFailed, InputError, declarations
 from .models.errors import printable
@@ -236,7 +236,7 @@ def _main_help() -> str:
     help=_main_help(),
     epilog=EXIT_CODES,
 )
-@click.version_option(__version__, prog_name="kubetrain")
+@click.version_option(package_name="kubetrain", prog_name="kubetrain")
 def main() -> None:
     """The kubetrain command group (help text: :func:`_main_help`)."""
 

@@ -44,6 +44,7 @@ __all__ = [
     "ChunkMapper",
     "Forked",
     "alongside",
+    "alongside_mapped",
     "background",
     "forking",
     "interrupts_held",
@@ -209,6 +210,69 @@ def alongside(first: Callable[[], A], second: Callable[[], B], *, fork: bool = T
         child.close(kill=True)
 
 
+def alongside_mapped(
+    first: Callable[[], A], work: Callable[[ChunkMapper], B], *, fork: bool = True
+) -> tuple[A, B]:
+    """``first()`` and ``work(mapper)``, where ``work`` maps its independent parts with
+    ``mapper`` (a chunk mapper like :func:`forking`): ``first()`` is computed by the first
+    child the mapper forks, before that child takes its share of the slices, so the two share
+    one set of processes (a process fewer than :func:`alongside` and :func:`forking` fork
+    together, and no third process contending for two cores). Where that mapping does not
+    fork (too few items for a second process), ``first()`` is run beside it as by
+    :func:`alongside` (``fork``: when there is enough work for that), else here. What is
+    raised is what one process running ``first()`` then ``work(serial)`` raises."""
+    shared = _First(first, fork)
+
+    def mapper(
+        fn: Callable[[Sequence[T]], list[R]],
+        items: Sequence[T],
+        done: Callable[[int], None] | None = None,
+        *,
+        per_process: int = 1,
+    ) -> list[R]:
+        n = min(workers(), len(items) // max(1, per_process))
+        if shared.started or not _can_fork():
+            return serial(fn, items, done)
+        shared.started = True
+        if n < 2:
+            if shared.fork:
+                with interrupts_held():
+                    shared.child = background(first)
+            return serial(fn, items, done)
+        return _forked(fn, items, n, done, shared)
+
+    try:
+        try:
+            b = work(mapper)
+        except Exception:
+            if not shared.computed():
+                first()  # raises what one process would have raised first
+            raise
+        return (cast(A, shared.value) if shared.computed() else first()), b
+    finally:
+        if shared.child is not None:
+            shared.child.close(kill=True)
+
+
+class _First(Generic[A]):
+    """The work :func:`alongside_mapped` hands to a child of its mapping: its value once a
+    child computed it (``ok``)."""
+
+    def __init__(self, fn: Callable[[], A], fork: bool) -> None:
+        self.fn, self.fork = fn, fork
+        self.started = False
+        self.ok = False
+        self.value: A | None = None
+        self.child: Forked[A] | None = None  # computing fn alone, beside a serial mapping
+
+    def computed(self) -> bool:
+        """Whether a child computed the value (collecting the one computing it alone)."""
+        if self.child is not None:
+            self.ok, self.value = self.child.result()
+            self.child = None
+        return self.ok
+
+
 class Forked(Generic[R]):
     """``fn()`` computed by a forked child, which sends its result back through a pipe."""
 
@@ -353,11 +417,16 @@ def _loads(data: bytes | bytearray) -> Any:
 SLICES_PER_PROCESS = 8
 
 
+#: The slice number under which a child answers with :class:`_First`'s value.
+_FIRST = -1
+
+
 def _forked(
     fn: Callable[[Sequence[T]], list[R]],
     items: Sequence[T],
     n: int,
     done: Callable[[int], None] | None,
+    first: _First[Any] | None = None,
 ) -> list[R]:
     count = min(255, n * SLICES_PER_PROCESS, len(items))
     bounds = [len(items) * k // count for k in range(count + 1)]
@@ -373,8 +442,11 @@ def _forked(
     out: list[Any] = [None] * len(items)
     try:
         with interrupts_held():
-            for _ in range(n - 1):
-                child = background(functools.partial(_take, fn, slices, queue))
+            for i in range(n - 1):
+                task = functools.partial(_take, fn, slices, queue)
+                if i == 0 and first is not None:
+                    task = functools.partial(_first_then, first.fn, task)
+                child = background(task)
                 if child is None:  # no process to spare: this one takes more slices
                     break
                 children.append(child)
@@ -405,6 +477,9 @@ def _forked(
             done(len(items) - reported)
         taken = 0
         for k, results in [*mine, *(a for answer in answers for a in answer)]:
+            if k == _FIRST and first is not None:
+                first.ok, first.value = True, results
+                continue
             out[bounds[k] : bounds[k + 1]] = _checked(results, slices[k])
             taken += 1
         if taken != count:  # a slice no one took: cannot happen unless a child lost one
@@ -430,6 +505,13 @@ def _take(
         if done is not None:
             done(len(slices[k]))
     return out
+
+
+def _first_then(first: Callable[[], Any], take: Callable[[], list[Any]]) -> list[Any]:
+    """A child's work when it also computes :func:`alongside_mapped`'s ``first``: that, then
+    its slices, answered as one list (``first``'s value under slice :data:`_FIRST`)."""
+    value = first()
+    return [(_FIRST, value), *take()]
 
 
 def _failed(fn: Callable[[Sequence[T]], list[R]], items: Sequence[T]) -> list[R]:
