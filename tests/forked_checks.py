@@ -211,6 +211,53 @@ def test_alongside_gives_both_results_and_the_first_error(forks: Forks) -> None:
     assert parallel.alongside(lambda: 1, lambda: 2, fork=False) == (1, 2)
 
 
+def test_alongside_mapped_computes_first_in_the_mappings_first_child(forks: Forks) -> None:
+    """The rules over all objects share the checks' processes: the first child computes
+    ``first()`` before it takes its slices, no process is forked for ``first`` alone, and the
+    mapping is what one process maps."""
+    items = list(range(100))
+    first, got = parallel.alongside_mapped(
+        os.getpid, lambda chunks: chunks(_pids, items, per_process=10)
+    )
+    assert got == [(i * 2, pid) for i, (_, pid) in zip(items, got, strict=True)]
+    assert len(forks) == 1, "one child, for both the slices and first()"
+    assert first == forks[0] != os.getpid()
+
+
+def test_alongside_mapped_without_a_forked_mapping(forks: Forks) -> None:
+    # Too few items for a second process: first() runs beside the serial mapping (fork), or
+    # here after it (not fork, or the mapper never called).
+    first, got = parallel.alongside_mapped(
+        os.getpid, lambda chunks: chunks(_pids, [1, 2], per_process=10)
+    )
+    assert got == _pids([1, 2]) and len(forks) == 1 and first == forks[0] != os.getpid()
+    assert parallel.alongside_mapped(
+        os.getpid, lambda chunks: chunks(_pids, [1, 2], per_process=10), fork=False
+    ) == (os.getpid(), _pids([1, 2]))
+    assert parallel.alongside_mapped(os.getpid, lambda chunks: 7) == (os.getpid(), 7)
+    assert len(forks) == 1
+
+
+def test_alongside_mapped_raises_what_one_process_raises(forks: Forks) -> None:
+    def first() -> int:
+        raise KeyError("first")
+
+    def work(chunks: parallel.ChunkMapper) -> list[int]:
+        chunks(_pids, list(range(100)), per_process=10)
+        raise LookupError("work")
+
+    # One process runs first() then the work: first's error wins, wherever it ran.
+    with pytest.raises(KeyError, match="first"):
+        parallel.alongside_mapped(first, work)
+    with pytest.raises(KeyError, match="first"):
+        parallel.alongside_mapped(
+            first, lambda chunks: chunks(_pids, list(range(100)), per_process=10)
+        )
+    with pytest.raises(LookupError, match="work"):
+        parallel.alongside_mapped(lambda: 1, work)
+    assert forks
+
+
 def test_interrupts_are_held_while_children_are_started() -> None:
     got: list[str] = []
     with pytest.raises(KeyboardInterrupt), parallel.interrupts_held():
