@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..regex import GoRegex, go_regex
+from . import celdemand
 from .cel import Rule, compile_rule, escape_property
 
 __all__ = ["MISSING", "Node", "compile_schema"]
@@ -70,6 +71,14 @@ class Node:
     rules: list[Rule] = field(default_factory=list)
     #: This node or one below it has CEL rules (rule-free subtrees are not walked for CEL).
     subtree_rules: bool = False
+    #: The rules evaluated on create (not the transition rules, which need ``oldSelf``), and
+    #: whether this node or one below has any: a create walks only those subtrees, and
+    #: converts a value for CEL only where a rule reads it.
+    create_rules: list[Rule] = field(default_factory=list)
+    subtree_create_rules: bool = False
+    #: What those rules can read of the value (:mod:`.celdemand`): only that is converted for
+    #: them, and handed to the runtime.
+    create_demand: Any = celdemand.ALL
     #: A property name here or below is spelt differently in CEL (see ``escape_property``).
     subtree_escapes: bool = False
     #: A default here or below (defaulting walks only such subtrees).
@@ -95,6 +104,15 @@ class Node:
             and not self.rules
         )
         self.subtree_rules = bool(self.rules) or any(c.subtree_rules for c in children)
+        self.create_rules = [r for r in self.rules if not r.transition]
+        need: Any = celdemand.PRESENT
+        for rule in self.create_rules:
+            if rule.program is not None:
+                need = celdemand.merge(need, celdemand.demand(rule.program.serialize()))
+        self.create_demand = need
+        self.subtree_create_rules = bool(self.create_rules) or any(
+            c.subtree_create_rules for c in children
+        )
         self.subtree_escapes = any(escape_property(k) != k for k in self.properties) or any(
             c.subtree_escapes for c in children
         )

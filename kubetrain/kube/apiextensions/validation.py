@@ -40,6 +40,7 @@ from typing import Any
 from .. import schemas as k8s
 from ..names import LABEL_VALUE, check_label_key
 from .cel import RESERVED, RuleFailure, escape_property, evaluate
+from .celdemand import ALL, EACH, PRESENT, Demand, cut, merge
 from .schema import MISSING, Node
 
 __all__ = ["FORMATS", "apply_defaults", "validate_custom_resource", "validate_value"]
@@ -713,6 +714,40 @@ def _cel_value(node: Node, value: Any) -> Any:
     return value
 
 
+def _cel_cut(node: Node | None, value: Any, need: Demand) -> Any:
+    """:func:`_cel_value` of only what ``need`` reads (:func:`.celdemand.cut`, on the way)."""
+    if need == ALL:
+        return value if node is None else _cel_value(node, value)
+    if node is None or not node.subtree_escapes:
+        return cut(value, need)  # CEL's names are the value's own
+    if need == PRESENT:
+        return None
+    each = need.get(EACH)
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            child = node.properties.get(key)
+            if child is not None:
+                name = escape_property(key)
+                if name is None:
+                    continue
+                names = (name, key) if key in RESERVED else (name,)
+            else:
+                child, names = node.additional, (key,)
+            for shown in names:
+                here = need.get(shown)
+                if here is None and each is None:
+                    continue
+                both = here if each is None else each if here is None else merge(here, each)
+                out[shown] = _cel_cut(child, item, both)
+        return out
+    if isinstance(value, list):
+        if each is None or len(need) > 1:
+            return _cel_value(node, value)
+        return [_cel_cut(node.items, item, each) for item in value]
+    return value
+
+
 def _masked(node: Node | None, value: Any, char: str, path: Path) -> Any:
     """``value`` (at ``path`` of the object) as CEL sees it with what a message must not show
     replaced: every string (by ``char``, the same length), and under a sensitive path
@@ -751,14 +786,24 @@ def _masked(node: Node | None, value: Any, char: str, path: Path) -> Any:
 
 
 def _rule_failures(node: Node, value: Any, path: Path) -> Iterator[RuleFailure]:
-    if not node.subtree_rules or value is None:
+    """The rules evaluated on create (``Node.create_rules``) of ``node`` and below that fail."""
+    if not node.subtree_create_rules or value is None:
         return
-    if node.rules:
-        cel_value = _cel_value(node, value)
-        for rule in node.rules:
+    if node.create_rules:
+        need = node.create_demand
+        cel_value = _cel_value(node, value) if need == ALL else _cel_cut(node, value, need)
+        whole = None
+        for rule in node.create_rules:
             failure = evaluate(
                 rule, cel_value, value, path, lambda char: _masked(node, value, char, path)
             )
+            if failure is not None and need != ALL:
+                # Not true of the value cut down to what the rules read: judged on the whole
+                # value, so a failure, its message and an error are the whole value's.
+                whole = _cel_value(node, value) if whole is None else whole
+                failure = evaluate(
+                    rule, whole, value, path, lambda char: _masked(node, value, char, path)
+                )
             if failure is not None:
                 yield failure
     if isinstance(value, dict):
