@@ -10,6 +10,7 @@ validating an object only walks it.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -83,25 +84,23 @@ class Node:
     subtree_escapes: bool = False
     #: A default here or below (defaulting walks only such subtrees).
     subtree_defaults: bool = False
-    #: A string node with nothing to check of a string beyond its type (no enum, pattern,
-    #: format, lengths, junctors or rules): a string value there needs no walk.
-    plain_string: bool = False
+    #: The Python types of a value with nothing to check beyond its type (no enum, no value
+    #: validation, no junctor): a value of one of these types needs no walk, when it is a
+    #: string or within :attr:`int_range`. ``()``: every value is walked.
+    accepts: tuple[builtins.type, ...] = ()
+    #: The range an integer of format ``int32`` or ``int64`` must be within.
+    int_range: tuple[int, int] | None = None
+    #: Neither an enum nor a junctor (an object or a list of this node is walked at once).
+    simple: bool = False
 
     def finish(self) -> Node:
         children = [c for c in (*self.properties.values(), self.additional, self.items) if c]
         self.subtree_defaults = self.default is not MISSING or any(
             c.subtree_defaults for c in children
         )
-        self.plain_string = (
-            self.type == "string"
-            and not self.nullable
-            and self.enum is None
-            and self.pattern is None
-            and not self.format
-            and self.min_length is None
-            and self.max_length is None
-            and not (self.all_of or self.any_of or self.one_of or self.not_)
-            and not self.rules
+        self.accepts, self.int_range = self._plain_types()
+        self.simple = self.enum is None and not (
+            self.all_of or self.any_of or self.one_of or self.not_
         )
         self.subtree_rules = bool(self.rules) or any(c.subtree_rules for c in children)
         self.create_rules = [r for r in self.rules if not r.transition]
@@ -117,6 +116,39 @@ class Node:
             c.subtree_escapes for c in children
         )
         return self
+
+    def _plain_types(self) -> tuple[tuple[builtins.type, ...], tuple[int, int] | None]:
+        """:attr:`accepts` and :attr:`int_range`, from what ``validation._check`` checks of a
+        scalar: its type, an enum, a string's length, pattern and format, a number's bounds
+        and multiple, an integer's format's range, the junctors."""
+        if self.enum is not None or self.all_of or self.any_of or self.one_of or self.not_:
+            return (), None
+        plain_number = self.minimum is None and self.maximum is None and self.multiple_of is None
+        plain_text = self.pattern is None and self.min_length is None and self.max_length is None
+        int_range = INT_RANGES.get(self.format)
+        if self.int_or_string:
+            # A string's format is checked (``FORMATS``) unless it is none, an integer's, or
+            # int-or-string itself.
+            text_format = self.format in ("", "int-or-string") or int_range is not None
+            return (
+                ((str, int), int_range)
+                if plain_number and plain_text and text_format
+                else ((), None)
+            )
+        if self.type == "string":
+            return ((str,), None) if plain_text and not self.format else ((), None)
+        if self.type == "boolean":
+            return (bool,), None
+        if self.type == "integer" and plain_number:
+            return (int,), int_range  # a format other than int32 or int64 checks nothing
+        if self.type == "number" and plain_number:
+            return (int, float), int_range
+        return (), None
+
+
+#: The ranges of the integer formats the API server checks (kube-openapi's validate: an integer
+#: of format int32 or int64 must fit it).
+INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
 
 
 def _number(value: Any) -> float | None:

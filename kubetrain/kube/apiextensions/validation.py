@@ -41,7 +41,7 @@ from .. import schemas as k8s
 from ..names import LABEL_VALUE, check_label_key
 from .cel import RESERVED, RuleFailure, escape_property, evaluate
 from .celdemand import ALL, EACH, PRESENT, Demand, cut, merge
-from .schema import MISSING, Node
+from .schema import INT_RANGES, MISSING, Node
 
 __all__ = ["FORMATS", "apply_defaults", "validate_custom_resource", "validate_value"]
 
@@ -310,8 +310,18 @@ def _type_error(walk: _Walk, node: Node, value: Any, path: Path) -> bool:
 def _check(walk: _Walk, node: Node, value: Any, path: Path, *, structural: bool = True) -> None:
     """Validate ``value`` against ``node``. ``structural`` is false inside junctors, whose
     branches only add value validations (no types, no unknown fields)."""
-    if node.plain_string and type(value) is str and structural:
-        return  # a string of a string node with no value validation: nothing to check
+    if _plain(node, value):
+        return
+    if node.simple:
+        # An object (a list) of an object (array) node without enum or junctors: its type is
+        # right, and there is nothing to check of it but what is inside.
+        kind = type(value)
+        if kind is dict and node.type == "object":
+            _check_object(walk, node, value, path, structural)
+            return
+        if kind is list and node.type == "array":
+            _check_array(walk, node, value, path, structural)
+            return
     if structural:
         if _type_error(walk, node, value, path):
             return
@@ -343,6 +353,23 @@ def _check(walk: _Walk, node: Node, value: Any, path: Path, *, structural: bool 
         walk.add(path, f"Invalid value: {_quote(value, path)}: must not validate the schema (not)")
 
 
+def _plain(node: Node, value: Any) -> bool:
+    """Whether ``value`` is of a type ``node`` accepts with nothing else to check
+    (:attr:`Node.accepts`: a string, a boolean or a number of a node without value
+    validations): no walk finds anything in it, whether or not the walk is structural."""
+    accepts = node.accepts
+    if not accepts or type(value) not in accepts:
+        return False
+    bounds = node.int_range
+    # Under a format's range, a string (int-or-string's) or an integer within it; a float is
+    # walked (inf, nan and fractions are the walk's to judge).
+    return (
+        bounds is None
+        or type(value) is str
+        or (type(value) is int and bounds[0] <= value <= bounds[1])
+    )
+
+
 def _passes(node: Node, value: Any, path: Path) -> bool:
     trial = _Walk()
     _check(trial, node, value, path, structural=False)
@@ -365,9 +392,7 @@ def _check_string(walk: _Walk, node: Node, value: str, path: Path) -> None:
         walk.add(path, f"Invalid value: {_quote(value, path)}: must be of type {node.format}")
 
 
-#: The ranges of the integer formats the API server checks (kube-openapi's validate: an
-#: integer of format int32 or int64 must fit it).
-_INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
+_INT_RANGES = INT_RANGES
 
 
 def _check_number(walk: _Walk, node: Node, value: float, path: Path) -> None:
@@ -565,10 +590,22 @@ def _check_object(
         if root and key == "metadata":
             continue  # checked as ObjectMeta
         child = node.properties.get(key, node.additional)
-        here = (*path, key)
         if child is not None:
-            _check(walk, child, item, here, structural=structural)
-        elif (root or node.embedded) and key in _ROOT_KNOWN:
+            # _plain, inline (the walk's commonest question):
+            accepts, bounds = child.accepts, child.int_range
+            if not (
+                accepts
+                and type(item) in accepts
+                and (
+                    bounds is None
+                    or type(item) is str
+                    or (type(item) is int and bounds[0] <= item <= bounds[1])
+                )
+            ):
+                _check(walk, child, item, (*path, key), structural=structural)
+            continue
+        here = (*path, key)
+        if (root or node.embedded) and key in _ROOT_KNOWN:
             if node.embedded:
                 _check_embedded_field(walk, key, item, here)
         elif structural and not node.preserve_unknown:
@@ -587,9 +624,20 @@ def _check_array(walk: _Walk, node: Node, value: list[Any], path: Path, structur
         walk.add(path, f"Too many: {len(value)}: must have at most {node.max_items} items")
     if node.min_items is not None and len(value) < node.min_items:
         walk.add(path, f"Invalid value: {len(value)}: should have at least {node.min_items} items")
-    if node.items is not None:
+    items = node.items
+    if items is not None:
+        accepts, bounds = items.accepts, items.int_range
         for i, item in enumerate(value):
-            _check(walk, node.items, item, (*path, i), structural=structural)
+            if not (
+                accepts
+                and type(item) in accepts
+                and (
+                    bounds is None
+                    or type(item) is str
+                    or (type(item) is int and bounds[0] <= item <= bounds[1])
+                )
+            ):  # _plain, inline
+                _check(walk, items, item, (*path, i), structural=structural)
     if structural:
         _check_list_type(walk, node, value, path)
 
@@ -598,22 +646,49 @@ def _check_list_type(walk: _Walk, node: Node, value: list[Any], path: Path) -> N
     """``listtype.ValidateListSetsAndMaps``: no item of a set twice, no key tuple of a map
     twice."""
     if node.list_type == "set":
-        seen: set[str] = set()
+        seen: set[Any] = set()
         for i, item in enumerate(value):
-            key = json.dumps(item, sort_keys=True)
+            key: Any = _scalar_key(item)
+            if key is None:
+                key = json.dumps(item, sort_keys=True)
             if key in seen:
                 walk.add((*path, i), f"Duplicate value: {_quote(item, (*path, i))}")
             seen.add(key)
     elif node.list_type == "map" and node.list_map_keys:
-        keys_seen: set[str] = set()
+        keys_seen: set[Any] = set()
         for i, item in enumerate(value):
             if not isinstance(item, dict):
                 continue  # already reported as a wrong type
             key_values = {k: item[k] for k in node.list_map_keys if k in item}
-            key = json.dumps(key_values, sort_keys=True)
+            key = _scalars_key(key_values)
             if key in keys_seen:
-                walk.add((*path, i), f"Duplicate value: {key}")
+                walk.add((*path, i), f"Duplicate value: {json.dumps(key_values, sort_keys=True)}")
             keys_seen.add(key)
+
+
+#: The types whose values are equal exactly when their JSON texts are (``True == 1`` is told
+#: apart by the type's name, which goes into the key).
+_JSON_SCALARS = (str, int, bool, type(None))
+
+
+def _scalar_key(value: Any) -> tuple[str, Any] | None:
+    """A key equal for two values exactly when their JSON texts (``json.dumps``, keys sorted)
+    are: the value with its type, for a string, an integer, a boolean or null; else ``None``
+    (the text is the key then)."""
+    kind = type(value)
+    return (kind.__name__, value) if kind in _JSON_SCALARS else None
+
+
+def _scalars_key(values: dict[str, Any]) -> Any:
+    """:func:`_scalar_key` of a list map's key fields, together (their JSON text when one is not
+    such a scalar)."""
+    parts = []
+    for name in sorted(values):
+        key = _scalar_key(values[name])
+        if key is None:
+            return json.dumps(values, sort_keys=True)
+        parts.append((name, key))
+    return tuple(parts)
 
 
 def _check_embedded_field(walk: _Walk, key: str, value: Any, path: Path) -> None:
