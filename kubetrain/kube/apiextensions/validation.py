@@ -591,17 +591,7 @@ def _check_object(
             continue  # checked as ObjectMeta
         child = node.properties.get(key, node.additional)
         if child is not None:
-            # _plain, inline (the walk's commonest question):
-            accepts, bounds = child.accepts, child.int_range
-            if not (
-                accepts
-                and type(item) in accepts
-                and (
-                    bounds is None
-                    or type(item) is str
-                    or (type(item) is int and bounds[0] <= item <= bounds[1])
-                )
-            ):
+            if not _plain(child, item):
                 _check(walk, child, item, (*path, key), structural=structural)
             continue
         here = (*path, key)
@@ -626,17 +616,8 @@ def _check_array(walk: _Walk, node: Node, value: list[Any], path: Path, structur
         walk.add(path, f"Invalid value: {len(value)}: should have at least {node.min_items} items")
     items = node.items
     if items is not None:
-        accepts, bounds = items.accepts, items.int_range
         for i, item in enumerate(value):
-            if not (
-                accepts
-                and type(item) in accepts
-                and (
-                    bounds is None
-                    or type(item) is str
-                    or (type(item) is int and bounds[0] <= item <= bounds[1])
-                )
-            ):  # _plain, inline
+            if not _plain(items, item):
                 _check(walk, items, item, (*path, i), structural=structural)
     if structural:
         _check_list_type(walk, node, value, path)
