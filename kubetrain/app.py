@@ -266,16 +266,18 @@ class Planned:
         return out
 
     def iter_files(
-        self, laid_out: Sequence[tuple[str, str]] | None = None
+        self, laid_out: Sequence[tuple[str, str]] | None = None, *, kustomizations: bool = True
     ) -> Iterator[tuple[str, str]]:
         """The rendered files, laid out lazily (each object written as YAML on every core:
-        :data:`_CHUNKS`), or from each built object's file already written (``laid_out``)."""
+        :data:`_CHUNKS`), or from each built object's file already written (``laid_out``);
+        not ``kustomizations``: the objects' files only (a stream's)."""
         return iter_files(
             ((b.obj, b.source) for b in self.built),
             self.stack.source_name,
             self.stack.settings.kubernetes_version,
             _CHUNKS,
             laid_out,
+            kustomizations=kustomizations,
         )
 
     @cached_property
@@ -548,13 +550,16 @@ def _check(
     planned: Planned,
     progress: Progress = SILENT,
     then: Callable[[Planned], None] | None = None,
+    *,
+    kustomizations: bool = True,
 ) -> None:
     """Check every object of a plan (fills its report) and lay out its files (``files``):
     the checks of each object on every core, while the rules over all objects together run in
     the first process forked for them, before it takes its share of the checks
     (:func:`kubetrain.parallel.alongside_mapped`). With ``then``, the files are
     not laid out here: ``then(planned)`` is called first (render starts a process that lays the
-    files out and writes them, beside the checks)."""
+    files out and writes them, beside the checks). Not ``kustomizations``: the objects' files
+    only (a stream holds no kustomization)."""
     items = _items(planned)
     # Built from documents the credential rule passed at load: not walked for it again.
     settings = CheckSettings.from_stack(planned.stack.settings, inputs_checked=True)
@@ -577,7 +582,7 @@ def _check(
             progress=progress.advance,
             chunks=chunks,
         )
-        planned.files = dict(planned.iter_files(laid_out))
+        planned.files = dict(planned.iter_files(laid_out, kustomizations=kustomizations))
 
     findings, _ = alongside_mapped(
         lambda: semantic_findings(items, settings), each, fork=len(items) >= OBJECTS_ALONGSIDE
@@ -930,7 +935,7 @@ def render_stream_documents(
     plans = _plans(project, stacks, None, progress)
     _warned(plans, strict, warnings)
     for p in plans:
-        _check(p, progress)
+        _check(p, progress, kustomizations=False)  # a stream holds the objects' files only
     flag_shared_duplicates([p.report for p in plans])
     _checked(plans, strict, warnings)
     return _stream_documents(plans)

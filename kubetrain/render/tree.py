@@ -118,9 +118,12 @@ def iter_files(
     version: str,
     chunks: ChunkMapper = serial,
     laid_out: Sequence[tuple[str, str]] | None = None,
+    *,
+    kustomizations: bool = True,
 ) -> Iterator[tuple[str, str]]:
     """(file path, content) for ``objects`` (each with a description of its source), in the
-    order given, then the kustomizations listing them. The objects are written as YAML
+    order given, then the kustomizations listing them (not ``kustomizations``: the objects'
+    files only, as one stream of them holds). The objects are written as YAML
     independently of each other, by ``chunks`` (:mod:`kubetrain.parallel`), unless
     ``laid_out`` gives each one's :func:`object_file` already.
 
@@ -147,6 +150,8 @@ def iter_files(
             path = path.replace(f"/{stem}-", f"/{obj['kind'].lower()}.{group}-", 1)
         paths[path] = None
         yield path, text
+    if not kustomizations:
+        return
     crds = [p.removeprefix(f"{CRDS_DIR}/") for p in paths if p.startswith(f"{CRDS_DIR}/")]
     others = [p for p in paths if not p.startswith(f"{CRDS_DIR}/")]
     if crds:
