@@ -42,7 +42,6 @@ from .parallel import ChunkMapper, alongside_mapped, forking
 from .plan import DELIVERY_OF, EnvironmentPlan, Totals, plan_environment, read_rendered
 from .quota import QUEUE_LABEL, plan_queues
 from .render import (
-    KUSTOMIZATION,
     OutputLock,
     PendingTree,
     TreeChange,
@@ -942,13 +941,12 @@ def render_stream_documents(
 
 
 def _stream_documents(plans: Sequence[Planned]) -> list[str]:
-    """Every rendered file's text but the kustomizations, in the order of the files; each
-    plan's files are let go once listed (the built objects stay for nothing else)."""
+    """Every rendered file's text (laid out without kustomizations), in the order of the
+    files; each plan's files are let go once listed (the built objects stay for nothing
+    else)."""
     documents: list[str] = []
     for p in plans:
-        documents += [
-            text for path, text in p.files.items() if path.rpartition("/")[2] != KUSTOMIZATION
-        ]
+        documents += p.files.values()
         p.files = {}
     return documents
 

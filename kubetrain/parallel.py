@@ -5,9 +5,10 @@ object or per file (loading and building jobs, the schema and API-server checks,
 reading files). Such work is handed to a *chunk mapper*: :func:`serial` does it all in this
 process (the default wherever a mapper is taken); :func:`forking` maps it over the items in
 chunks (every n-th item), the first chunk here and the others in child processes forked from
-this one, and gives the results back in the items' order. :func:`alongside` runs two
-independent parts of a run at once (the rules over all objects, beside the checks of each),
-and :func:`background` starts one (writing a tree's files) while this process goes on.
+this one, and gives the results back in the items' order. :func:`alongside_mapped` runs one
+part of a run (the rules over all objects) in the first of the processes mapping another (the
+checks of each object), and :func:`background` starts one (writing a tree's files) while this
+process goes on.
 
 What is computed is exactly what one process computes: the children are copies of this
 process (same values, same hash seed), each item is computed by the same function, and the
@@ -43,7 +44,6 @@ __all__ = [
     "ENV",
     "ChunkMapper",
     "Forked",
-    "alongside",
     "alongside_mapped",
     "background",
     "forking",
@@ -182,45 +182,18 @@ def background(fn: Callable[[], R]) -> Forked[R] | None:
         return None
 
 
-def alongside(first: Callable[[], A], second: Callable[[], B], *, fork: bool = True) -> tuple[A, B]:
-    """``first()`` in a forked child while ``second()`` runs here, and both results: two
-    independent parts of a run on two cores (the rules over all objects in the child, while each
-    object is checked here). ``first`` must only return what it computes: what it changes in its
-    own process is lost. Where :func:`background` does not fork, or not ``fork`` (too little
-    work to be worth a process), ``first()`` then ``second()``. Either way, what is raised is
-    what one process running ``first()`` then ``second()`` raises: ``first`` is run again here
-    when its child raised or died."""
-    child = None
-    if fork:
-        with interrupts_held():
-            child = background(first)
-    if child is None:
-        a = first()
-        return a, second()
-    try:
-        try:
-            b = second()
-        except Exception:
-            if not child.result()[0]:
-                first()  # raises what one process would have raised first
-            raise
-        ok, value = child.result()
-        return (cast(A, value) if ok else first()), b
-    finally:
-        child.close(kill=True)
-
-
 def alongside_mapped(
     first: Callable[[], A], work: Callable[[ChunkMapper], B], *, fork: bool = True
 ) -> tuple[A, B]:
-    """``first()`` and ``work(mapper)``, where ``work`` maps its independent parts with
-    ``mapper`` (a chunk mapper like :func:`forking`): ``first()`` is computed by the first
-    child the mapper forks, before that child takes its share of the slices, so the two share
-    one set of processes (a process fewer than :func:`alongside` and :func:`forking` fork
-    together, and no third process contending for two cores). Where that mapping does not
-    fork (too few items for a second process), ``first()`` is run beside it as by
-    :func:`alongside` (``fork``: when there is enough work for that), else here. What is
-    raised is what one process running ``first()`` then ``work(serial)`` raises."""
+    """``first()`` and ``work(mapper)``, two independent parts of a run, where ``work`` maps
+    its items with ``mapper`` (a chunk mapper like :func:`forking`): ``first()`` is computed by
+    the first child the mapper forks, before that child takes its share of the slices, so the
+    two share one set of processes (no third process contending for two cores). Where that
+    mapping does not fork (too few items for a second process), ``first()`` runs in a child
+    of its own beside it (``fork``: when there is enough work for that), else here after
+    ``work``. ``first`` must only return what it computes: what it changes in a child is lost.
+    What is raised is what one process running ``first()`` then ``work(serial)`` raises:
+    ``first`` is run again here when its child raised or died."""
     shared = _First(first, fork)
 
     def mapper(

@@ -193,8 +193,21 @@ def test_one_worker_never_forks(forks: Forks, monkeypatch: pytest.MonkeyPatch) -
     assert forks == []
 
 
+def _mapped(value: Callable[[], Any]) -> Callable[[parallel.ChunkMapper], Any]:
+    """Work that maps one item (too few for a second process), then gives ``value()``."""
+
+    def work(chunks: parallel.ChunkMapper) -> Any:
+        chunks(lambda part: list(part), [0], per_process=10)
+        return value()
+
+    return work
+
+
 def test_alongside_gives_both_results_and_the_first_error(forks: Forks) -> None:
-    assert parallel.alongside(lambda: os.getpid(), os.getpid) != (os.getpid(), os.getpid())
+    assert parallel.alongside_mapped(lambda: os.getpid(), _mapped(os.getpid)) != (
+        os.getpid(),
+        os.getpid(),
+    )
     assert len(forks) == 1
 
     def first() -> int:
@@ -205,10 +218,10 @@ def test_alongside_gives_both_results_and_the_first_error(forks: Forks) -> None:
 
     # One process runs first() then second(): first's error wins, wherever it ran.
     with pytest.raises(KeyError, match="first"):
-        parallel.alongside(first, second)
+        parallel.alongside_mapped(first, _mapped(second))
     with pytest.raises(LookupError, match="second"):
-        parallel.alongside(lambda: 1, second)
-    assert parallel.alongside(lambda: 1, lambda: 2, fork=False) == (1, 2)
+        parallel.alongside_mapped(lambda: 1, _mapped(second))
+    assert parallel.alongside_mapped(lambda: 1, _mapped(lambda: 2), fork=False) == (1, 2)
 
 
 def test_alongside_mapped_computes_first_in_the_mappings_first_child(forks: Forks) -> None:
@@ -369,7 +382,7 @@ def _objects() -> Iterator[tuple[str, Any]]:
 
 
 def test_checking_an_object_changes_nothing_in_it() -> None:
-    """The rules over all objects run beside the checks of each (parallel.alongside): both read
+    """The rules over all objects run beside the checks of each (parallel.alongside_mapped): both read
     the same objects, so neither may change them."""
     items = [Located(obj, name) for name, obj in _objects()]
     assert len(items) > 100
@@ -520,5 +533,5 @@ def test_no_process_to_spare_means_the_work_is_done_here(
 
     monkeypatch.setattr(os, "fork", refused)
     assert parallel.forking(_pids, list(range(40)), per_process=5) == _pids(range(40))
-    assert parallel.alongside(lambda: 1, lambda: 2) == (1, 2)
+    assert parallel.alongside_mapped(lambda: 1, _mapped(lambda: 2)) == (1, 2)
     assert parallel.background(lambda: 1) is None

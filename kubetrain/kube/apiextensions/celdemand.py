@@ -26,7 +26,7 @@ from typing import Any
 
 from .celcost import Expr, parse
 
-__all__ = ["ALL", "EACH", "PRESENT", "Demand", "cut", "demand", "merge"]
+__all__ = ["ALL", "EACH", "PRESENT", "Demand", "below", "cut", "demand", "merge"]
 
 #: The whole value is needed.
 ALL = "all"
@@ -74,11 +74,19 @@ def merge(a: Demand, b: Demand) -> Demand:
     return out
 
 
+def below(need: Demand, key: str) -> Demand | None:
+    """What ``need`` (of a mapping) reads of its entry ``key``: that key's demand and the one
+    of every key (:data:`EACH`) together; ``None`` when it reads nothing of it."""
+    here, each = need.get(key), need.get(EACH)
+    if here is None or each is None:
+        return each if here is None else here
+    return merge(here, each)
+
+
 def _need(found: dict[str, Any], path: tuple[str, ...], need: Demand) -> None:
     """Record that ``need`` is needed at ``path`` of ``self`` (the root under key ``""``)."""
-    steps = ("", *path)
     tree: Demand = need
-    for step in reversed(steps[1:]):
+    for step in reversed(path):
         tree = {step: tree}
     found[""] = merge(found[""], tree) if "" in found else tree
 
@@ -163,17 +171,14 @@ def cut(value: Any, need: Demand) -> Any:
         return value
     if need == PRESENT:
         return None
-    each = need.get(EACH)
     if type(value) is dict:
         out: dict[str, Any] = {}
         for key, item in value.items():
-            here = need.get(key)
-            if here is None and each is None:
-                continue
-            both = here if each is None else each if here is None else merge(here, each)
-            out[key] = cut(item, both)
+            if (part := below(need, key)) is not None:
+                out[key] = cut(item, part)
         return out
     if type(value) is list:
+        each = need.get(EACH)
         if each is None or len(need) > 1:
             return value  # a field selected from a list: an error, which the whole list gives
         return [cut(item, each) for item in value]

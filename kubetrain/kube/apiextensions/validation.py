@@ -40,7 +40,7 @@ from typing import Any
 from .. import schemas as k8s
 from ..names import LABEL_VALUE, check_label_key
 from .cel import RESERVED, RuleFailure, escape_property, evaluate
-from .celdemand import ALL, EACH, PRESENT, Demand, cut, merge
+from .celdemand import ALL, EACH, PRESENT, Demand, below, cut
 from .schema import INT_RANGES, MISSING, Node
 
 __all__ = ["FORMATS", "apply_defaults", "validate_custom_resource", "validate_value"]
@@ -392,9 +392,6 @@ def _check_string(walk: _Walk, node: Node, value: str, path: Path) -> None:
         walk.add(path, f"Invalid value: {_quote(value, path)}: must be of type {node.format}")
 
 
-_INT_RANGES = INT_RANGES
-
-
 def _check_number(walk: _Walk, node: Node, value: float, path: Path) -> None:
     """kube-openapi's ``numberValidator.Validate`` (the revision Kubernetes v1.36 vendors,
     43fb72c5454a, ``pkg/validation/validate/validator.go``): a bound that fits the node's type
@@ -405,11 +402,11 @@ def _check_number(walk: _Walk, node: Node, value: float, path: Path) -> None:
         node.multiple_of is None
         and node.maximum is None
         and node.minimum is None
-        and node.format not in _INT_RANGES
+        and node.format not in INT_RANGES
     ):
         return  # nothing to check beyond the type (most numbers of a schema)
     shown = _Shown(value, path)
-    bounds = _INT_RANGES.get(node.format)
+    bounds = INT_RANGES.get(node.format)
     if bounds is not None and not bounds[0] <= value <= bounds[1]:
         walk.add(path, f"Invalid value: {shown}: must be of type integer with format {node.format}")
     number = _decoded(value)
@@ -492,7 +489,7 @@ def _native(number: int | float, bound: float, node: Node) -> bool:
     if node.type == "integer":
         if not bound.is_integer() or abs(bound) >= 1e21:
             return False  # FormatFloat 'f' writes a fraction or more digits than ParseInt reads
-        low, high = _UINT_RANGES.get(node.format) or _INT_RANGES.get(node.format, _INT64)
+        low, high = _UINT_RANGES.get(node.format) or INT_RANGES.get(node.format, _INT64)
         return low <= int(bound) <= high
     if node.format in ("float", "float32"):
         return math.isfinite(bound) and abs(bound) <= _FLOAT32_MAX
@@ -778,7 +775,6 @@ def _cel_cut(node: Node | None, value: Any, need: Demand) -> Any:
         return cut(value, need)  # CEL's names are the value's own
     if need == PRESENT:
         return None
-    each = need.get(EACH)
     if isinstance(value, dict):
         out: dict[str, Any] = {}
         for key, item in value.items():
@@ -791,13 +787,11 @@ def _cel_cut(node: Node | None, value: Any, need: Demand) -> Any:
             else:
                 child, names = node.additional, (key,)
             for shown in names:
-                here = need.get(shown)
-                if here is None and each is None:
-                    continue
-                both = here if each is None else each if here is None else merge(here, each)
-                out[shown] = _cel_cut(child, item, both)
+                if (part := below(need, shown)) is not None:
+                    out[shown] = _cel_cut(child, item, part)
         return out
     if isinstance(value, list):
+        each = need.get(EACH)
         if each is None or len(need) > 1:
             return _cel_value(node, value)
         return [_cel_cut(node.items, item, each) for item in value]
