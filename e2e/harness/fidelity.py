@@ -22,12 +22,15 @@ import re
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
+from itertools import permutations
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from kubetrain.builders.gang import GROUP_NAME_ANNOTATION, POD_GROUP_LABEL, pod_templates
+from kubetrain.builders.gang import GROUP_NAME_ANNOTATION
+from kubetrain.kube.quantity import parse_quantity
 
 from .cluster import ControlPlane
 from .observe import Key, discovery, key_of, show
@@ -86,6 +89,13 @@ class Tolerance:
     reason: str
     apply: Callable[[dict[str, Any], str], Any]
     used: set[str] = field(default_factory=set)  # the job kinds whose objects needed it
+    #: A difference that shows or not from run to run (an operator's random order): pinned by
+    #: this record being met instead (a comparison may not need it this run).
+    met: set[tuple[str, str]] | None = None
+
+    @property
+    def pinned(self) -> bool:
+        return bool(self.met) if self.met is not None else bool(self.used)
 
 
 def compared(
@@ -267,18 +277,31 @@ def _kueue_suspends(obj: dict[str, Any], side: str) -> bool:
     return False
 
 
-#: PodGroups (namespace, name) smaller than their job (minMember below its pod count), filled
-#: by run_stack from kubetrain's native render.
-PARTIAL_GANGS: set[tuple[str, str]] = set()
+#: PodGroups (namespace, name) of training-operator jobs smaller than their job (minMember below
+#: its pod count), each with every minResources the operator may write for it (gang_sums),
+#: filled by run_stack from the custom resources it applies and the cluster's PriorityClasses.
+PARTIAL_GANGS: dict[tuple[str, str], list[dict[str, Fraction]]] = {}
+#: The partial gangs compared whose orders give more than one sum, the operator's among them:
+#: what pins min-resources-of-a-partial-gang, whose difference shows only when the operator's
+#: random order is not kubetrain's.
+UNORDERED_GANGS_MET: set[tuple[str, str]] = set()
 
 
 def _partial_gang(obj: dict[str, Any], side: str) -> bool:
+    """A partial gang's minResources, when it is one of the sums the operator's orders of its
+    replica types give (PARTIAL_GANGS), as that set: any other value stays, and differs."""
     if obj.get("kind") != "PodGroup":
         return False
     meta = obj.get("metadata") or {}
-    if (meta.get("namespace"), meta.get("name")) not in PARTIAL_GANGS:
+    key = (meta.get("namespace", ""), meta.get("name", ""))
+    sums = PARTIAL_GANGS.get(key)
+    spec = obj.get("spec") or {}
+    if sums is None or _resource_values(spec.get("minResources")) not in sums:
         return False
-    return (obj.get("spec") or {}).pop("minResources", None) is not None
+    spec["minResources"] = f"one of the {len(sums)} sums of the operator's orders"
+    if side == "operator" and len(sums) > 1:
+        UNORDERED_GANGS_MET.add(key)
+    return True
 
 
 def _deadline_per_pod(obj: dict[str, Any], side: str) -> bool:
@@ -350,12 +373,14 @@ TOLERANCES: list[Tolerance] = [
     ),
     Tolerance(
         "min-resources-of-a-partial-gang",
-        "a gang smaller than its job sums the requests of its first minMember pods; the "
-        "operators order replica types by their PriorityClass's value and training-operator "
-        "v1.9.3 orders types of equal priority as Go iterates a map, at random "
-        "(CalcPGMinResources), so which pods it sums differs from run to run; kubetrain sums "
-        "them in the job's order",
+        "a gang smaller than its job sums the requests of its first minMember pods; "
+        "training-operator v1.9.3 orders replica types by their PriorityClass's value and "
+        "types of equal priority as Go iterates a map, at random (CalcPGMinResources), so "
+        "which pods it sums differs from run to run; kubetrain sums them in the job's order. "
+        "Both values must be among the sums of the orders the operator may take (gang_sums); "
+        "pinned by a gang whose orders give more than one sum, compared",
         _partial_gang,
+        met=UNORDERED_GANGS_MET,
     ),
     Tolerance(
         "kueue-admitted",
@@ -917,7 +942,6 @@ def run_stack(
                     if isinstance(spec, dict) and spec.get("replicas") == 0
                 )
     op_keys = {key_of(o) for o in operator_objs}
-    PARTIAL_GANGS.update(_partial_gangs(native_objs))
 
     def ours(op_objs: list[dict[str, Any]], nat_objs: list[dict[str, Any]]):
         custom = [o for o in op_objs if gk(o) in CUSTOM and job_key(o) in jobs]
@@ -942,6 +966,7 @@ def run_stack(
     rest = [o for o in support if o["kind"] != "Namespace"]
     apply(cluster, [o for o in rest if o["kind"] == "CustomResourceDefinition"])
     apply(cluster, [o for o in rest if o["kind"] != "CustomResourceDefinition"])
+    PARTIAL_GANGS.update(_partial_gangs(custom, priority_values(cluster), default_ns))
     # Dry-run first: once the operator made an object, a dry-run create of its name fails.
     native = {key_of(o): dry_run(cluster, o) for o in made} | {key_of(o): o for o in secrets}
     later: tuple[list[dict[str, Any]], dict[Key, dict[str, Any]]] | None = None
@@ -970,27 +995,105 @@ def run_stack(
     return outcome
 
 
-def _partial_gangs(objs: list[dict[str, Any]]) -> set[tuple[str, str]]:
-    """The PodGroups of `objs` whose minMember is below the count of pods that join them."""
-    members: dict[tuple[str, str], int] = {}
-    for obj in objs:
-        if VOLCANO_JOB_LABEL in ((obj.get("metadata") or {}).get("labels") or {}):
-            continue  # Volcano's job controller orders a gang's tasks deterministically
-        ns = (obj.get("metadata") or {}).get("namespace", "")
-        for found in pod_templates(obj):
-            meta = found.template.get("metadata") or {}
-            group = (meta.get("annotations") or {}).get(GROUP_NAME_ANNOTATION) or (
-                meta.get("labels") or {}
-            ).get(POD_GROUP_LABEL)
-            if group:
-                members[(ns, group)] = members.get((ns, group), 0) + found.count
-    out = set()
-    for obj in objs:
-        if obj.get("kind") == "PodGroup":
-            key = (obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
-            if (obj.get("spec") or {}).get("minMember", 0) < members.get(key, 0):
-                out.add(key)
+#: The training operator's job kinds (their gangs' minResources is CalcPGMinResources').
+TRAINING_OPERATOR_KINDS = frozenset({"TFJob", "PyTorchJob", "XGBoostJob", "PaddleJob", "JAXJob"})
+
+
+@dataclass
+class GangType:
+    """One replica type of a gang: its pods, each pod's containers and its priority."""
+
+    pods: int
+    containers: list[Mapping[str, Any]]
+    priority: int = 0
+
+
+def _resource_values(resources: Any) -> dict[str, Fraction] | None:
+    """A ResourceList by resource name and exact value, or None if it is not one."""
+    if not isinstance(resources, Mapping):
+        return None
+    try:
+        return {str(k): parse_quantity(v).value for k, v in resources.items()}
+    except (TypeError, ValueError):
+        return None
+
+
+def _pod_resources(containers: list[Mapping[str, Any]]) -> dict[str, Fraction]:
+    """One pod's share of a gang: each container's requests, or its limits if it gives no
+    requests at all (training-operator v1.9.3 pkg/controller.v1/common/util.go
+    AddResourceList: `if req != nil`)."""
+    total: dict[str, Fraction] = {}
+    for c in containers:
+        resources = c.get("resources") or {}
+        requests = resources.get("requests")
+        chosen = requests if requests is not None else resources.get("limits") or {}
+        for name, value in (_resource_values(chosen) or {}).items():
+            total[name] = total.get(name, Fraction(0)) + value
+    return total
+
+
+def gang_sums(types: Mapping[str, GangType], min_member: int) -> list[dict[str, Fraction]]:
+    """Every minResources training-operator v1.9.3's CalcPGMinResources may give: it ranges
+    over the job's replica types (a Go map, in random order), sorts them by their priority,
+    highest first (ReplicasPriority.Less; sort.Sort keeps no order among equals), and sums the
+    pods' resources in that order until minMember pods are counted. Distinct sums, in a fixed
+    order."""
+    out: list[dict[str, Fraction]] = []
+    for order in permutations(sorted(types)):
+        priorities = [types[t].priority for t in order]
+        if priorities != sorted(priorities, reverse=True):
+            continue  # not an order the sort leaves
+        total: dict[str, Fraction] = {}
+        counted = 0
+        for t in order:
+            for _ in range(types[t].pods):
+                if counted >= min_member:
+                    break
+                counted += 1
+                for name, value in _pod_resources(types[t].containers).items():
+                    total[name] = total.get(name, Fraction(0)) + value
+        if total not in out:
+            out.append(total)
     return out
+
+
+def _partial_gangs(
+    custom: list[dict[str, Any]], priorities: Mapping[str, int], default_ns: str
+) -> dict[tuple[str, str], list[dict[str, Fraction]]]:
+    """The gangs of the training-operator jobs in `custom` (their PodGroup is named after the
+    job) smaller than the job, each with every minResources the operator may give it
+    (gang_sums), from the job's replica specs as the operator reads them: replicas default to
+    1 (SetDefaults_<Kind>), minMember is schedulingPolicy.minAvailable or every pod."""
+    out = {}
+    for job in custom:
+        if job.get("kind") not in TRAINING_OPERATOR_KINDS:
+            continue
+        spec = job.get("spec") or {}
+        policy = (spec.get("runPolicy") or {}).get("schedulingPolicy") or {}
+        types = {}
+        for key, specs in spec.items():
+            if not (key.endswith("ReplicaSpecs") and isinstance(specs, dict)):
+                continue
+            for rtype, rspec in specs.items():
+                pod = ((rspec or {}).get("template") or {}).get("spec") or {}
+                replicas = (rspec or {}).get("replicas")
+                priority = priorities.get(str(pod.get("priorityClassName") or ""), 0)
+                types[rtype] = GangType(1 if replicas is None else int(replicas),
+                                        pod.get("containers") or [], priority)  # fmt: skip
+        every = sum(t.pods for t in types.values())
+        min_member = policy.get("minAvailable")
+        if min_member is not None and int(min_member) < every:
+            meta = job.get("metadata") or {}
+            key = (meta.get("namespace", default_ns), meta["name"])
+            out[key] = gang_sums(types, int(min_member))
+    return out
+
+
+def priority_values(cluster: ControlPlane) -> dict[str, int]:
+    """The cluster's PriorityClasses by name (the lister CalcPGMinResources asks; a class it
+    does not find counts as priority 0)."""
+    found = cluster.get("/apis/scheduling.k8s.io/v1/priorityclasses") or {}
+    return {i["metadata"]["name"]: int(i.get("value", 0)) for i in found.get("items", [])}
 
 
 def _note_flaps(cluster: ControlPlane, namespaces: Iterable[str], timeout: float = 30) -> None:
