@@ -138,3 +138,19 @@ def test_only_a_digest_the_kubelet_can_verify_is_accepted(
     lengths = {"sha256": 64, "sha384": 96, "sha512": 128}
     verifiable = lengths.get(algorithm) == len(hex_digits) and hex_digits == hex_digits.lower()
     assert (not isinstance(parse_image(image), str)) == verifiable
+
+
+@settings(max_examples=60, deadline=None)
+@given(texts=st.lists(st.text(max_size=40), min_size=1, max_size=30))
+def test_the_parses_remembered_are_bounded_and_change_no_verdict(texts: list[str]) -> None:
+    """parse_image remembers at most IMAGES_REMEMBERED texts, none longer than MAX_REFERENCE,
+    and a text parsed again gives what it gave the first time."""
+    from kubetrain.kube import images
+
+    first = [parse_image(t) for t in texts]
+    assert [parse_image(t) for t in texts] == first
+    assert [images._parse_image.__wrapped__(t) for t in texts] == first  # the parse itself
+    before = images._parse_image.cache_info().currsize
+    assert parse_image("a" * (images.MAX_REFERENCE + 1)).endswith("characters")
+    assert images._parse_image.cache_info().currsize == before  # a long text is not kept
+    assert images._parse_image.cache_info().maxsize == images.IMAGES_REMEMBERED

@@ -46,6 +46,13 @@ TF_CONFIG = "TF_CONFIG"
 
 ClusterSpec = dict[str, list[str]]
 
+
+def _json(value: Any) -> str:
+    """Compact JSON, not ASCII-escaped, keys in the order given: what Go's json.Marshal gives
+    of the operator's structs and sorted maps for these host names and replica types."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
 #: The seed's ``TFReplicaSet``: the pods and services of one replica type.
 TFReplicaSet = ReplicaType
 
@@ -62,6 +69,7 @@ class TFTrainingJob(ReplicaJob[TFJob]):
         specs = self.job.replica_specs
         self.has_leader = "Chief" in specs or "Master" in specs
         self._cluster_spec: ClusterSpec | None = None
+        self._cluster_json: str | None = None
 
     def cluster_spec(self) -> ClusterSpec:
         """Lower-case replica type -> ``<pod>.<namespace>.svc[.<clusterDomain>]:<port>`` per index,
@@ -95,8 +103,12 @@ class TFTrainingJob(ReplicaJob[TFJob]):
                 sparse = {"worker": {}, "ps": []}
             doc: dict[str, Any] = {"cluster": sparse, "task": task}
         else:
-            doc = {"cluster": self.cluster_spec(), "task": task, "environment": "cloud"}
-        return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
+            # Every pod's cluster is the job's: encoded once, each pod's task spliced in (the
+            # same bytes as the whole document encoded: compact, in this key order).
+            if self._cluster_json is None:
+                self._cluster_json = _json(self.cluster_spec())
+            return f'{{"cluster":{self._cluster_json},"task":{_json(task)},"environment":"cloud"}}'
+        return _json(doc)
 
     def is_master(self, rtype: str, index: int) -> bool:
         """Chief and Master pods lead; without them, worker 0 does (the operator's IsMasterRole)."""

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 __all__ = ["ImageReference", "parse_image"]
 
@@ -43,6 +44,8 @@ _IMAGE_ID = re.compile(r"[a-f0-9]{64}")
 NAME_TOTAL_LENGTH_MAX = 255
 #: Longer than any valid reference: a name, a tag and a sha512 digest, with room to spare.
 MAX_REFERENCE = 1024
+#: Image references parse_image remembers (each at most MAX_REFERENCE characters).
+IMAGES_REMEMBERED = 1024
 
 
 @dataclass(frozen=True)
@@ -62,12 +65,19 @@ class ImageReference:
 def parse_image(text: str) -> ImageReference | str:
     """The reference ``text`` names, or why the kubelet cannot parse it (the message of
     ``ParseNormalizedNamed``, with what it means)."""
-    if not text:
-        return "repository name must have at least one component"
     if len(text) > MAX_REFERENCE:
         # No reference is that long (a name of 255, a tag of 128, a digest): and the pattern
         # is never run on a text without bound.
         return f"invalid reference format: longer than {MAX_REFERENCE} characters"
+    return _parse_image(text)
+
+
+@lru_cache(maxsize=IMAGES_REMEMBERED)
+def _parse_image(text: str) -> ImageReference | str:
+    """:func:`parse_image` of a text of at most :data:`MAX_REFERENCE` characters, remembered:
+    a stack's pods name the same few images thousands of times."""
+    if not text:
+        return "repository name must have at least one component"
     if text != text.strip() or any(c.isspace() for c in text):
         return "invalid reference format: an image reference has no spaces"
     if _IMAGE_ID.fullmatch(text):
