@@ -11,6 +11,8 @@ from dataclasses import fields
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubetrain.builders.lifecycle import lifecycle_annotations
 from kubetrain.builders.order import sort_key
@@ -326,3 +328,23 @@ def test_of_finds_a_row_attached_after_it_was_asked(own_catalogue) -> None:
     pods = catalog.Pods(items=("spec", "steps"), each="list", template=("pod",))
     row = catalog.attach(("late.example.com", "Job"), "pods", pods)
     assert catalog.of(obj) is row and catalog.of(obj).pods is pods
+
+
+@settings(max_examples=30, deadline=None)
+@given(kinds=st.lists(st.text(min_size=1, max_size=12), min_size=1, max_size=40))
+def test_catalog_of_remembers_a_bounded_number_of_kinds(kinds: list[str]) -> None:
+    """catalog.of remembers at most OF_REMEMBERED (apiVersion, kind) pairs, whatever input
+    names, and gives the row lookup gives, remembered or not."""
+    saved = dict(catalog._OF)
+    try:
+        catalog._OF.clear()
+        catalog._OF.update({("x/v1", f"filler{i}"): catalog.lookup(("x", "y"))
+                            for i in range(catalog.OF_REMEMBERED - 5)})  # fmt: skip
+        for kind in kinds:
+            obj = {"apiVersion": "example.com/v1", "kind": kind}
+            assert catalog.of(obj) is catalog.lookup(("example.com", kind))
+            assert catalog.of(obj) is catalog.lookup(("example.com", kind))  # remembered
+            assert len(catalog._OF) <= catalog.OF_REMEMBERED
+    finally:
+        catalog._OF.clear()
+        catalog._OF.update(saved)

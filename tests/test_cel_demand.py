@@ -21,7 +21,7 @@ from kubetrain.kube.apiextensions import cel, celdemand
 from kubetrain.kube.apiextensions.celdemand import ALL, EACH, PRESENT, cut, demand
 from kubetrain.kube.apiextensions.definition import crd_versions
 from kubetrain.kube.apiextensions.schema import Node
-from kubetrain.kube.apiextensions.validation import _cel_cut, _cel_value
+from kubetrain.kube.apiextensions.validation import _cel_value
 
 from conftest import UPSTREAM_CRDS, needs_upstream_crds
 
@@ -157,7 +157,7 @@ def test_every_rule_gives_the_same_result_on_the_value_cut_down(data: st.DataObj
         label="value",
     )
     whole = _cel_value(node, value)
-    part = _cel_cut(node, value, node.create_demand)
+    part = _cel_value(node, value, node.create_demand)
     checked = 0
     for rule in node.create_rules:
         if rule.program is None:
@@ -218,3 +218,61 @@ def test_demand_of_what_cannot_be_read_is_all() -> None:
     assert demand(b"\xff\xff") == ALL
     assert celdemand.merge({"a": PRESENT}, {"a": {"b": ALL}}) == {"a": {"b": ALL}}
     assert celdemand.merge({"a": PRESENT}, ALL) == ALL
+
+
+_ESCAPED_RULES = [
+    "self.x__dash__y == 'a'",
+    "has(self.__namespace__) && self.namespace != ''",
+    "self.a__dot__b.all(i, !has(i.x__dash__y) || i.x__dash__y == 1)",
+    "size(self.a__dot__b) <= 2",
+    "has(self.plain) && self.plain.m.exists(k, k == 'a')",
+]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_escaped_names_are_cut_as_cel_names_them(data: st.DataObject) -> None:
+    """A schema whose property names CEL spells otherwise (``x-y`` as ``x__dash__y``, a
+    reserved ``namespace`` as ``__namespace__`` too): the value as CEL sees it, cut down to
+    what the rules read, gives each rule the result of the whole value as CEL sees it."""
+    from kubetrain.kube.apiextensions.schema import compile_schema
+
+    item = {"type": "object", "properties": {"x-y": {"type": "integer"}, "z": {"type": "string"}}}
+    schema = {
+        "type": "object",
+        "properties": {
+            "x-y": {"type": "string"},
+            "namespace": {"type": "string"},
+            "a.b": {"type": "array", "items": item},
+            "plain": {"type": "object", "properties": {"m": {
+                "type": "object", "additionalProperties": {"type": "string"}}}},
+        },
+        "x-kubernetes-validations": [{"rule": r} for r in _ESCAPED_RULES],
+    }  # fmt: skip
+    node = compile_schema(schema)
+    assert node.subtree_escapes and node.create_demand not in (ALL, PRESENT)
+    scalars = st.one_of(st.none(), st.integers(0, 2), st.sampled_from(["", "a", "b"]))
+    items = st.lists(st.dictionaries(st.sampled_from(["x-y", "z", "q"]), scalars, max_size=3),
+                     max_size=3)  # fmt: skip
+    value = data.draw(
+        st.fixed_dictionaries(
+            {},
+            optional={
+                "x-y": scalars,
+                "namespace": scalars,
+                "a.b": items,
+                "plain": st.fixed_dictionaries(
+                    {}, optional={"m": st.dictionaries(st.sampled_from("ab"), scalars)}
+                ),
+                "other": scalars,
+            },
+        )
+    )
+    whole = _cel_value(node, value)
+    part = _cel_value(node, value, node.create_demand)
+    checked = 0
+    for rule in node.create_rules:
+        assert rule.program is not None, rule.rule
+        checked += 1
+        assert _result(rule.program, part) == _result(rule.program, whole), rule.rule
+    assert checked == len(_ESCAPED_RULES)

@@ -1033,10 +1033,11 @@ def _pod_resources(containers: list[Mapping[str, Any]]) -> dict[str, Fraction]:
 
 
 def gang_sums(types: Mapping[str, GangType], min_member: int) -> list[dict[str, Fraction]]:
-    """Every minResources training-operator v1.9.3's CalcPGMinResources may give: it ranges
-    over the job's replica types (a Go map, in random order), sorts them by their priority,
-    highest first (ReplicasPriority.Less; sort.Sort keeps no order among equals), and sums the
-    pods' resources in that order until minMember pods are counted. Distinct sums, in a fixed
+    """Every minResources training-operator v1.9.3's CalcPGMinResources
+    (pkg/controller.v1/common/util.go) may give: it ranges over the job's replica types (a Go
+    map, in random order), sorts them by their priority, highest first (ReplicasPriority.Less;
+    sort.Sort keeps no order among equals), and sums the pods' resources in that order until
+    minMember pods are counted. Distinct sums, in a fixed
     order."""
     out: list[dict[str, Fraction]] = []
     for order in permutations(sorted(types)):

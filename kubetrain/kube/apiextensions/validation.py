@@ -742,37 +742,11 @@ def _mapping(value: Any) -> Mapping[str, Any]:
 # --- CEL -------------------------------------------------------------------------------------
 
 
-def _cel_value(node: Node, value: Any) -> Any:
-    """``value`` as CEL sees it: object properties under their escaped names."""
-    if not node.subtree_escapes:
-        return value
-    if isinstance(value, dict):
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            child = node.properties.get(key)
-            if child is not None:
-                name = escape_property(key)
-                if name is not None:
-                    out[name] = _cel_value(child, item)
-                    if key in RESERVED:
-                        # Kubernetes 1.31+ reads `self.namespace` as __namespace__ too.
-                        out[key] = out[name]
-            elif node.additional is not None:
-                out[key] = _cel_value(node.additional, item)
-            else:
-                out[key] = item
-        return out
-    if isinstance(value, list) and node.items is not None:
-        return [_cel_value(node.items, item) for item in value]
-    return value
-
-
-def _cel_cut(node: Node | None, value: Any, need: Demand) -> Any:
-    """:func:`_cel_value` of only what ``need`` reads (:func:`.celdemand.cut`, on the way)."""
-    if need == ALL:
-        return value if node is None else _cel_value(node, value)
+def _cel_value(node: Node | None, value: Any, need: Demand = ALL) -> Any:
+    """``value`` as CEL sees it (object properties under their escaped names), with only what
+    ``need`` reads of it (:func:`.celdemand.cut`, on the way; :data:`.celdemand.ALL`: all)."""
     if node is None or not node.subtree_escapes:
-        return cut(value, need)  # CEL's names are the value's own
+        return value if need == ALL else cut(value, need)  # CEL's names are the value's own
     if need == PRESENT:
         return None
     if isinstance(value, dict):
@@ -783,18 +757,20 @@ def _cel_cut(node: Node | None, value: Any, need: Demand) -> Any:
                 name = escape_property(key)
                 if name is None:
                     continue
+                # Kubernetes 1.31+ reads `self.namespace` as __namespace__ too.
                 names = (name, key) if key in RESERVED else (name,)
             else:
                 child, names = node.additional, (key,)
             for shown in names:
-                if (part := below(need, shown)) is not None:
-                    out[shown] = _cel_cut(child, item, part)
+                part = need if need == ALL else below(need, shown)
+                if part is not None:
+                    out[shown] = _cel_value(child, item, part)
         return out
     if isinstance(value, list):
-        each = need.get(EACH)
-        if each is None or len(need) > 1:
-            return _cel_value(node, value)
-        return [_cel_cut(node.items, item, each) for item in value]
+        each = ALL if need == ALL else need.get(EACH)
+        if each is None or (need != ALL and len(need) > 1):
+            each = ALL  # a field selected from a list: an error, which the whole list gives
+        return [_cel_value(node.items, item, each) for item in value]
     return value
 
 
@@ -841,7 +817,7 @@ def _rule_failures(node: Node, value: Any, path: Path) -> Iterator[RuleFailure]:
         return
     if node.create_rules:
         need = node.create_demand
-        cel_value = _cel_value(node, value) if need == ALL else _cel_cut(node, value, need)
+        cel_value = _cel_value(node, value, need)
         whole = None
         for rule in node.create_rules:
             failure = evaluate(

@@ -424,15 +424,18 @@ def of(obj: Mapping[str, Any]) -> Kind:
         # Asked about a dozen times per object by render's steps: found once per apiVersion.
         found = _OF.get((api_version, kind))
         if found is None:
-            found = _OF[api_version, kind] = lookup((api_version.rpartition("/")[0], kind))
+            found = lookup((api_version.rpartition("/")[0], kind))
+            if len(_OF) < OF_REMEMBERED:  # hand-written input may name any number of kinds
+                _OF[api_version, kind] = found
         return found
     group = api_version.rpartition("/")[0] if isinstance(api_version, str) else ""
     return lookup((group, kind if isinstance(kind, str) else ""))
 
 
 #: (apiVersion, kind) -> its row, as :func:`of` found it (emptied by :func:`attach`, which can
-#: give a kind the catalogue did not know a row of its own).
+#: give a kind the catalogue did not know a row of its own), for at most OF_REMEMBERED pairs.
 _OF: dict[tuple[str, str], Kind] = {}
+OF_REMEMBERED = 4096
 
 
 def pod_templates(obj: Any) -> list[PodTemplate]:
