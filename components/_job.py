@@ -44,10 +44,14 @@ class Expansion:
     warnings: tuple[str, ...] = ()
     #: The runtime a TrainJob runs on (its ``runtime`` argument).
     runtimes: Mapping[RuntimeKey, Runtime] = dataclasses.field(default_factory=dict)
+    #: The cluster's PriorityClasses (its ``priority_classes`` argument).
+    priorities: Mapping[str, int] = dataclasses.field(default_factory=dict)
 
     @property
     def ctx(self) -> BuildContext:
-        return BuildContext(self.settings, Target.PULUMI, runtimes=self.runtimes)
+        return BuildContext(
+            self.settings, Target.PULUMI, runtimes=self.runtimes, priorities=self.priorities
+        )
 
     @property
     def mode(self) -> Mode:
@@ -77,6 +81,8 @@ def expand(kind: type[JobDocument], args: Mapping[str, Any], where: str) -> Expa
         return cached
     settings = plain.pop("settings", None) or {}
     runtime_args = plain.pop("runtime", None) if kind is TrainJob else None
+    ordered = kind.API_VERSION.partition("/")[0] in PRIORITY_ORDERED_GROUPS
+    priorities = _priorities(plain.pop(PRIORITY_CLASSES, None), where) if ordered else {}
     document = {"apiVersion": kind.API_VERSION, "kind": kind.KIND, **plain}
     loaded, stack_settings = load_job(document, settings=settings, file=where)
     runtimes: dict[RuntimeKey, Runtime] = {}
@@ -85,18 +91,44 @@ def expand(kind: type[JobDocument], args: Mapping[str, Any], where: str) -> Expa
         runtime = runtime_from_args(runtime_args or {}, job, stack_settings, where)
         runtimes[runtime_key(job)] = runtime
     found: list[Problem] = []
-    ctx = BuildContext(stack_settings, Target.PULUMI, runtimes=runtimes)
+    ctx = BuildContext(stack_settings, Target.PULUMI, runtimes=runtimes, priorities=priorities)
     manifests = tuple(build_job(loaded, ctx, found))
     # Named by ``where`` (the component), which already says what the builder's title says.
     title = f"{loaded.title}: "
     warnings = tuple(
         str(dataclasses.replace(w, message=w.message.removeprefix(title))) for w in sorted(found)
     )
-    expansion = Expansion(loaded, stack_settings, manifests, warnings, runtimes)
+    expansion = Expansion(loaded, stack_settings, manifests, warnings, runtimes, priorities)
     if len(_CACHE) >= _CACHE_SIZE:
         _CACHE.clear()
     _CACHE[key] = expansion
     return expansion
+
+
+#: The argument naming the cluster's PriorityClasses (every job kind whose gang orders its pods
+#: by priority declares it; :func:`job_args` gives it from a stack's manifests).
+PRIORITY_CLASSES = "priority_classes"
+#: The API groups of the job kinds that declare it: the training operator's and the MPI
+#: Operator's (kubeflow.org) and Volcano's Job.
+PRIORITY_ORDERED_GROUPS = frozenset({"kubeflow.org", "batch.volcano.sh"})
+#: A PriorityClass's value is an int32 (scheduling.k8s.io/v1).
+_INT32 = range(-(2**31), 2**31)
+
+
+def _priorities(value: Any, where: str) -> dict[str, int]:
+    """The ``priority_classes`` argument: PriorityClass names to int32 values."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InputError([Problem(where, None, (PRIORITY_CLASSES,), "must be a mapping")])
+    problems = [
+        Problem(where, None, (PRIORITY_CLASSES, name), "must be an integer (an int32)")
+        for name, v in value.items()
+        if type(v) is not int or v not in _INT32
+    ]
+    if problems:
+        raise InputError(problems)
+    return dict(value)
 
 
 def _plain(value: Any, path: tuple[PathPart, ...], where: str) -> Any:
@@ -140,10 +172,12 @@ def job_args(
     loaded: LoadedJob,
     settings: StackSettings,
     runtimes: Mapping[RuntimeKey, Runtime] | None = None,
+    priorities: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
     """Component arguments for a job loaded from a stack: its metadata (namespace resolved), its
     body in the form builders use (a v1alpha1 TFJob converted to v1) and the stack's settings;
-    a TrainJob's runtime from ``runtimes``."""
+    a TrainJob's runtime from ``runtimes``; the stack's PriorityClasses (``priorities``) for
+    the kinds whose gang orders its pods by them."""
     job = loaded.job
     body = job.model_dump(exclude_none=True, exclude={"api_version", "kind", "metadata"})
     out = {
@@ -160,6 +194,8 @@ def job_args(
                 out["runtime"]["namespace"] = namespace
             if runtime.spec_data is not None:
                 out["runtime"]["spec"] = dict(runtime.spec_data)
+    if priorities and job.API_VERSION.partition("/")[0] in PRIORITY_ORDERED_GROUPS:
+        out[PRIORITY_CLASSES] = dict(sorted(priorities.items()))
     return out
 
 

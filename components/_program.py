@@ -10,6 +10,7 @@ import pulumi
 
 from kubetrain.builders import build_stack
 from kubetrain.builders.context import Target
+from kubetrain.builders.gang import priority_classes
 from kubetrain.models import InputError, JobDocument, LoadedJob, Problem, Stack, declarations
 
 from . import (  # noqa: F401  (attach the components)
@@ -115,6 +116,7 @@ def deploy_stack(stack: Stack) -> dict[str, JobComponent]:
         ("apiextensions.k8s.io/v1", "CustomResourceDefinition", "", name)
         for name in stack.settings.external.custom_resource_definitions
     }
+    priorities = priority_classes(m.obj for m in stack.manifests)
     out: dict[str, JobComponent] = {}
     for loaded in stack.jobs:
         name = component_name(loaded)
@@ -123,7 +125,7 @@ def deploy_stack(stack: Stack) -> dict[str, JobComponent]:
         # The stack's warnings are logged above, located in the stack file: not again here.
         out[name] = cls(
             name,
-            job_args(loaded, stack.settings, stack.runtimes),
+            job_args(loaded, stack.settings, stack.runtimes, priorities),
             opts,
             exclude=exclude,
             warn=False,

@@ -75,6 +75,12 @@ class VolcanoJobArgs(TypedDict):
     """The Job's spec, as in a batch.volcano.sh/v1alpha1 Job manifest."""
     settings: NotRequired[SettingsArgs]
     """Stack-level settings (namespace default, GPU resource name, mode...). Default: none."""
+    priority_classes: NotRequired[dict[str, int]]
+    (
+        "Value of each PriorityClass the cluster holds, by name: a gang smaller than the job "
+        "sums the pods of higher-priority replica types first, as the operator does (the "
+        "API server's own classes are known). Default: none."
+    )
 
 
 class VolcanoJob(pulumi.ComponentResource):

@@ -21,24 +21,30 @@ unchanged when gang scheduling does not apply. It applies when the stack sets
 A pod template that already names a scheduler keeps it, as with the operator (``validate``'s
 ``gang-scheduling`` rule then reports the pod, since it would never join its gang).
 
-``minResources`` (when not given) is the exact sum of the requests of the first ``minMember``
-pods in output order. For the training operator's kinds a container's limits count only when
-it gives no requests at all (its ``AddResourceList``); for the MPI Operator's and kubetrain's own
-gangs each resource falls back to the container's limit when it has no request (what the API
-server's defaulting gives the scheduler). Where kubetrain differs from the operators: they
-order replica types by the value of their PriorityClass, which is not known at render time, and
-the training operator orders types of equal priority as Go iterates a map (at random); kubetrain
-keeps the job's own order (for TFJob: Chief, Master, PS, Worker, Evaluator). The MPI Operator
-gives Volcano pods no ``volcano.sh/task-spec``.
+``minResources`` (when not given) sums the requests of the pods the gang needs, as each operator
+picks them. The training operator (``CalcPGMinResources``) takes the first ``minMember`` pods of
+its replica types ordered by the value of their pod template's PriorityClass, highest first; the
+MPI Operator (``calPGMinResource``) takes the launcher and ``minMember - 1`` workers (the
+lower-priority replica type is the one cut); kubetrain's own gangs take the first ``minMember``
+pods in output order. A PriorityClass's value is known when the stack delivers it
+(``kubetrain:manifests``) or the API server makes it (``system-cluster-critical``,
+``system-node-critical``); any other name counts as 0, as the operators count a class their
+lister does not find. The operators order types of equal priority as Go iterates a map (at
+random); kubetrain keeps the job's own order (for TFJob: Chief, Master, PS, Worker, Evaluator).
+For the training operator's kinds a container's limits count only when it gives no requests at
+all (its ``AddResourceList``); for the MPI Operator's and kubetrain's own gangs each resource
+falls back to the container's limit when it has no request (what the API server's defaulting
+gives the scheduler). The MPI Operator gives Volcano pods no ``volcano.sh/task-spec``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..kube import catalog
+from ..kube.apiserver.policy import SYSTEM_PRIORITY_CLASSES
 from ..kube.catalog import PodTemplate
 from ..kube.quantity import Quantity, canonical_quantity, format_quantity, parse_quantity
 from ..models.stack import StackSettings
@@ -53,12 +59,16 @@ __all__ = [
     "GangJob",
     "GangPolicy",
     "GangScheduler",
+    "ReplicaPods",
     "gang_scheduler",
     "is_gang_member",
+    "mpi_min_resources",
     "pod_count",
     "pod_group",
     "pod_requests",
     "pod_templates",
+    "priority_classes",
+    "priority_of",
     "with_gang_scheduling",
 ]
 
@@ -89,6 +99,23 @@ DEFAULT_QUEUE = "default"
 #: The label whose value names a pod's task (replica type); else the object's name is used.
 TASK_LABEL = "app.kubernetes.io/component"
 STATEFUL_SET = ("apps", "StatefulSet")
+PRIORITY_CLASS = catalog.GroupKind("scheduling.k8s.io", "PriorityClass")
+
+
+def priority_classes(manifests: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """The value of each PriorityClass among ``manifests``, by name (one of the wrong shape,
+    which validate refuses, counts as none): with the API server's own
+    (:data:`SYSTEM_PRIORITY_CLASSES`), what the operators' PriorityClass listers see."""
+    out: dict[str, int] = {}
+    for obj in manifests:
+        if catalog.GroupKind.of(obj) != PRIORITY_CLASS:
+            continue
+        meta = obj.get("metadata")
+        name = meta.get("name") if isinstance(meta, Mapping) else None
+        value = obj.get("value")
+        if isinstance(name, str) and type(value) is int:
+            out.setdefault(name, value)
+    return out
 
 
 @dataclass(frozen=True)
@@ -119,6 +146,15 @@ class GangJob:
     labels: Mapping[str, str] = field(default_factory=dict)
     annotations: Mapping[str, str] = field(default_factory=dict)
     code: GangCode = "kubetrain"
+    #: The value of each PriorityClass the cluster holds (:func:`priority_classes`): the
+    #: operators sum the pods of higher-priority replica types first.
+    priorities: Mapping[str, int] = field(default_factory=dict, compare=False, hash=False)
+    #: The job's own minResources for a gang of ``minMember`` pods, where its operator does not
+    #: sum the first pods (the MPI Operator: :func:`mpi_min_resources`); ``None`` from it: the
+    #: PodGroup has no minResources.
+    min_resources_of: Callable[[int], dict[str, str] | None] | None = field(
+        default=None, compare=False, hash=False
+    )
 
     @property
     def task_spec(self) -> bool:
@@ -187,22 +223,75 @@ def pod_requests(
     return total
 
 
+def priority_of(pod_spec: Mapping[str, Any], priorities: Mapping[str, int]) -> int:
+    """The value of a pod's PriorityClass as the operators' listers give it (``priorities``,
+    else the API server's own classes): 0 for none, or for a class the cluster does not hold."""
+    name = pod_spec.get("priorityClassName")
+    if not isinstance(name, str):
+        return 0
+    return priorities.get(name, SYSTEM_PRIORITY_CLASSES.get(name, 0))
+
+
 def min_resources(
-    objs: list[dict[str, Any]], members: int, limits_per_container: bool = False
+    objs: list[dict[str, Any]],
+    members: int,
+    limits_per_container: bool = False,
+    priorities: Mapping[str, int] | None = None,
 ) -> dict[str, str]:
-    """Summed requests of the first ``members`` pods, canonical quantities by resource name."""
+    """Summed requests of the first ``members`` pods, canonical quantities by resource name: in
+    output order, or with ``priorities`` the pods of higher-priority PriorityClasses first, in
+    output order among equal ones (training-operator v1.9.3 ``CalcPGMinResources``: replica
+    types sorted by priority, highest first; a job's pods of one type are together)."""
+    found = [t for obj in objs for t in pod_templates(obj)]
+    if priorities is not None:
+        found.sort(key=lambda t: -priority_of(_mapping(t.template, "spec"), priorities))
     total: dict[str, Quantity] = {}
     left = members
-    for obj in objs:
-        for found in pod_templates(obj):
-            take = min(found.count, left)
-            if take <= 0:
-                continue
-            left -= take
-            spec = found.template.get("spec") or {}
-            for name, q in pod_requests(spec, limits_per_container).items():
-                scaled = Quantity(q.value * take, q.format)
-                total[name] = total[name] + scaled if name in total else scaled
+    for template in found:
+        take = min(template.count, left)
+        if take <= 0:
+            continue
+        left -= take
+        spec = template.template.get("spec") or {}
+        for name, q in pod_requests(spec, limits_per_container).items():
+            scaled = Quantity(q.value * take, q.format)
+            total[name] = total[name] + scaled if name in total else scaled
+    return {name: format_quantity(q) for name, q in sorted(total.items())}
+
+
+@dataclass(frozen=True)
+class ReplicaPods:
+    """One replica type of a job as its operator's gang code reads it."""
+
+    rtype: str
+    pod_spec: Mapping[str, Any]
+    replicas: int
+
+
+def mpi_min_resources(
+    types: list[ReplicaPods], members: int, priorities: Mapping[str, int]
+) -> dict[str, str] | None:
+    """An MPIJob's minResources (MPI Operator v0.8.2 ``pkg/controller/podgroup.go``
+    ``calPGMinResource``, after ``calculatePGMinResources``): none for a gang of no pods;
+    else every pod of the launcher and worker types, highest priority first, except that when
+    they outnumber ``members`` the second type (the workers, where the priorities are equal)
+    counts ``members - 1`` pods, a type counted 0 times still naming its resources (its
+    ``addResources``: each resource a container requests, else its limit)."""
+    if members == 0 or not types:
+        return None
+    order = sorted(types, key=lambda t: -priority_of(t.pod_spec, priorities))
+    counts = [t.replicas for t in order]
+    if len(order) > 1 and counts[0] + counts[1] > members:
+        same = priority_of(order[0].pod_spec, priorities) == priority_of(
+            order[1].pod_spec, priorities
+        )
+        cut = [t.rtype for t in order].index("Worker") if same else 1
+        counts[cut] = members - 1
+    total: dict[str, Quantity] = {}
+    for rtype, count in zip(order, counts, strict=True):
+        for name, q in pod_requests(rtype.pod_spec).items():
+            scaled = Quantity(q.value * count, q.format)
+            total[name] = total[name] + scaled if name in total else scaled
     return {name: format_quantity(q) for name, q in sorted(total.items())}
 
 
@@ -215,13 +304,20 @@ def pod_group(
     """The PodGroup of ``job`` whose pods are in ``objs``."""
     policy = policy or GangPolicy()
     members = policy.min_available or pod_count(objs)
+    resources: dict[str, str] | None
     if policy.min_resources is not None:
         resources = {k: canonical_quantity(v) for k, v in sorted(policy.min_resources.items())}
+    elif job.min_resources_of is not None:
+        resources = job.min_resources_of(members)
     else:
-        resources = min_resources(objs, members, job.limits_per_container)
+        ordered = job.priorities if job.code == "training-operator" else None
+        resources = min_resources(objs, members, job.limits_per_container, ordered)
     volcano_empty = scheduler == "volcano" and job.empty_min_resources
     empty: dict[str, str] | None = {} if volcano_empty else None
-    spec: dict[str, Any] = {"minMember": members, "minResources": resources or empty}
+    spec: dict[str, Any] = {
+        "minMember": members,
+        "minResources": None if resources is None else resources or empty,
+    }
     if scheduler == "volcano":
         spec["queue"] = policy.queue or DEFAULT_QUEUE
         spec["priorityClassName"] = policy.priority_class or None

@@ -38,7 +38,14 @@ from ..kube.features import enabled_by_default
 from ..models.base import Mode
 from ..models.mpijob import SSH_CREDENTIAL_ANNOTATION, MPIJob
 from .context import BuildContext, Target
-from .gang import GangJob, GangPolicy, is_pod_group, with_gang_scheduling
+from .gang import (
+    GangJob,
+    GangPolicy,
+    ReplicaPods,
+    is_pod_group,
+    mpi_min_resources,
+    with_gang_scheduling,
+)
 from .kubeflow import JOB_NAME_LABEL, JOB_ROLE_LABEL, OPERATOR_NAME_LABEL, REPLICA_INDEX_LABEL
 from .kueue import QUEUE_LABEL, kueue_labels, label_jobs, label_pod_group
 from .lifecycle import SKIP_AWAIT
@@ -192,6 +199,16 @@ class MPIExpansion:
         first = pod_spec["containers"][0]
         mount = {"name": SSH_VOLUME, "mountPath": self.job.ssh_mount_path}
         first["volumeMounts"] = [*(first.get("volumeMounts") or []), mount]
+
+    def min_resources(self, members: int) -> dict[str, str] | None:
+        """calPGMinResource over the job's replica types, as the operator reads them (the
+        MPIJob's templates, GPUs named as the stack names them; SetDefaults_MPIJob's one
+        launcher, and no workers where the job gives no count)."""
+        types = [ReplicaPods("Launcher", self.pod_spec("Launcher", ""), 1)]
+        if self.job.worker is not None:
+            workers = self.job.worker_replicas()
+            types.append(ReplicaPods("Worker", self.pod_spec("Worker", ""), workers))
+        return mpi_min_resources(types, members, self.ctx.priorities)
 
     def pod_spec(self, rtype: str, hostname: str) -> dict[str, Any]:
         """The replica's pod spec with what both newWorker and newLauncherPodTemplate set."""
@@ -377,6 +394,7 @@ class MPIExpansion:
             app_labels("mpijob", self.name),
             self.job.metadata.annotations,
             code="mpi-operator",
+            min_resources_of=self.min_resources,
         )
         out = with_gang_scheduling(objs, gang, self.ctx.settings, policy)
         if suspended:

@@ -15,6 +15,7 @@ from ..models.load import JobSource, LoadedJob, LoadedManifest, Stack
 from ..parallel import ChunkMapper, serial
 from .clusters import with_node_selector
 from .context import BuildContext, Target
+from .gang import priority_classes
 from .kueue import leave_suspend_to_kueue
 from .lifecycle import await_annotations, lifecycle_annotations
 from .meta import is_shared, plain_copy
@@ -233,6 +234,7 @@ def build_stack(
         target,
         runtimes=stack.runtimes,
         node_selector=stack.cluster.node_selector if stack.cluster is not None else {},
+        priorities=priority_classes(m.obj for m in stack.manifests),
     )
     external_crds = set(stack.settings.external.custom_resource_definitions)
     seen: dict[tuple[str, str, str, str], Built] = {}

@@ -46,6 +46,7 @@ from ..kube.quantity import Quantity, format_quantity, parse_quantity
 from ..models.base import Mode
 from ..models.volcanojob import NATIVE_PLUGINS, VolcanoJob, VolcanoTask
 from .context import BuildContext
+from .gang import priority_of
 from .meta import app_labels, manifest, merge, normalize_pod_gpus, object_meta, plain_copy
 from .registry import BuildProblem, Origins, builder, locator
 from .secrets import CredentialRef, SecretSpec, secret_manifests
@@ -304,8 +305,9 @@ class VolcanoExpansion:
         return manifest(POD_GROUP_API_VERSION, "PodGroup", meta, spec=spec)
 
     def min_resources(self) -> dict[str, str]:
-        """calcPGMinResources: tasks in priority order (a sort that keeps the job's order where
-        priorities are equal; kubetrain reads no PriorityClass, so every task's is 0), then
+        """calcPGMinResources: tasks in the order of their template's PriorityClass value,
+        highest first (:func:`.gang.priority_of`; Go's ``sort.Sort`` keeps the job's order
+        among equal ones for up to 12 tasks, an insertion sort, and kubetrain for any), then
         CalcFirstCountResources when the job's minAvailable is below the tasks' minimums
         summed, else CalcPGMinResources (the tasks' minimums, filled up to minAvailable)."""
         job = self.job
@@ -319,7 +321,11 @@ class VolcanoExpansion:
                 scaled = Quantity(q.value * pods, q.format)
                 total[name] = total[name] + scaled if name in total else scaled
 
-        tasks = [t for t, _ in self.tasks]
+        priorities = self.ctx.priorities
+        tasks = sorted(
+            (t for t, _ in self.tasks),
+            key=lambda t: -priority_of(t.template.get("spec") or {}, priorities),
+        )
         minimums = [job.min_task_member(t) for t in tasks]
         if count < sum(minimums):
             for task in tasks:  # CalcFirstCountResources
