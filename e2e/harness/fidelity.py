@@ -376,7 +376,8 @@ TOLERANCES: list[Tolerance] = [
         "a gang smaller than its job sums the requests of its first minMember pods; "
         "training-operator v1.9.3 orders replica types by their PriorityClass's value and "
         "types of equal priority as Go iterates a map, at random (CalcPGMinResources), so "
-        "which pods it sums differs from run to run; kubetrain sums them in the job's order. "
+        "which pods it sums differs from run to run; kubetrain orders them by priority too, "
+        "types of equal priority in the job's order. "
         "Both values must be among the sums of the orders the operator may take (gang_sums); "
         "pinned by a gang whose orders give more than one sum, compared",
         _partial_gang,
