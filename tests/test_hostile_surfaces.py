@@ -9,6 +9,7 @@ import copy
 import json
 import os
 import shutil
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -315,6 +316,9 @@ def hand_edits(draw: st.DrawFn) -> tuple[str, str]:
         # What the TrainJob says it runs, as JSON of any shape (the schema sees a string).
         runs = draw(st.lists(st.dictionaries(st.sampled_from(["pods", "requests"]), HOSTILE)))
         annotations[RUNS] = json.dumps(draw(st.sampled_from([runs, runs[:1], {"pods": 1}])))
+        if draw(st.booleans()):  # JSON nested past what Python's decoder recurses into
+            depth = draw(st.integers(1, 3000))
+            annotations[RUNS] = '[{"pods":2,"requests":' + "[" * depth + "]" * depth + "}]"
     return name, header + yaml.safe_dump(obj)
 
 
@@ -338,6 +342,52 @@ def test_no_hand_edited_rendered_tree_breaks_plan(edits: list[tuple[str, str]]) 
         assert check_contract(root, "plan", "--output", "json") in (0, 1, 2)
     finally:
         shutil.rmtree(root)
+
+
+def test_plan_reads_a_runs_annotation_nested_past_pythons_recursion() -> None:
+    """What a TrainJob says it runs, hand-edited into JSON 1,200 brackets deep: not read (the
+    JSON decoder recursed past Python's limit and plan ended in a RecursionError)."""
+    root = project()
+    try:
+        (root / "stacks" / "Pulumi.dev.yaml").write_text(yaml.safe_dump({"config": PLANNED}))
+        edited = 0
+        for name, text in _rendered_base().items():
+            obj = yaml.safe_load(text)
+            runs = ((obj or {}).get("metadata") or {}).get("annotations", {}).get(RUNS)
+            if runs is not None:
+                nested = "[" * 1200 + "]" * 1200
+                obj["metadata"]["annotations"][RUNS] = f'[{{"pods":2,"requests":{nested}}}]'
+                header = "".join(ln for ln in text.splitlines(keepends=True) if ln[:1] == "#")
+                text = header + yaml.safe_dump(obj)
+                edited += 1
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text(text)
+        assert edited, "the planned stack renders a TrainJob"
+        old = os.getcwd()
+        os.chdir(root)
+        try:
+            result = CliRunner().invoke(main, ["plan"], catch_exceptions=False)
+        finally:
+            os.chdir(old)
+        assert result.exit_code == 0, result.output
+    finally:
+        shutil.rmtree(root)
+
+
+def test_a_docker_config_nested_past_pythons_recursion_is_refused_unseen(tmp_path: Path) -> None:
+    nested = "[" * 5000 + "]" * 5000
+    secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "regcred", "namespace": "ml"},
+        "type": "kubernetes.io/dockerconfigjson",
+        "stringData": {".dockerconfigjson": '{"auths": ' + nested + "}"},
+    }
+    file = tmp_path / "secret.yaml"
+    file.write_text(yaml.safe_dump(secret))
+    result = CliRunner().invoke(main, ["validate", str(file)], catch_exceptions=False)
+    assert result.exit_code == 1, result.output
+    assert "levels deep, which kubetrain reads (the value is not shown)" in result.output
 
 
 # --- CRDs: float extremes in value validations ----------------------------------------------

@@ -1066,7 +1066,7 @@ def runs_of(obj: Mapping[str, Any]) -> list[dict[str, Any]]:
         return []
     try:
         runs = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # a hand-edited file: nested past what Python reads
         return []
     return [r for r in runs if isinstance(r, dict)] if isinstance(runs, list) else []
 

@@ -9,6 +9,7 @@ import binascii
 import ipaddress
 import json
 import re
+import sys
 from base64 import b64decode
 from typing import Any
 
@@ -342,6 +343,12 @@ def validate_secret(errs: Errors, obj: dict[str, Any]) -> None:
                 json.loads(decoded[key])
             except ValueError:
                 errs.add(("data", key), "must be JSON (the value is not shown)")
+            except RecursionError:  # Go reads 10,000 levels; Python's recursion limit fewer
+                errs.add(
+                    ("data", key),
+                    f"must be JSON nested at most {sys.getrecursionlimit()} levels deep, which "
+                    "kubetrain reads (the value is not shown)",
+                )
     elif kind == "kubernetes.io/basic-auth":
         if "username" not in decoded and "password" not in decoded:
             errs.required(("data", "username"))
