@@ -106,6 +106,15 @@ def _errors_to_exit_codes(fn: F) -> F:
             where = display_path(exc.filename) if exc.filename else "kubetrain"
             _echo(printable(f"{where}: {exc.strerror or exc}"), err=True)
             sys.exit(EXIT_INPUT)
+        except MemoryError:
+            # Inputs within every bound of docs/limits.md fit in about 1.1 GB; a process
+            # allowed less (ulimit -v) stops here, having written nothing (as for any error).
+            _echo(
+                "kubetrain: out of memory: the inputs need more memory than this process may "
+                "use (docs/limits.md says what each input costs)",
+                err=True,
+            )
+            sys.exit(EXIT_INPUT)
         except KeyboardInterrupt:
             # The writers stopped and their staging folders are gone (PendingTree): every
             # folder holds its old tree or its new one.

@@ -112,3 +112,26 @@ def test_outside_a_project(tmp_path: Path, run, pulumi_yaml: str | None, message
     (tmp_path / "stacks" / "Pulumi.dev.yaml").write_text(STACK)
     assert run("render", cwd=tmp_path).exit_code == 0
     assert (tmp_path / "rendered" / "dev" / "default" / "job-a-worker-2.yaml").is_file()
+
+
+def test_running_out_of_memory_is_said_without_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process allowed less memory than its inputs need (``ulimit -v``) stops with exit 2
+    and one line, having written nothing."""
+    from click.testing import CliRunner
+
+    from kubetrain import app
+    from kubetrain.cli import main
+
+    def exhausted(*args: object, **kwargs: object) -> None:
+        raise MemoryError
+
+    monkeypatch.setattr(app, "load_stacks", exhausted)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "Pulumi.yaml").write_text("name: p\nruntime: python\n")
+    (tmp_path / "Pulumi.dev.yaml").write_text("config: {}\n")
+    result = CliRunner().invoke(main, ["render"], catch_exceptions=False)
+    assert result.exit_code == 2
+    assert result.stderr.startswith("kubetrain: out of memory: the inputs need more memory")
+    assert not (tmp_path / "rendered").exists()

@@ -36,10 +36,10 @@ import math
 import os
 import re
 import stat
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 from yaml import _yaml
@@ -75,6 +75,7 @@ __all__ = [
     "list_problem",
     "load_all",
     "load_documents",
+    "located_documents",
     "note_glob",
     "os_message",
     "parse_documents",
@@ -1184,6 +1185,94 @@ def _line_tables(text: str) -> list[dict[Path_, int]]:
 
 
 _NULL = "tag:yaml.org,2002:null"
+
+
+def located_documents(
+    text: str, file: str, wanted: Mapping[int, Collection[Path_]]
+) -> list[Document] | None:
+    """The documents of ``text`` (without their values) able to say the line of each path of
+    ``wanted[i]`` in document ``i`` (:func:`_wanted_lines`), or ``None`` where only composing
+    the text again finds them."""
+    tables = _wanted_lines(text, wanted)
+    if tables is None:
+        return None
+    source = _Lines(text, file, tables)
+    return [Document(file, i, None, source) for i in range(len(tables))]
+
+
+def _wanted_lines(
+    text: str, wanted: Mapping[int, Collection[Path_]]
+) -> list[dict[Path_, int]] | None:
+    """For each non-empty document ``i`` of ``text`` (a text :func:`load_all` read without a
+    problem), the line of each path of ``wanted[i]`` and of each of its ancestors, as
+    :func:`_line_tables` gives them, read from the parser's events: nothing is composed, so
+    what this keeps is the wanted paths and the nesting of the current node (a document of a
+    million nodes, composed, took 700 MB). ``None`` for a text with an anchor, an alias, a
+    merge key or a key that is not a scalar, whose paths only composing resolves."""
+    if "<<" in text:
+        return None
+    targets_of = {
+        i: {(), *(p[:n] for p in paths for n in range(len(p) + 1))} for i, paths in wanted.items()
+    }
+    loader = _Loader(text)
+    tables: list[dict[Path_, int]] = []
+    # Open mappings and sequences: [is a mapping, path, the key read (a mapping) or the next
+    # index (a sequence), whether a mapping's next node is a key].
+    stack: list[list[Any]] = []
+    table: dict[Path_, int] = {}
+    targets: set[Path_] = set()
+    try:
+        while (got := loader.get_event()) is not None:
+            kind = type(got)
+            if kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+                stack.pop()
+                continue
+            if kind is yaml.AliasEvent:
+                return None
+            if kind not in _NODE_EVENTS:
+                continue
+            event = cast(yaml.ScalarEvent, got)  # or a collection's start: anchor and tag too
+            if event.anchor is not None:
+                return None
+            line = _line_of(event)
+            if not stack:  # a document's root
+                if kind is yaml.ScalarEvent and _is_null(loader, event):
+                    continue  # an empty document, which loading skips
+                table, targets = {}, targets_of.get(len(tables), set())
+                tables.append(table)
+                path: Path_ = ()
+            else:
+                frame = stack[-1]
+                if frame[0] and frame[3]:  # a mapping's key
+                    if kind is not yaml.ScalarEvent:
+                        return None
+                    frame[2], frame[3] = event.value, False
+                    key = (*frame[1], event.value)
+                    if key in targets:
+                        table[key] = line
+                    continue
+                if frame[0]:
+                    path, frame[3] = (*frame[1], frame[2]), True
+                else:
+                    path = (*frame[1], frame[2])
+                    frame[2] += 1
+            if path in targets:
+                table.setdefault(path, line)
+            if kind is yaml.MappingStartEvent:
+                stack.append([True, path, None, True])
+            elif kind is yaml.SequenceStartEvent:
+                stack.append([False, path, 0, False])
+    finally:
+        loader.dispose()
+    return tables
+
+
+def _is_null(loader: _Loader, event: yaml.ScalarEvent) -> bool:
+    """Whether a scalar event is a null, as composing resolves it."""
+    tag = event.tag
+    if tag is None or tag == "!":
+        tag = loader.resolve(yaml.ScalarNode, event.value, event.implicit)
+    return tag == _NULL
 
 
 def _tab_message(text: str, line: int | None) -> str | None:

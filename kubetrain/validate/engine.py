@@ -31,6 +31,7 @@ from ..models.source import (
     file_kind,
     list_problem,
     load_all,
+    located_documents,
     os_message,
     parse_documents,
     read_text,
@@ -622,10 +623,19 @@ def add_lines(report: Report, texts: dict[str, str]) -> None:
         if r.findings and r.file in texts:
             by_file.setdefault(r.file, []).append(r)
     for file, results in by_file.items():
-        try:
-            docs = parse_documents(texts[file], file)
-        except InputError:
-            continue
+        text = texts[file]
+        wanted: dict[int, list[tuple[PathPart, ...]]] = {}
+        for r in results:
+            paths = wanted.setdefault(r.document, [])
+            paths += [r.within, *((*r.within, *f.path) for f in r.findings)]
+        # The lines of the findings' fields alone, from the parser's events; composed again
+        # only where anchors or merges need it.
+        docs = located_documents(text, file, wanted)
+        if docs is None:
+            try:
+                docs = parse_documents(text, file)
+            except InputError:
+                continue
         for r in results:
             if r.document < len(docs):
                 doc = docs[r.document]
