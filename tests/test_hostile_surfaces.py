@@ -945,7 +945,41 @@ PRIVILEGED = {
     "patch-privileged": ("patch", {"containers": [{"name": "node", "securityContext": {"privileged": True}}]}),
     "patch-hostPath": ("patch", {"volumes": [{"name": "root", "hostPath": {"path": "/"}}]}),
     "patch-capability": ("patch", {"containers": [{"name": "node", "securityContext": {"capabilities": {"add": ["SYS_ADMIN"]}}}]}),
+    "hostPort": ("runtime", {"containers": [{"name": "node", "ports": [{"name": "http", "containerPort": 80, "hostPort": 80}]}]}),
 }  # fmt: skip
+
+
+def test_an_unnamed_host_port_of_a_runtime_is_one_the_trainer_drops() -> None:
+    """The trainer upserts each container's ports by port or name (Trainer v2.3.0
+    ``apply.UpsertPort``, ``byContainerPortOrName``), and two unnamed ports count as the same:
+    the torch plugin's port 29500 takes the place of a runtime's only unnamed port, host port
+    and all. What it runs then asks for no host port, so Pod Security has nothing to refuse;
+    a named host port stays, and is refused (PRIVILEGED above)."""
+    runtime = copy.deepcopy(RUNTIME)
+    template = runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]
+    template["template"]["spec"]["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": 80}]
+    config: dict[str, Any] = {
+        "kubetrain:namespace": "ml",
+        "kubetrain:nativeWorkload": "jobset",  # a TrainJob's native mode
+        "kubetrain:podSecurity": "baseline",
+        "kubetrain:manifests": [runtime],
+        "kubetrain:jobs": [copy.deepcopy(TRAINJOB)],
+    }
+    root = project()
+    try:
+        (root / "stacks" / "Pulumi.dev.yaml").write_text(yaml.safe_dump({"config": config}))
+        old = os.getcwd()
+        os.chdir(root)
+        try:
+            result = CliRunner().invoke(main, ["render", "--stdout"], catch_exceptions=False)
+        finally:
+            os.chdir(old)
+        assert result.exit_code == 0, result.stderr
+        (jobset,) = [d for d in yaml.safe_load_all(result.stdout) if d and d["kind"] == "JobSet"]
+        pod = jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+        assert pod["containers"][0]["ports"] == [{"containerPort": 29500}]
+    finally:
+        shutil.rmtree(root)
 
 
 def _deep_merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
