@@ -35,6 +35,11 @@ from .models.errors import did_you_mean, printable
 from .models.fields import FieldNode, kind_node
 from .models.kubeflow import REPLICA_TYPES_KEY
 from .models.load import find_project_root, stack_name, stack_name_problem
+from .models.load.kueue_rules import (
+    PRIORITY_CLASS_LABEL,
+    unknown_priority_class,
+    workload_priority_classes,
+)
 from .models.orphans import removal_causes
 from .models.source import display_path, file_kind, load_documents, watching_inputs
 from .models.stack import CONFIG_NAMESPACE, StackSettings, delivered_to
@@ -470,6 +475,8 @@ def _build(
         progress=progress.advance,
         chunks=_CHUNKS,
     )
+    if problems := _workload_priority_problems(stack, built):
+        raise InputError(problems)
     warnings += _queue_gates(stack, built)
     warnings += _foreign_namespaces(stack, built)
     planned = Planned(stack, built, out_dir, Report(), warnings=warnings)
@@ -512,6 +519,35 @@ def _has_queue_label(obj: Any) -> bool:
     meta = obj.get("metadata") if isinstance(obj, dict) else None
     labels = meta.get("labels") if isinstance(meta, dict) else None
     return isinstance(labels, dict) and QUEUE_LABEL in labels
+
+
+def _workload_priority_problems(stack: Stack, built: Sequence[Built]) -> list[Problem]:
+    """What Kueue would queue (an object with its queue label) whose own
+    ``kueue.x-k8s.io/priority-class`` names a WorkloadPriorityClass the stack neither delivers
+    nor declares: Kueue reads the label from the object it admits (a pod of its pod integration
+    has its template's labels), and makes no Workload for it. A job's own label is refused at
+    load, and not said again here."""
+    queued = [b for b in built if _has_queue_label(b.obj)]
+    if not queued:
+        return []
+    known = workload_priority_classes(stack.manifests, stack.settings)
+    jobs = {j.title: j for j in stack.jobs}
+    out: dict[tuple[str, str], Problem] = {}
+    for b in queued:
+        meta = b.obj["metadata"]
+        name = meta["labels"].get(PRIORITY_CLASS_LABEL)
+        job = jobs.get(b.source)
+        if not isinstance(name, str) or name in known or job is None:
+            continue
+        if job.document.metadata.labels.get(PRIORITY_CLASS_LABEL) == name:
+            continue  # the job's own label, refused at load
+        what = f"{b.obj.get('kind')} {meta.get('namespace', '')}/{meta.get('name')}"
+        message = (
+            f"{job.title}: {what} has {PRIORITY_CLASS_LABEL}: {name} (from a pod template's "
+            f"labels); {unknown_priority_class(name, what)}"
+        )
+        out.setdefault((b.source, name), job.source.problem((), message))
+    return list(out.values())
 
 
 def _queue_gates(stack: Stack, built: Sequence[Built]) -> list[Problem]:

@@ -671,6 +671,51 @@ def test_a_priority_class_that_does_not_exist_is_refused(name: str, where: str) 
         shutil.rmtree(root)
 
 
+@settings(max_examples=20, deadline=None)
+@given(
+    name=st.from_regex(r"\A[a-z]([a-z0-9-]{0,20}[a-z0-9])?\Z"),
+    where=st.sampled_from(["manifest", "external", "nowhere"]),
+)
+def test_a_pods_priority_class_that_does_not_exist_is_refused(name: str, where: str) -> None:
+    """Kueue's pod integration reads ``kueue.x-k8s.io/priority-class`` from the pod it admits:
+    a replica's template label that names a missing WorkloadPriorityClass leaves that pod with
+    no Workload, as the job's own label would."""
+    config = copy.deepcopy(PLANNED)
+    config["kubetrain:nativeWorkload"] = "pod"
+    tfjob = config["kubetrain:jobs"][1]
+    tfjob["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": "lq"}
+    template = tfjob["spec"]["tfReplicaSpecs"]["Worker"]["template"]
+    template.setdefault("metadata", {})["labels"] = {"kueue.x-k8s.io/priority-class": name}
+    if where == "manifest":
+        config["kubetrain:manifests"].append(
+            {
+                "apiVersion": "kueue.x-k8s.io/v1beta2",
+                "kind": "WorkloadPriorityClass",
+                "metadata": {"name": name},
+                "value": 1000,
+            }
+        )
+    elif where == "external":
+        config["kubetrain:external"] = {"workloadPriorityClasses": [name]}
+    root = project()
+    try:
+        text = yaml.dump({"config": config}, Dumper=KubectlDumper)
+        (root / "stacks" / "Pulumi.dev.yaml").write_text(text)
+        old = os.getcwd()
+        os.chdir(root)
+        try:
+            result = CliRunner().invoke(main, ["render"], catch_exceptions=False)
+        finally:
+            os.chdir(old)
+        refused = f"Pod ml/tf-worker-0 has kueue.x-k8s.io/priority-class: {name} (from a pod"
+        assert (refused in result.stderr) == (where == "nowhere"), result.stderr
+        assert result.stderr.count(refused) <= 1, "said once per job"
+        assert result.exit_code == (2 if where == "nowhere" else 0), result.stderr
+        assert (root / "rendered").exists() == (where != "nowhere")
+    finally:
+        shutil.rmtree(root)
+
+
 # --- the Pulumi TrainJob component ------------------------------------------------------------
 
 COMPONENT_ARGS: dict[str, Any] = {

@@ -14,6 +14,32 @@ QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 
 
+def workload_priority_classes(
+    manifests: Sequence[LoadedManifest], settings: StackSettings
+) -> set[str]:
+    """The WorkloadPriorityClasses a job may name: the stack's, and those it declares
+    (``kubetrain:external.workloadPriorityClasses``)."""
+    return {
+        str(m.obj["metadata"]["name"])
+        for m in manifests
+        if m.obj.get("kind") == "WorkloadPriorityClass"
+        and str(m.obj.get("apiVersion", "")).startswith("kueue.x-k8s.io/")
+    } | set(settings.external.workload_priority_classes)
+
+
+def unknown_priority_class(name: str, what: str) -> str:
+    """Why naming WorkloadPriorityClass ``name`` that does not exist stops ``what``: Kueue's
+    jobframework (v0.19.2 ``ExtractPriority``) gives a job its Workload only once
+    ``GetPriorityFromWorkloadPriorityClass`` finds the class; until then ``prepareWorkload``
+    fails and no Workload exists, so the job is never admitted."""
+    return (
+        f"WorkloadPriorityClass {name} is neither among the stack's manifests nor declared in "
+        f"{CONFIG_NAMESPACE}:external.workloadPriorityClasses: Kueue creates no Workload for "
+        f"{what} until it exists, so the job would wait for ever (add the "
+        "WorkloadPriorityClass, or declare it)"
+    )
+
+
 def queue_problems(
     jobs: Sequence[LoadedJob], manifests: Sequence[LoadedManifest], settings: StackSettings
 ) -> list[Problem]:
@@ -29,15 +55,7 @@ def queue_problems(
     for entry in settings.external.local_queues:
         namespace, _, name = entry.rpartition("/")
         queues.add((namespace or settings.namespace, name))
-    # Kueue's jobframework (v0.19.2 ExtractPriority): a job naming a WorkloadPriorityClass gets
-    # its Workload only once GetPriorityFromWorkloadPriorityClass finds it; until then
-    # prepareWorkload fails and no Workload exists, so the job is never admitted.
-    priorities = {
-        str(m.obj["metadata"]["name"])
-        for m in manifests
-        if m.obj.get("kind") == "WorkloadPriorityClass"
-        and str(m.obj.get("apiVersion", "")).startswith("kueue.x-k8s.io/")
-    } | set(settings.external.workload_priority_classes)
+    priorities = workload_priority_classes(manifests, settings)
     problems = []
     for loaded in jobs:
         job = loaded.document
@@ -46,10 +64,7 @@ def queue_problems(
             problems.append(
                 loaded.source.problem(
                     ("metadata", "labels", PRIORITY_CLASS_LABEL),
-                    f"WorkloadPriorityClass {priority} is neither among the stack's manifests "
-                    f"nor declared in {CONFIG_NAMESPACE}:external.workloadPriorityClasses: Kueue "
-                    "creates no Workload for the job until it exists, so the job would wait for "
-                    "ever (add the WorkloadPriorityClass, or declare it)",
+                    unknown_priority_class(priority, "the job"),
                 )
             )
         queue = job.metadata.labels.get(QUEUE_LABEL)
