@@ -631,6 +631,53 @@ def test_a_queue_of_a_quota_past_the_bound_is_refused_at_its_field(tmp_path, run
     )
 
 
+QUOTAS = st.one_of(
+    st.integers(-(2**63), 2**63 - 1),  # past int64: the reader refuses the number itself
+    st.sampled_from(["-5", "-1m", "-8Ei", "0", "16", "64Gi", "500m", "1e5000", "9Ei", "1e3"]),
+)  # a number that is not an integer is the schema's to refuse (integer or string)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(quota=QUOTAS, key=st.sampled_from(["nominalQuota", "borrowingLimit", "lendingLimit"]))
+def test_a_clusterqueues_quota_is_judged_alike_by_render_and_validate(quota: Any, key: str) -> None:
+    """A quota Kueue cannot count (past kubetrain's 64-bit bound) or that its ClusterQueue
+    webhook refuses (negative: ``validateResourceQuantity``) is refused by render, at load, and
+    by validate of the same ClusterQueue, as the webhook's (webhook:kueue)."""
+    from kubetrain.kube.quantity import parse_quantity
+
+    try:
+        bad = parse_quantity(quota).value < 0
+    except ValueError:
+        bad = True
+    config = copy.deepcopy(PLANNED)
+    queue = config["kubetrain:manifests"][2]
+    queue["spec"]["cohortName"] = "pool"  # borrowing and lending limits need a cohort
+    queue["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0][key] = quota
+    root = project()
+    try:
+        # Quoted as kubectl needs ("1e3" is a number to Kubernetes' YAML, not to PyYAML's).
+        stack_text = yaml.dump({"config": config}, Dumper=KubectlDumper)
+        (root / "stacks" / "Pulumi.dev.yaml").write_text(stack_text)
+        (root / "cq.yaml").write_text(yaml.dump(queue, Dumper=KubectlDumper))
+        old = os.getcwd()
+        os.chdir(root)
+        try:
+            rendered = CliRunner().invoke(main, ["render"], catch_exceptions=False)
+            validated = CliRunner().invoke(main, ["validate", "cq.yaml"], catch_exceptions=False)
+        finally:
+            os.chdir(old)
+        field = f"spec.resourceGroups[0].flavors[0].resources[0].{key}:"
+        assert (field in rendered.stderr) == bad, rendered.stderr
+        assert rendered.exit_code == (2 if bad else 0), rendered.stderr
+        # A string quota is the webhook rule's to refuse; a number past the bound, the reader's.
+        assert (f"{field} " in validated.output) == bad, validated.output
+        assert validated.exit_code == (1 if bad else 0), validated.output
+        if bad and isinstance(quota, str):
+            assert "(webhook:kueue)" in validated.output
+    finally:
+        shutil.rmtree(root)
+
+
 @settings(max_examples=20, deadline=None)
 @given(
     name=st.from_regex(r"\A[a-z]([a-z0-9-]{0,20}[a-z0-9])?\Z"),

@@ -36,6 +36,7 @@ from ..models import webhooks as rules
 from ..models.base import JobDocument, job_kinds
 from ..models.kinds import declarations
 from ..models.kubeflow import KubeflowJob
+from ..models.load.kueue_rules import cluster_queue_quota_problems
 
 __all__ = ["Webhook", "webhook_problems"]
 
@@ -44,6 +45,7 @@ Problem = tuple[Path, str]
 
 JOBSET = "webhook:jobset"
 TRAINING_OPERATOR = "webhook:training-operator"
+KUEUE = "webhook:kueue"
 
 
 def _map(value: Any) -> Mapping[str, Any]:
@@ -399,6 +401,9 @@ def _attach() -> None:
     for kind in _kubeflow_kinds():
         hook = Webhook(TRAINING_OPERATOR, ("v1",), kubeflow_problems)
         catalog.attach(("kubeflow.org", kind), "webhook", hook)
+    # Kueue v0.19.2's ClusterQueue webhook: the quotas (what render refuses at load too).
+    hook = Webhook(KUEUE, ("v1beta1", "v1beta2"), cluster_queue_quota_problems)
+    catalog.attach(("kueue.x-k8s.io", "ClusterQueue"), "webhook", hook)
 
 
 _attach()

@@ -3,7 +3,8 @@ quantities Kueue can count."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ...kube.quantity import parse_quantity
 from ..errors import Problem
@@ -88,29 +89,50 @@ _QUOTA_FIELDS = ("nominalQuota", "borrowingLimit", "lendingLimit")
 
 
 def _quota_problems(manifests: Sequence[LoadedManifest]) -> list[Problem]:
-    """Every quota of a ClusterQueue is a quantity within kubetrain's bound (docs/limits.md):
-    Kueue counts quota in int64 milli-units, so ``1e5000`` is no quota it can give, and
-    ``kubetrain plan`` would count it as none."""
+    """Every quota of a delivered ClusterQueue passes :func:`cluster_queue_quota_problems`."""
     problems = []
     for m in manifests:
         if m.obj.get("kind") != "ClusterQueue" or not str(m.obj.get("apiVersion", "")).startswith(
             "kueue.x-k8s.io/"
         ):
             continue
-        spec = m.obj.get("spec")
-        groups = spec.get("resourceGroups") if isinstance(spec, dict) else None
-        for g, group in enumerate(groups if isinstance(groups, list) else []):
-            flavors = group.get("flavors") if isinstance(group, dict) else None
-            for f, flavor in enumerate(flavors if isinstance(flavors, list) else []):
-                resources = flavor.get("resources") if isinstance(flavor, dict) else None
-                for r, resource in enumerate(resources if isinstance(resources, list) else []):
-                    for key in _QUOTA_FIELDS:
-                        value = resource.get(key) if isinstance(resource, dict) else None
-                        if value is None or isinstance(value, bool):
-                            continue
-                        try:
-                            parse_quantity(value)
-                        except ValueError as exc:
-                            path = ("spec", "resourceGroups", g, "flavors", f, "resources", r, key)
-                            problems.append(m.source.problem(path, str(exc)))
+        problems += [
+            m.source.problem(path, msg) for path, msg in cluster_queue_quota_problems(m.obj)
+        ]
+    return problems
+
+
+def cluster_queue_quota_problems(obj: Mapping[str, Any]) -> list[tuple[tuple[str | int, ...], str]]:
+    """(field path, message) of each quota of a ClusterQueue (``spec.resourceGroups[].flavors[]
+    .resources[]``) that is no quantity within kubetrain's bound (docs/limits.md: Kueue counts
+    quota in int64 milli-units, so ``1e5000`` is no quota it can give, and ``kubetrain plan``
+    would count it as none), or that is negative, which Kueue's ClusterQueue webhook refuses
+    (v0.19.2 ``pkg/webhooks/clusterqueue_webhook.go``, ``validateResourceQuantity``). A value
+    of the wrong type is the schema's to refuse."""
+    problems: list[tuple[tuple[str | int, ...], str]] = []
+    spec = obj.get("spec")
+    groups = spec.get("resourceGroups") if isinstance(spec, dict) else None
+    for g, group in enumerate(groups if isinstance(groups, list) else []):
+        flavors = group.get("flavors") if isinstance(group, dict) else None
+        for f, flavor in enumerate(flavors if isinstance(flavors, list) else []):
+            resources = flavor.get("resources") if isinstance(flavor, dict) else None
+            for r, resource in enumerate(resources if isinstance(resources, list) else []):
+                for key in _QUOTA_FIELDS:
+                    value = resource.get(key) if isinstance(resource, dict) else None
+                    if value is None or isinstance(value, bool):
+                        continue
+                    path = ("spec", "resourceGroups", g, "flavors", f, "resources", r, key)
+                    try:
+                        quantity = parse_quantity(value)
+                    except ValueError as exc:
+                        problems.append((path, str(exc)))
+                        continue
+                    if quantity.value < 0:
+                        problems.append(
+                            (
+                                path,
+                                f"Invalid value: {str(value)!r}: must be greater than or "
+                                "equal to 0",
+                            )
+                        )
     return problems
