@@ -7,8 +7,9 @@ accept them.
 (``kind`` and ``listKind`` lower-cased) with ``listKind`` different from ``kind``, the scope, the
 versions (at least one, unique DNS-1035 names, exactly one storage version), a structural
 schema per version (:mod:`.structural`) whose patterns and CEL rules compile, printer columns,
-subresources and conversion. :func:`crd_versions` gives the versions a valid CRD defines, each
-compiled once for :func:`~.validation.validate_custom_resource`.
+subresources and conversion; before all that, that the schema's numeric keywords decode into
+their typed fields (:mod:`.decoding`). :func:`crd_versions` gives the versions a valid CRD
+defines, each compiled once for :func:`~.validation.validate_custom_resource`.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 from ..names import DNS1035_LABEL, DNS1123_SUBDOMAIN
 from ..schemas import SchemaIssue
 from . import celcost
+from .decoding import keyword_problems
 from .schema import Node, compile_schema
 from .structural import structural_problems
 
@@ -267,6 +269,13 @@ def _schema_problems(
     here = (*path, "openAPIV3Schema")
     if not isinstance(root, Mapping):
         yield SchemaIssue(here, "Required value: schemas are required")
+        return
+    undecodable = [
+        SchemaIssue((*here, *where), message) for where, message in keyword_problems(root)
+    ]
+    if undecodable:
+        # Decoding the CRD into JSONSchemaProps fails first: nothing else is checked.
+        yield from undecodable
         return
     for problem in structural_problems(root):
         where, _, message = problem.partition(": ")

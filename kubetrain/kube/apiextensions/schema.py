@@ -18,6 +18,7 @@ from typing import Any
 from ..regex import GoRegex, go_regex
 from . import celdemand
 from .cel import Rule, compile_rule, escape_property
+from .decoding import Undecodable, float64_keyword, int64_keyword
 
 __all__ = ["MISSING", "Node", "compile_schema"]
 
@@ -151,8 +152,21 @@ class Node:
 INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
 
 
-def _number(value: Any) -> float | None:
-    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+def _float64(value: Any) -> float | None:
+    """A ``*float64`` keyword as the API server decodes it (:mod:`.decoding`); ``None`` when
+    unset or undecodable (a CRD holding one is refused by ``validate_crd``)."""
+    try:
+        return float64_keyword(value)
+    except Undecodable:
+        return None
+
+
+def _int64(value: Any) -> int | None:
+    """An ``*int64`` keyword as the API server decodes it: ``5.0`` is 5 (kubectl sends ``5``)."""
+    try:
+        return int64_keyword(value)
+    except Undecodable:
+        return None
 
 
 def compile_schema(props: Mapping[str, Any], path: str = "") -> Node:
@@ -195,11 +209,11 @@ def compile_schema(props: Mapping[str, Any], path: str = "") -> Node:
     if isinstance(props.get("pattern"), str):
         node.pattern_text = props["pattern"]
         node.pattern = go_regex(node.pattern_text)
-    node.minimum = _number(props.get("minimum"))
-    node.maximum = _number(props.get("maximum"))
+    node.minimum = _float64(props.get("minimum"))
+    node.maximum = _float64(props.get("maximum"))
     node.exclusive_minimum = props.get("exclusiveMinimum") is True
     node.exclusive_maximum = props.get("exclusiveMaximum") is True
-    node.multiple_of = _number(props.get("multipleOf"))
+    node.multiple_of = _float64(props.get("multipleOf"))
     for key, attr in (
         ("minLength", "min_length"),
         ("maxLength", "max_length"),
@@ -208,9 +222,7 @@ def compile_schema(props: Mapping[str, Any], path: str = "") -> Node:
         ("minProperties", "min_properties"),
         ("maxProperties", "max_properties"),
     ):
-        value = props.get(key)
-        if isinstance(value, int) and not isinstance(value, bool):
-            setattr(node, attr, value)
+        setattr(node, attr, _int64(props.get(key)))
     for key, attr in (("allOf", "all_of"), ("anyOf", "any_of"), ("oneOf", "one_of")):
         branches = props.get(key)
         if isinstance(branches, list):

@@ -41,6 +41,7 @@ from .. import schemas as k8s
 from ..names import LABEL_VALUE, check_label_key
 from .cel import RESERVED, RuleFailure, escape_property, evaluate
 from .celdemand import ALL, EACH, PRESENT, Demand, below, cut
+from .decoding import sent_as_int64
 from .schema import INT_RANGES, MISSING, Node
 
 __all__ = ["FORMATS", "apply_defaults", "validate_custom_resource", "validate_value"]
@@ -412,6 +413,7 @@ def _check_number(walk: _Walk, node: Node, value: float, path: Path) -> None:
     number = _decoded(value)
     if node.multiple_of is not None:
         factor = float(node.multiple_of)
+        _check_bound(walk, node, factor, "MultipleOf", path)
         if _native(number, factor, node):
             assert isinstance(number, int)
             whole = _go_int64(factor)
@@ -424,15 +426,17 @@ def _check_number(walk: _Walk, node: Node, value: float, path: Path) -> None:
         elif not _is_json_integer(
             1 / factor * float(number) if factor < 1 else float(number) / factor
         ):
-            walk.add(path, f"Invalid value: {shown}: should be a multiple of {_num(factor)}")
+            walk.add(path, f"Invalid value: {shown}: should be a multiple of {_go_float(factor)}")
     if node.maximum is not None:
         limit = float(node.maximum)
+        _check_bound(walk, node, limit, "Maximum boundary", path)
         over = _beyond(number, limit, node, node.exclusive_maximum, maximum=True)
         if over is not None:
             than = "less than" if node.exclusive_maximum else "less than or equal to"
             walk.add(path, f"Invalid value: {shown}: should be {than} {over}")
     if node.minimum is not None:
         limit = float(node.minimum)
+        _check_bound(walk, node, limit, "Minimum boundary", path)
         under = _beyond(number, limit, node, node.exclusive_minimum, maximum=False)
         if under is not None:
             than = "greater than" if node.exclusive_minimum else "greater than or equal to"
@@ -461,7 +465,7 @@ def _beyond(
         bound: int | float = _go_int64(limit)
         shown = str(bound)
     else:
-        number, bound, shown = float(number), limit, _num(limit)
+        number, bound, shown = float(number), limit, _go_float(limit)  # Go's %v of a float64
     if maximum:
         past = number >= bound if exclusive else number > bound
     else:
@@ -470,35 +474,58 @@ def _beyond(
 
 
 def _decoded(value: int | float) -> int | float:
-    """``value`` as the API server decodes it: kubectl sends JSON, in which a whole float within
-    int64 is written without a fraction (Go's ``encoding/json``), which
-    ``k8s.io/apimachinery/pkg/util/json`` then reads back as an int64."""
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
-        whole = int(value)
-        return whole if -(2**63) <= whole < 2**63 else value
+    """``value`` as the API server decodes it: kubectl sends JSON, in which a whole float below
+    1e21 is written without a fraction, in its shortest digits (Go's ``encoding/json``), which
+    ``k8s.io/apimachinery/pkg/util/json`` then reads back as an int64 when it is within int64
+    (:func:`~.decoding.sent_as_int64`)."""
+    if isinstance(value, float):
+        whole = sent_as_int64(value)
+        return value if whole is None else whole
     return value
 
 
 def _native(number: int | float, bound: float, node: Node) -> bool:
     """Whether kube-openapi compares ``number`` with ``bound`` in ``number``'s Go type: it is
-    an integer, and ``IsValueValidAgainstRange(bound, type, format)`` holds (an integer node's
-    bound must be a whole number within its format; a number node's within float32 for format
-    float, anything otherwise)."""
-    if not isinstance(number, int):
-        return False
+    an integer, and the bound fits the node's type and format (:func:`_bound_fits`)."""
+    return isinstance(number, int) and _bound_fits(bound, node)
+
+
+def _bound_fits(bound: float, node: Node) -> bool:
+    """kube-openapi's ``IsValueValidAgainstRange(bound, type, format)``: the bound, written by
+    ``swag.FormatFloat64`` (``strconv.FormatFloat(f, 'f', -1, 64)``), parses as the node's
+    type: an integer node's as an integer of its format (int64 unless int32, uint32 or uint64),
+    a number node's of format float or float32 as a float32; anything else fits."""
     if node.type == "integer":
         if not bound.is_integer() or abs(bound) >= 1e21:
             return False  # FormatFloat 'f' writes a fraction or more digits than ParseInt reads
-        low, high = _UINT_RANGES.get(node.format) or INT_RANGES.get(node.format, _INT64)
+        unsigned = _UINT_RANGES.get(node.format)
+        if unsigned is not None and math.copysign(1.0, bound) < 0:
+            return False  # "-0": ParseUint takes no sign
+        low, high = unsigned or INT_RANGES.get(node.format, _INT64)
         return low <= int(bound) <= high
     if node.format in ("float", "float32"):
-        return math.isfinite(bound) and abs(bound) <= _FLOAT32_MAX
+        return math.isfinite(bound) and abs(bound) < _FLOAT32_OVERFLOW
     return True
+
+
+def _check_bound(walk: _Walk, node: Node, bound: float, prefix: str, path: Path) -> None:
+    """The error ``numberValidator.Validate`` adds when a bound does not fit the node's type
+    and format (:func:`_bound_fits`): every value of the node is then refused, whatever it is.
+    The API server reports it with no field path (``<nil>``); kubetrain at the value's."""
+    if not _bound_fits(bound, node):
+        of = f"with format {node.format}" if node.format else "(default format)"
+        walk.add(
+            path,
+            f'Invalid value: "": {prefix} value must be of type {node.type} {of} in '
+            f"{_dotted(path)}",
+        )
 
 
 _INT64 = (-(2**63), 2**63 - 1)
 _UINT_RANGES = {"uint32": (0, 2**32 - 1), "uint64": (0, 2**64 - 1)}
-_FLOAT32_MAX = 3.4028234663852886e38
+#: Half-way from float32's largest value to 2^128: a float from there on parses (ParseFloat,
+#: bitSize 32) as infinity, a range error.
+_FLOAT32_OVERFLOW = 2.0**128 - 2.0**103
 
 
 def _go_int64(value: float) -> int:
@@ -561,12 +588,6 @@ def _go_float(value: float) -> str:
     if point > 0:
         return f"{minus}{text[:point]}.{text[point:]}"
     return f"{minus}0.{'0' * -point}{text}"
-
-
-def _num(value: float) -> str:
-    if float(value).is_integer() and abs(value) < 1e21:
-        return str(int(value))
-    return _go_float(float(value))
 
 
 def _check_object(
