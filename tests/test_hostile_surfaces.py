@@ -1160,6 +1160,69 @@ def test_pod_security_judges_what_a_trainjobs_runtime_will_run(
         shutil.rmtree(root)
 
 
+#: Requests and limits, and whether the pods they would be given are refused.
+RESOURCE_VALUES = st.one_of(
+    st.sampled_from(["1", "500m", "16Gi", "0", "2"]).map(lambda v: (v, False)),
+    st.sampled_from(["1e5000", "9Ei", "-1", "-500m"]).map(lambda v: (v, True)),
+)
+GPU_VALUES = st.one_of(
+    st.sampled_from(["1", "2", "0", 4]).map(lambda v: (v, False)),
+    st.sampled_from(["0.5", "1500m", "1e5000", "-1"]).map(lambda v: (v, True)),
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    resource=st.sampled_from(["cpu", "memory", "nvidia.com/gpu"]),
+    data=st.data(),
+    where=st.sampled_from(["runtime", "resourcesPerNode"]),
+    native=st.booleans(),
+)
+def test_the_resources_a_trainjobs_pods_get_are_judged_in_either_mode(
+    resource: str, data: st.DataObject, where: str, native: bool
+) -> None:
+    """A quantity past 64 bits, a negative one or a GPU count that is no whole number, in the
+    runtime's pod template or the TrainJob's resourcesPerNode: refused whether kubetrain writes
+    the JobSet (native) or the trainer builds it (operator mode), as the API server refuses the
+    pods the JobSet controller makes from it."""
+    value, bad = data.draw(GPU_VALUES if resource == "nvidia.com/gpu" else RESOURCE_VALUES)
+    runtime = copy.deepcopy(RUNTIME)
+    job = copy.deepcopy(TRAINJOB)
+    limits = {resource: value}
+    if where == "runtime":
+        pod = runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]
+        pod["template"]["spec"]["containers"][0]["resources"] = {"limits": limits}
+    else:
+        job["spec"]["trainer"]["resourcesPerNode"] = {"limits": limits}
+    config: dict[str, Any] = {
+        "kubetrain:namespace": "ml",
+        "kubetrain:manifests": [runtime],
+        "kubetrain:jobs": [job],
+    }
+    if native:
+        config["kubetrain:nativeWorkload"] = "jobset"
+    root = project()
+    try:
+        (root / "stacks" / "Pulumi.dev.yaml").write_text(
+            yaml.dump({"config": config}, Dumper=KubectlDumper)
+        )
+        old = os.getcwd()
+        os.chdir(root)
+        try:
+            result = CliRunner().invoke(main, ["render"], catch_exceptions=False)
+        finally:
+            os.chdir(old)
+        assert "Traceback" not in result.stderr
+        if not bad:
+            assert result.exit_code == 0, result.stderr
+            return
+        assert result.exit_code in (1, 2), result.stderr
+        assert "resources" in result.stderr, result.stderr
+        assert not (root / "rendered").exists()
+    finally:
+        shutil.rmtree(root)
+
+
 # --- output estimates: refused before building, never under the size written ----------------
 
 XGBOOST: dict[str, Any] = {

@@ -48,6 +48,7 @@ from ..models.base import Mode
 from ..models.errors import format_path
 from ..models.fields import FieldNode
 from ..models.mpijob import SSH_CREDENTIAL_ANNOTATION
+from ..models.resources import gpu_findings
 from ..models.runtimes import (
     ANCESTOR_LABEL,
     DATASET_INITIALIZER,
@@ -992,6 +993,7 @@ def _operator(job: TrainJob, runtime: Runtime, ctx: BuildContext) -> Manifest:
     spec.setdefault("suspend", False)
     if runtime.spec_data is not None:
         built = jobset_of(job, runtime, ctx, companions=False)
+        _operator_resources(job, runtime, built, ctx)
         _operator_pod_security(job, runtime, built, ctx)
         runs = built.runs
     else:
@@ -1057,6 +1059,62 @@ def _operator_pod_security(
         f"{origin}): {shown}{more}; the namespace's admission would refuse them, so the "
         "TrainJob would never run (kubetrain:podSecurity)",
     )
+
+
+def _resource_refusals(
+    resources: Any, gpu_resource: str
+) -> Iterator[tuple[tuple[str | int, ...], str]]:
+    """(path below ``resources``, message) of each request or limit the API server refuses in
+    a pod (``ValidateResourceRequirements``: a quantity, not negative) or kubetrain cannot count
+    (past 64 bits), and of each GPU count that is no whole number (the rules render applies to
+    the pods it writes: ``gpu-requests``, ``resource-quantity``)."""
+    if not isinstance(resources, Mapping):
+        return
+    for part in ("limits", "requests"):
+        values = resources.get(part)
+        for name, value in values.items() if isinstance(values, Mapping) else ():
+            if type(value) not in (str, int):
+                continue
+            try:
+                if parse_quantity(value).value < 0:
+                    yield (part, name), f"must be greater than or equal to 0, got {value!r}"
+            except ValueError as exc:
+                yield (part, name), str(exc)
+    for code, path, message in gpu_findings(resources, gpu_resource):
+        if code == "count":
+            yield path, message
+
+
+def _operator_resources(job: TrainJob, runtime: Runtime, built: Built, ctx: BuildContext) -> None:
+    """In operator mode the trainer builds the pods, from the runtime and the job's
+    ``resourcesPerNode``: their requests and limits are judged here as render judges the pods
+    it writes (a GPU count that is no whole number, a quantity past 64 bits or negative), which
+    the API server would refuse when the JobSet controller makes the pods."""
+    gpu = ctx.settings.gpu_resource
+    trainer = job.spec.trainer
+    given = trainer.resources_per_node if trainer is not None else None
+    if given is not None:
+        for where, message in _resource_refusals(given, gpu):
+            raise BuildProblem(
+                ("spec", "trainer", "resourcesPerNode", *where),
+                f"would give each node resources the API server refuses: {message}",
+            )
+    found = []
+    for rjob in built.jobset["spec"].get("replicatedJobs") or []:
+        template = ((rjob.get("template") or {}).get("spec") or {}).get("template") or {}
+        spec = template.get("spec") or {}
+        for kind in ("initContainers", "containers"):
+            for i, c in enumerate(spec.get(kind) or []):
+                for where, message in _resource_refusals(c.get("resources"), gpu):
+                    at = ("template", "spec", "template", "spec", kind, i, "resources", *where)
+                    found.append(f"replicatedJob {rjob.get('name')}: {format_path(at)}: {message}")
+    if found:
+        more = f" (and {len(found) - 3} more)" if len(found) > 3 else ""
+        raise BuildProblem(
+            ("spec", "runtimeRef", "name"),
+            f"would run pods whose resources the API server refuses (the trainer builds them "
+            f"from {runtime.title}): {'; '.join(found[:3])}{more}",
+        )
 
 
 def runs_of(obj: Mapping[str, Any]) -> list[dict[str, Any]]:

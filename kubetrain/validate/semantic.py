@@ -29,6 +29,7 @@ from ..kube.catalog import PodTemplate
 from ..kube.images import parse_image
 from ..kube.names import DNS1123_LABEL, LABEL_VALUE, PORT_NAME, check_label_key
 from ..kube.podsecurity import pod_security_problems
+from ..kube.quantity import parse_quantity
 from ..models.errors import PathPart, Severity, printable
 from ..models.resources import gpu_findings
 from ..models.secrets import (
@@ -64,6 +65,10 @@ RULES: dict[str, str] = {
     "duplicate-env": "no env var name twice in one container of a custom resource's pod "
     "template (in its own kinds the API server refuses it: rule `api`)",
     "duplicate-port-name": "no container port name twice in one pod",
+    "resource-quantity": "the requests and limits of the containers of a custom resource's pod "
+    "template (a JobSet's, a Trainer runtime's) are quantities Kubernetes can count (at most "
+    "2^63-1, docs/limits.md) and not negative (the API server checks them only when the "
+    "controller creates the pods; in its own kinds the API server refuses them: rule `api`)",
     "secret-data": "no Secret with `data` or `stringData`, no ExternalSecret template with a "
     "literal value, and no credential written in plain text: a credential-named env value, "
     "annotation, label or flag, a ConfigMap key named like one, a URL holding a password or "
@@ -230,6 +235,30 @@ def _gpus(run: _Run) -> None:
             for code, path, message in gpu_findings(c.get("resources"), run.settings.gpu_resource):
                 rule = "gpu-limits" if code == "limits" else "gpu-requests"
                 run.add(i, rule, (*t.path, "spec", *cpath, "resources", *path), message)
+
+
+def _resource_quantities(run: _Run) -> None:
+    """The pod templates of custom resources: each container's requests and limits as the API
+    server will judge them in the pods a controller makes (``ValidateResourceRequirements``:
+    a quantity, not negative) and as kubetrain counts them (within 64 bits)."""
+    for i, t in run.pods():
+        if _api_checked(run.items[i].obj):
+            continue
+        for cpath, c in _containers(t.spec):
+            resources = _mapping(c.get("resources"))
+            for part in ("limits", "requests"):
+                for name, value in _mapping(resources.get(part)).items():
+                    if type(value) not in (str, int):
+                        continue  # the schema's to refuse
+                    path = (*t.path, "spec", *cpath, "resources", part, name)
+                    try:
+                        negative = parse_quantity(value).value < 0
+                    except ValueError as exc:
+                        run.add(i, "resource-quantity", path, str(exc))
+                        continue
+                    if negative:
+                        message = f"must be greater than or equal to 0, got {value!r}"
+                        run.add(i, "resource-quantity", path, message)
 
 
 # --- Services select pods ------------------------------------------------------------------------
@@ -691,6 +720,7 @@ def _gang(run: _Run) -> None:
 
 _CHECKS: tuple[Callable[[_Run], None], ...] = (
     _gpus,
+    _resource_quantities,
     _service_selectors,
     _references,
     _duplicates,
