@@ -132,3 +132,26 @@ def test_a_list_of_crds_is_its_crds(tmp_path: Path, run) -> None:
     done = run("validate", "--crd", "crds.yaml", "w.yaml", cwd=tmp_path)
     assert done.exit_code == 1, done.stdout + done.stderr
     assert "failed rule: self.size > 0" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("items", "message"),
+    [
+        ("{a: 1}", "crds.yaml:3: items: a List's items must be a list of objects"),
+        ("5", "crds.yaml:3: items: a List's items must be a list of objects"),
+        ("null", "crds.yaml:3: items: a List's items must be a list of objects"),
+        (
+            "[" + ",".join(["{}"] * 200_001) + "]",
+            "crds.yaml:1: a list object of 200,001 items: kubetrain reads at most 200,000 "
+            "objects from one list (docs/limits.md)",
+        ),
+    ],
+)
+def test_a_list_given_as_crds_says_what_is_wrong_with_it(
+    tmp_path: Path, run, items: str, message: str
+) -> None:
+    (tmp_path / "crds.yaml").write_text(f"apiVersion: v1\nkind: List\nitems: {items}\n")
+    (tmp_path / "w.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: w}\n")
+    done = run("validate", "--crd", "crds.yaml", "w.yaml", cwd=tmp_path)
+    assert done.exit_code == 2
+    assert done.stderr.splitlines() == [message]

@@ -31,7 +31,7 @@ from ..kube.apiextensions.definition import is_crd
 from ..kube.crds import DerivedCRD, derived_crd
 from ..models.base import resource_kinds
 from ..models.errors import InputError, Problem
-from ..models.source import display_path, expand_lists, load_documents
+from ..models.source import display_path, expand_lists, list_items, list_problem, load_documents
 
 __all__ = ["CustomResources", "builtin_version", "custom_resource_issues"]
 
@@ -102,6 +102,12 @@ def custom_resource_issues(
     )
 
 
+def _is_list_kind(data: Any) -> bool:
+    """Whether ``data`` says it is a list object (``kind: List``, ``CustomResourceDefinitionList``)
+    whatever its items hold."""
+    return isinstance(data, dict) and str(data.get("kind", "")).endswith("List")
+
+
 class CustomResources:
     """The CRDs given by the user (``--crd``) and those found among the objects validated."""
 
@@ -120,10 +126,20 @@ class CustomResources:
     def _load(self, crd_files: Sequence[tuple[str, Sequence[tuple[str, str]]]]) -> None:
         problems: list[Problem] = []
         for raw, files in crd_files:
-            count = 0
+            count, before = 0, len(problems)
             for path, shown in files:
+                tops = load_documents(path)
+                for top in tops:
+                    if (too_many := list_problem(top.data)) is not None:
+                        problems.append(top.problem((), too_many))
+                    elif _is_list_kind(top.data) and list_items(top.data) is None:
+                        problems.append(
+                            top.problem(("items",), "a List's items must be a list of objects")
+                        )
+                if len(problems) > before:
+                    continue
                 # A List of CRDs (what `kubectl get crd -o yaml` prints) is its items.
-                for doc in (d for top in load_documents(path) for d in expand_lists(top)):
+                for doc in (d for top in tops for d in expand_lists(top)):
                     if not is_crd(doc.data):
                         continue
                     count += 1
@@ -135,7 +151,7 @@ class CustomResources:
                     if not issues:
                         for v in crd_versions(doc.data, shown):
                             self.given.setdefault((v.api_version, v.kind), v)
-            if not count:
+            if not count and len(problems) == before:
                 problems.append(
                     Problem(display_path(raw), None, (), "no CustomResourceDefinition found")
                 )
