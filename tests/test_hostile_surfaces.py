@@ -115,8 +115,25 @@ def test_no_runtime_of_a_wrong_shape_breaks_the_contract(
         if where != "manifests":
             config["kubetrain:external"] = {"trainingRuntimes": [declared]}
         (root / "stacks" / "Pulumi.dev.yaml").write_text(yaml.safe_dump({"config": config}))
-        check_contract(root, "render")
+        code = check_contract(root, "render")
         check_contract(root, "plan")
+        meta = runtime.get("metadata") if isinstance(runtime, dict) else None
+        named = (
+            where == "manifests"
+            and {k: runtime.get(k) for k in ("apiVersion", "kind")}
+            == {k: RUNTIME[k] for k in ("apiVersion", "kind")}
+            and isinstance(meta, dict)
+            and meta.get("name") == "rt"
+        )
+        if named and code == 2:
+            # The runtime's own problems are said; the job naming it is not told it is missing.
+            old = os.getcwd()
+            os.chdir(root)
+            try:
+                result = CliRunner().invoke(main, ["render"], catch_exceptions=False)
+            finally:
+                os.chdir(old)
+            assert "is neither among the stack's manifests" not in result.stderr, result.stderr
     finally:
         shutil.rmtree(root)
 

@@ -13,6 +13,7 @@ from typing import Any
 from ...parallel import ChunkMapper, serial
 from ..errors import InputError, PathPart, Problem
 from ..patches import apply_patches, patch_sources
+from ..runtimes import RuntimeKey
 from ..source import (
     Document,
     display_path,
@@ -219,8 +220,9 @@ def load_stack_document(
     crds = crd_scopes(manifest_docs)
     manifests = [m for d in manifest_docs if (m := load_manifest(d, settings, problems, crds))]
     problems += duplicate_manifests(manifests)
-    runtimes = stack_runtimes(doc, settings, manifests, root, problems)
-    found, buildable = trainjob_stack_problems(loaded_jobs, runtimes, settings)
+    refused: set[RuntimeKey] = set()
+    runtimes = stack_runtimes(doc, settings, manifests, root, problems, refused)
+    found, buildable = trainjob_stack_problems(loaded_jobs, runtimes, settings, refused)
     problems += found
     # A partial load's stack is built for the problems its other jobs have; never one past
     # the output bounds (its output is what the bounds keep from memory).

@@ -3,7 +3,7 @@ runtime found and the trainer's webhooks admitting the job on it, what native mo
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,15 +49,24 @@ def stack_runtimes(
     manifests: Sequence[LoadedManifest],
     root: Path,
     problems: list[Problem],
+    refused: set[RuntimeKey] | None = None,
 ) -> dict[RuntimeKey, Runtime]:
     """The Kubeflow Trainer runtimes of the stack: those among its manifests (checked as the
     trainer's runtime webhook checks them) and those it declares as existing (see
-    :mod:`.runtimes`)."""
+    :mod:`.runtimes`). ``refused`` receives the keys of the runtime manifests refused (their
+    problems are in ``problems``), so a job naming one is not told it does not exist."""
     found: dict[RuntimeKey, Runtime] = {}
     for manifest in manifests:
         obj = manifest.obj
         if not is_runtime_manifest(obj):
             continue
+        meta = obj.get("metadata")
+        if refused is not None and isinstance(meta, dict) and isinstance(meta.get("name"), str):
+            namespace = meta.get("namespace")
+            key = runtime_key(
+                obj["kind"], meta["name"], namespace if isinstance(namespace, str) else ""
+            )
+            refused.add(key)  # taken back below once the runtime is found good
         model_cls: type[TrainingRuntime] | type[ClusterTrainingRuntime] = (
             TrainingRuntime if obj["kind"] == TRAINING_RUNTIME else ClusterTrainingRuntime
         )
@@ -77,6 +86,8 @@ def stack_runtimes(
             continue
         meta = obj["metadata"]
         key = runtime_key(obj["kind"], meta["name"], meta.get("namespace") or "")
+        if refused is not None:
+            refused.discard(key)
         spec = runtime.spec or TrainingRuntimeSpec()
         found[key] = Runtime(
             key,
@@ -255,14 +266,21 @@ def _declared_runtime_file(
 
 
 def trainjob_stack_problems(
-    jobs: Sequence[LoadedJob], runtimes: Mapping[RuntimeKey, Runtime], settings: StackSettings
+    jobs: Sequence[LoadedJob],
+    runtimes: Mapping[RuntimeKey, Runtime],
+    settings: StackSettings,
+    refused: Collection[RuntimeKey] = (),
 ) -> tuple[list[Problem], list[LoadedJob]]:
     """Each TrainJob's runtime exists, and the trainer's webhooks admit the job on it; and the
     jobs without such a problem (a partial load builds only those: a job refused here, its
-    hostfile past what Kubernetes stores, must never reach a builder)."""
+    hostfile past what Kubernetes stores, must never reach a builder). A job whose runtime is
+    among the ``refused`` manifests is not built, and nothing more is said of it."""
     problems: list[Problem] = []
     kept: list[LoadedJob] = []
     for loaded in jobs:
+        job = loaded.document
+        if isinstance(job, TrainJob) and runtime_key_of(job) in refused:
+            continue
         found = _trainjob_problems_of(loaded, runtimes)
         problems += found
         if not found:
