@@ -4,6 +4,7 @@ instead of a crash, a hang, a silent coercion or a read outside the project."""
 from __future__ import annotations
 
 import json
+import re
 import socket
 import threading
 from pathlib import Path
@@ -322,3 +323,22 @@ def test_a_key_with_control_characters_is_escaped_in_input_errors(project: Path,
     assert (
         'config["kubetrain:\\x1b[2Jx"]' in result.stderr or "kubetrain:\\x1b[2Jx" in result.stderr
     )
+
+
+@pytest.mark.parametrize("value", ["../../x", "", "latest", "1.33; rm -rf /", "1"])
+def test_a_header_version_that_is_no_version_is_said_not_ignored(
+    tmp_path: Path, run, value: str
+) -> None:
+    """A rendered file's ``# kubernetes-version:`` edited into something that is no version:
+    a finding at the header (it was read as no header, and the file checked against the
+    default version)."""
+    pod = next(
+        p for p in (REPO / "rendered" / "dev").rglob("*.yaml") if p.name != "kustomization.yaml"
+    ).read_text()
+    edited = re.sub(r"(?m)^# kubernetes-version: .*$", f"# kubernetes-version: {value}", pod)
+    assert edited != pod
+    (tmp_path / "pod.yaml").write_text(edited)
+    result = run("validate", "pod.yaml", cwd=tmp_path)
+    assert result.exit_code == 1
+    assert "pod.yaml:2: (object): the header's kubernetes-version: " in result.stdout
+    assert "is not a Kubernetes version" in result.stdout
