@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import urllib.parse
 from collections.abc import Iterator, Mapping
 from typing import Annotated, Any, ClassVar, Literal
 
@@ -36,6 +37,7 @@ __all__ = [
     "CREDENTIAL_NAME_PATTERN",
     "NOT_CREDENTIALS_ANNOTATION",
     "PULL_CREDENTIAL_KEY",
+    "TOKEN_HINTS",
     "CredentialName",
     "ExternalSecret",
     "configmap_credential_problems",
@@ -43,9 +45,12 @@ __all__ = [
     "credential_problems",
     "credential_value_message",
     "external_secret_template_problems",
+    "has_url_password",
     "is_credential_entry",
     "looks_like_credential",
     "not_credentials",
+    "percent_decoded",
+    "secret_value_kind",
 ]
 
 #: Annotation of a job document naming, comma-separated, env vars, annotation, label and
@@ -87,14 +92,17 @@ _ASSIGNMENT = re.compile(r"-{0,2}([A-Za-z_][A-Za-z0-9_.-]*)=(.*)", re.DOTALL)
 _FLAG = re.compile(r"--?([A-Za-z_][A-Za-z0-9_.-]*)")
 # A value that only refers to another env var ($(VAR) or ${VAR}) holds nothing itself.
 _REFERENCE = re.compile(r"\$\([A-Za-z_][A-Za-z0-9_]*\)|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?")
-# A URL whose userinfo holds a password (RFC 3986: scheme "://" user ":" password "@" host):
-# postgresql://u:pw@db, https://token:x-oauth@host, s3://KEY:SECRET@bucket. The password part
-# is group 1.
-_URL_PASSWORD = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:]*:([^\s/?#@]+)@")
-# A URL whose userinfo is one word (https://ghp_TOKEN@github.com/...): group 1.
-_URL_USER = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://([^\s/?#@:]+)@")
-# name=value parameters of a URL's query (?password=..&..) or of a JDBC URL (;password=..;).
-_URL_PARAMETER = re.compile(r"[?&;]([A-Za-z_][A-Za-z0-9_.-]*)=([^&;#\s]*)")
+# The detectors below read every string of every document, so each is linear in the length of
+# the string (strings are bounded only by a file's 128 MiB): no nested quantifier, and every
+# pattern that repeats a class starts where a run of that class starts (a lookbehind), so a
+# failed attempt never rescans the run from each of its characters.
+#
+# The userinfo of a URL (RFC 3986: scheme "://" user [":" password] "@" host): group 1.
+# postgresql://u:pw@db, https://ghp_TOKEN@github.com, s3://AKIA...:@bucket.
+_URL_USERINFO = re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://([^\s/?#@]*)@")
+# name=value parameters of a URL's query (?password=..&..), of its fragment (#access_token=..,
+# OAuth's implicit flow), or of a JDBC URL (;password=..;).
+_URL_PARAMETER = re.compile(r"[?&;#]([A-Za-z_][A-Za-z0-9_.-]*)=([^&;#\s]*)")
 # Oracle's JDBC thin form: jdbc:oracle:thin:user/password@host.
 _JDBC_USER_PASSWORD = re.compile(r"jdbc:oracle:[A-Za-z0-9]+:[^\s/@]*/([^\s@]+)@")
 #: Prefixes of tokens services issue (GitHub, GitLab, Slack, Hugging Face, OpenAI, AWS, Google
@@ -104,16 +112,35 @@ _TOKEN_PREFIXES = (
     "xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-", "hf_", "sk-", "sk_live_", "rk_live_",
     "AKIA", "ASIA", "ya29.", "eyJ",
 )  # fmt: skip
-#: URL parameters that carry a credential without a credential's name: ODBC's PWD, signed URLs'
-#: signatures and credentials (Azure SAS sig, AWS X-Amz-*, Google X-Goog-*).
+#: URL parameters (and name=value pairs of connection strings) that carry a credential without
+#: a name :func:`looks_like_credential` knows, compared without case, "-" and "_": ODBC's and
+#: MySQL's PWD, PASS (ftp and mail gateways), a passphrase, a JWT, Azure's AccountKey and
+#: SharedAccessKey (connection strings) and SAS sig, signed URLs' signatures and credentials
+#: (AWS X-Amz-*, Google X-Goog-*, ``credential=`` of an upload API).
 _URL_CREDENTIAL_PARAMETERS = frozenset(
-    {"pwd", "sig", "signature", "xamzsignature", "xamzcredential", "xgoogsignature",
-     "xgoogcredential"}
+    {"pwd", "pass", "passphrase", "jwt", "accountkey", "sharedaccesskey",
+     "sharedaccesssignature", "sig", "signature", "xamzsignature", "xamzcredential",
+     "xgoogsignature", "xgoogcredential", "credential", "credentials"}
 )  # fmt: skip
+#: Parameters whose name alone does not say: ``key=`` is an API key on Google's APIs
+#: (``?key=AIza...``) but an object's name on others (``?key=data/train.csv``), so it is a
+#: credential when its value looks like a token (:func:`_random_looking`).
+_URL_SHAPED_PARAMETERS = frozenset({"key"})
+#: Webhook URLs: the URL itself is the secret (whoever has it can post), so one is refused
+#: whatever it carries (Slack's incoming webhooks and workflow triggers, Discord's, Microsoft
+#: Teams' incoming webhooks). Matched on the lower-cased, percent-decoded text.
+_WEBHOOK_URL = re.compile(
+    r"hooks\.slack\.com/(?:services|workflows|triggers)/[a-z0-9]"
+    r"|discord(?:app)?\.com/api/webhooks/[0-9]"
+    r"|\.webhook\.office\.com/webhookb2/[a-z0-9]"
+)
 _URL_MESSAGE = (
     "a URL with a credential in it (scheme://user:password@host, a token as its user, or a "
     "password=, token= or signature parameter)"
 )
+#: Rounds of percent-decoding a string gets before it is read (``%253D`` is ``%3D``, then
+#: ``=``: a URL carried in another URL's parameter is encoded twice).
+_DECODE_ROUNDS = 3
 
 Path = tuple[str | int, ...]
 
@@ -143,42 +170,193 @@ def _is_credential(name: Any, allowed: frozenset[str]) -> bool:
 
 
 def is_credential_entry(name: Any, value: Any, allowed: frozenset[str]) -> bool:
-    """Whether ``name: value`` (an env var, an annotation...) is credential material by the
-    rule of :func:`credential_problems`."""
-    return _is_credential(name, allowed) and _literal(value)
+    """Whether ``name: value`` (an env var, an annotation, a flag...) is credential material by
+    the rule of :func:`credential_problems`: a credential-named key
+    (:func:`looks_like_credential`) with a literal value, or one of the names
+    :func:`_named_credential` knows with the value that makes it one."""
+    if not isinstance(name, str) or name in allowed:
+        return False
+    return (looks_like_credential(name) and _literal(value)) or _named_credential(name, value)
+
+
+# --- names looks_like_credential does not know ----------------------------------------------------
+
+_NAME_WORDS = re.compile(r"[^a-z0-9]+")
+#: Words before ``KEY`` that make ``<WORD>_KEY`` a secret key, whatever its value (not a path):
+#: a key that signs or encrypts (SIGNING, ENCRYPTION, ENCRYPT, CRYPTO, CIPHER, AES, HMAC, JWT,
+#: MASTER, SESSION, COOKIE: a web framework's secret), that logs in (SSH, GPG, PGP, DEPLOY,
+#: AUTH), a storage account's or shared access key (ACCOUNT, STORAGE, SHARED, SAS, Azure's
+#: SUBSCRIPTION), a licence (LICENSE, LICENCE), and the services whose API key is a plain
+#: ``<SERVICE>_KEY`` variable (KAGGLE with KAGGLE_USERNAME, OPENAI, ANTHROPIC, STRIPE, WANDB,
+#: COMET, WEBHOOK). Any other ``*_KEY`` names a key of a map or table (PARTITION_KEY,
+#: CACHE_KEY, SORT_KEY, S3_KEY, OBJECT_KEY) and is left to the value rules.
+_SECRET_KEY_WORDS = frozenset(
+    {"signing", "encryption", "encrypt", "crypto", "cipher", "aes", "hmac", "jwt", "master",
+     "session", "cookie", "ssh", "gpg", "pgp", "deploy", "auth", "account", "storage", "shared",
+     "sas", "subscription", "license", "licence", "kaggle", "openai", "anthropic", "stripe",
+     "wandb", "comet", "webhook"}
+)  # fmt: skip
+#: How the names :func:`_named_credential` knows end (a cheap first test: it reads every
+#: annotation, label and env name).
+_NAMED_ENDINGS = (
+    "passphrase", "jwt", "credential", "credentials", "creds", "pass", "pwd", "pat", "key", "auth"
+)  # fmt: skip
+_BOOLEAN_WORDS = frozenset({"true", "false", "yes", "no", "on", "off", "none", "null"})
+_NUMBER = re.compile(r"[-+]?[0-9]+(?:\.[0-9]+)?")
+
+
+def _named_credential(name: str, value: Any) -> bool:
+    """Credential names :func:`looks_like_credential` misses, each with the value that makes it
+    one. The name is read as words (split at anything but letters and digits, without case:
+    ``DB_PASS`` is ``db pass``; ``dbPass`` is one word, not matched) so that ``PASSES``,
+    ``BYPASS_CACHE``, ``MONKEY``, ``KEYBOARD`` and ``AUTHOR`` are not credentials:
+
+    * last word PASSPHRASE (GPG_PASSPHRASE) or JWT (JWT, AUTH_JWT): any value but an ordinary
+      one (:func:`_ordinary`: a path, a number, a boolean, a URL; ``USE_JWT=true`` stays);
+    * CREDENTIAL(S) or CREDS (CREDENTIALS, AWS_CREDS) only with a random-looking value: such a
+      name as often holds a credential's *name* (``kubetrain.io/ssh-credential: hpc/keys``) or
+      file (``GOOGLE_APPLICATION_CREDENTIALS=/var/secrets/key.json``) as the credential, whose
+      key file or JSON the value rules find anyway;
+    * PASS, PWD, PAT after another word (DB_PASS, MYSQL_PWD, GITHUB_PAT): a password or a
+      personal access token, unless ordinary; alone (PASS, PAT, the shell's PWD, a directory)
+      only a random-looking value (:func:`_random_looking`);
+    * KEY after a word of :data:`_SECRET_KEY_WORDS` (KAGGLE_KEY, SIGNING_KEY), unless ordinary;
+    * AUTH after another word (NPM_AUTH, BASIC_AUTH: npm's ``_auth`` is base64 of user:password)
+      only with a random-looking value: ``ENABLE_AUTH=true`` and ``KUBE_AUTH=oidc`` are
+      settings (AUTH alone is one of looks_like_credential's words).
+
+    kubetrain's own annotations (``kubetrain.io/...``) say what their values are, none a secret.
+    """
+    low = name.lower()
+    if not low.rstrip("-_./: ").endswith(_NAMED_ENDINGS) or name.startswith("kubetrain.io/"):
+        return False
+    if not isinstance(value, str) or not _literal(value):
+        return False
+    words = [w for w in _NAME_WORDS.split(low) if w]
+    if not words:
+        return False
+    last, before = words[-1], words[:-1]
+    if last in ("passphrase", "jwt"):
+        return not _ordinary(value)
+    if last in ("credential", "credentials", "creds"):
+        return _random_looking(value)
+    if last in ("pass", "pwd", "pat"):
+        return not _ordinary(value) if before else _random_looking(value)
+    if last == "key":
+        return bool(before) and before[-1] in _SECRET_KEY_WORDS and not _ordinary(value)
+    if last == "auth":
+        return bool(before) and _random_looking(value)
+    return False
+
+
+def _ordinary(value: str) -> bool:
+    """Whether ``value`` is what a setting holds rather than a secret: a path (``/``, ``./``,
+    ``../``, ``~/``), a number, a boolean word, or a URL (one carrying a credential is found by
+    :func:`has_url_password` whatever the name)."""
+    text = value.strip()
+    return (
+        text.startswith(("/", "./", "../", "~/"))
+        or text.lower() in _BOOLEAN_WORDS
+        or _NUMBER.fullmatch(text) is not None
+        or "://" in text
+    )
+
+
+def _random_looking(value: str) -> bool:
+    """Whether ``value`` looks generated rather than written: at least 8 characters, no space,
+    not :func:`_ordinary`, letters and digits both, and at least three changes between
+    lower-case letters, capitals and digits (``Q7xLm2Rt9VbK``, ``hunter2hunter2``; not
+    ``resnet50``, ``github-oidc-v2`` or ``timestamp``). Linear in ``value``."""
+    text = value.strip()
+    if len(text) < 8 or any(c.isspace() for c in text) or _ordinary(text):
+        return False
+    kinds = [
+        "d" if c.isdigit() else "u" if c.isupper() else "l"
+        for c in text
+        if c.isascii() and c.isalnum()
+    ]
+    return (
+        "d" in kinds
+        and ("l" in kinds or "u" in kinds)
+        and (sum(a != b for a, b in itertools.pairwise(kinds)) >= 3)
+    )
+
+
+# --- values that hold a credential whatever field holds them --------------------------------------
+
+
+def percent_decoded(text: str) -> str:
+    """``text`` with its percent-escapes decoded, :data:`_DECODE_ROUNDS` times at most: a
+    service reads ``?token%3D...`` as ``?token=...`` and ``ghp%5F...`` as ``ghp_...``, so the
+    detectors read both forms. Linear in ``text`` (each round is)."""
+    for _ in range(_DECODE_ROUNDS):
+        if "%" not in text:
+            break
+        decoded = urllib.parse.unquote(text)
+        if decoded == text:
+            break
+        text = decoded
+    return text
+
+
+def _forms(value: str) -> tuple[str, ...]:
+    """``value`` as written, and percent-decoded when that differs."""
+    decoded = percent_decoded(value)
+    return (value,) if decoded == value else (value, decoded)
+
+
+def _credential_parameter(name: str, value: str) -> bool:
+    """Whether ``name=value`` (a URL's parameter, a pair of a connection string) gives a
+    credential: a credential name (:func:`looks_like_credential`, or one of
+    :data:`_URL_CREDENTIAL_PARAMETERS`) with a literal value, or ``key=`` with a token."""
+    value = value.strip().strip("'\"")
+    squashed = re.sub(r"[^a-z0-9]", "", name.lower())
+    if looks_like_credential(name) or squashed in _URL_CREDENTIAL_PARAMETERS:
+        return _literal(value)
+    if squashed in _URL_SHAPED_PARAMETERS:
+        return _random_looking(value) or value.startswith(_TOKEN_PREFIXES)
+    return False
 
 
 def has_url_password(value: Any) -> bool:
     """Whether ``value`` holds a URL carrying a literal credential: a password in its userinfo
     (``s3://KEY:SECRET@bucket``, ``https://user:pw@host``), a token as its user
-    (``https://ghp_...@github.com``), a credential-named parameter (``?password=...``,
-    ``;password=...`` of a JDBC URL, ``access_token=``, a signed URL's signature), or Oracle's
-    ``jdbc:oracle:thin:user/password@host``. A credential that only refers to an env var,
+    (``https://ghp_...@github.com``, ``s3://AKIA...:@bucket``), a credential-named parameter of
+    its query or fragment (``?password=...``, ``;password=...`` of a JDBC URL,
+    ``#access_token=``, ``?pass=``, ``?credential=``, ``?key=AIza...``, a signed URL's
+    signature), Oracle's ``jdbc:oracle:thin:user/password@host``, or a webhook's URL (the URL
+    is the secret). Percent-escapes are decoded first (``?token%3D...``, ``ghp%5F...@``);
+    names are compared without case. A credential that only refers to an env var,
     ``$(DB_PASSWORD)``, holds nothing itself."""
-    if not isinstance(value, str) or not ("://" in value or "jdbc:" in value or "=" in value):
+    if not isinstance(value, str) or not (
+        "://" in value or "jdbc:" in value or "=" in value or "%" in value
+    ):
         return False
-    if "://" in value:
-        if any(_literal(m[1]) for m in _URL_PASSWORD.finditer(value)):
-            return True
-        if any(_looks_like_token(m[1]) for m in _URL_USER.finditer(value)):
-            return True
-    if "jdbc:" in value and any(_literal(m[1]) for m in _JDBC_USER_PASSWORD.finditer(value)):
-        return True
-    if ("://" in value or "jdbc:" in value) and ("=" in value):
-        for m in _URL_PARAMETER.finditer(value):
-            name = m[1]
-            if (
-                looks_like_credential(name)
-                or re.sub(r"[^a-z0-9]", "", name.lower()) in _URL_CREDENTIAL_PARAMETERS
-            ) and _literal(m[2]):
+    for text in _forms(value):
+        if "://" in text:
+            for m in _URL_USERINFO.finditer(text):
+                user, _, password = m[1].partition(":")
+                # An escaped ":" (user%3Apw@) still splits user and password for most clients.
+                user, _, more = percent_decoded(user).partition(":")
+                if _literal(percent_decoded(password) + more) or _looks_like_token(user):
+                    return True
+            if _WEBHOOK_URL.search(text.lower()):
                 return True
+        if "jdbc:" in text and any(_literal(m[1]) for m in _JDBC_USER_PASSWORD.finditer(text)):
+            return True
+        if (
+            ("://" in text or "jdbc:" in text)
+            and "=" in text
+            and any(_credential_parameter(m[1], m[2]) for m in _URL_PARAMETER.finditer(text))
+        ):
+            return True
     return False
 
 
 def _looks_like_token(user: str) -> bool:
-    """Whether a URL's one-word userinfo is a token rather than a user name (``git``,
-    ``deploy``): a prefix services give their tokens, or a long run of letters and digits with
-    no dot or ``%`` (an e-mail address is a user)."""
+    """Whether a URL's one-word userinfo (percent-decoded) is a token rather than a user name
+    (``git``, ``deploy``): a prefix services give their tokens, or a long run of letters and
+    digits with no dot or ``%`` (an e-mail address is a user)."""
     if not _literal(user):
         return False
     if user.startswith(_TOKEN_PREFIXES):
@@ -187,15 +365,145 @@ def _looks_like_token(user: str) -> bool:
         len(user) >= 20
         and "." not in user
         and "%" not in user
+        and "@" not in user
         and any(c.isdigit() for c in user)
         and any(c.isalpha() for c in user)
     )
 
 
-def _flags(value: Any) -> Iterator[tuple[Path, str]]:
-    """(path, flag name) of every ``--name=value`` / ``NAME=value`` word with a literal value,
-    and of every ``--name value`` pair of words (a flag, then a word that is not one), whether
-    the two are one list item or two."""
+# A PEM private key of any algorithm (RSA, EC, DSA, OPENSSH, ENCRYPTED, PGP ... BLOCK): its
+# header. The words between BEGIN and PRIVATE are at most 40 characters.
+_PRIVATE_KEY = re.compile(r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+# Tokens services issue, by their documented forms, each starting a run of token characters:
+# Hugging Face hf_, GitHub gh?_ and github_pat_, GitLab glpat- and its other prefixes, Slack
+# xox?-, OpenAI sk- (sk-proj-...), Stripe sk_live_/rk_live_/sk_test_, a Google API key
+# (AIza + 35) and OAuth access token (ya29.), a JWT (two base64url JSON parts, then the
+# signature). The body must mix letters and digits or cases (:func:`_mixed`).
+_TOKEN = re.compile(
+    r"(?<![A-Za-z0-9_-])(?:"
+    r"hf_([A-Za-z0-9]{30,})"
+    r"|gh[pousr]_([A-Za-z0-9]{30,})"
+    r"|github_pat_([A-Za-z0-9_]{30,})"
+    r"|gl(?:pat|dt|ptt|rt|cbt|oas)-([A-Za-z0-9_-]{20,})"
+    r"|xox[abposr]-([A-Za-z0-9-]{10,})"
+    r"|sk-([A-Za-z0-9_-]{32,})"
+    r"|[sr]k_(?:live|test)_([A-Za-z0-9]{20,})"
+    r"|AIza([A-Za-z0-9_-]{35})(?![A-Za-z0-9_-])"
+    r"|ya29\.([A-Za-z0-9_-]{20,})"
+    r"|eyJ[A-Za-z0-9_-]{8,}\.(eyJ[A-Za-z0-9_-]{8,})\.[A-Za-z0-9_-]*"
+    r")"
+)
+# An Authorization header's credential: a bearer token, or Basic's base64 of user:password.
+_BEARER = re.compile(
+    r"(?<![A-Za-z0-9])bearer[ \t]+([A-Za-z0-9._~+/-]{16,})", re.IGNORECASE | re.ASCII
+)
+_BASIC = re.compile(
+    r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?basic[ \t]+([A-Za-z0-9+/]{8,}={0,2})",
+    re.IGNORECASE | re.ASCII,
+)
+# name=value pairs of a connection string or DSN, an assignment in a shell line, or a parameter
+# of something URL-like without "://" (hf:datasets/x?token=..): they start the string or follow
+# ";", ",", a space, "?", "&" or "#" (Server=h;Password=..; host=db password=..;
+# AccountKey=..; TOKEN=..). A quoted value ends at its quote. A flag (--token=..) is the
+# command-line rule's (_flags), so its message says which flag.
+_PAIR = re.compile(
+    r"(?<![^;,\s?&#])([A-Za-z_][A-Za-z0-9_.-]*)[ \t]*=[ \t]*(\"[^\"]*\"|'[^']*'|[^;,\s\"']*)"
+)
+# A JSON member whose name is a credential's ("private_key": "-----BEGIN...", a service
+# account key; "client_secret": ..., an OAuth client; "password": ...).
+_JSON_MEMBER = re.compile(r'"([A-Za-z_][A-Za-z0-9_.-]*)"[ \t\r\n]*:[ \t\r\n]*"([^"]*)"')
+# An AWS access key id, and a secret access key (40 base64 characters, here 30 to 60) beside it.
+_AWS_KEY_ID = re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])")
+_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+=])([A-Za-z0-9/+]{30,60})(?![A-Za-z0-9/+=])")
+
+#: What ``kubetrain validate``'s prefilter (:func:`kubetrain.validate.engine.credential_words`)
+#: looks for in a file's text besides its hint words: every token :data:`_TOKEN` finds, the
+#: webhook hosts, ``bearer`` and the name word ``PAT`` (GITHUB_PAT) leave one of these in the
+#: text (no lookbehind here: an escape before a token, ``\thf_...``, hides what precedes it).
+#: Each alternative is a literal or a bounded repeat, so the search is linear.
+TOKEN_HINTS = re.compile(
+    r"hf_[a-z0-9]{30}|gh[pousr]_[a-z0-9]{30}|github_pat_|gl(?:pat|dt|ptt|rt|cbt|oas)-"
+    r"|xox[abposr]-|sk-[a-z0-9_-]{32}|[sr]k_(?:live|test)_|aiza|ya29\.|eyj|bearer"
+    r"|hooks\.slack\.com|discord|webhook\.office\.com|pat(?![a-z0-9])",
+    re.IGNORECASE | re.ASCII,
+)
+
+#: What :func:`secret_value_kind` says of each find, for messages (never the value).
+_PRIVATE_KEY_KIND = "a private key, -----BEGIN ... PRIVATE KEY-----"
+_TOKEN_KIND = "a token a service issued: hf_..., ghp_..., glpat-..., xoxb-..., AIza..., a JWT..."
+_HEADER_KIND = "an Authorization header's credential: Bearer ... or Basic ..."
+_PAIR_KIND = "a credential in a name=value pair: password=, PWD=, AccountKey=, token=..."
+_JSON_KIND = 'a credential-named JSON member: "private_key", "client_secret", "password"...'
+_AWS_KIND = "an AWS access key id with its secret access key"
+_WEBHOOK_KIND = "a webhook URL, which is itself a secret"
+
+
+def _mixed(text: str) -> bool:
+    """Whether a token's body mixes letters and digits, or lower-case and capitals (a word
+    such as ``sk-learn-estimator-for-classification`` does not)."""
+    has_digit = any(c.isdigit() for c in text)
+    has_lower = any(c.islower() for c in text)
+    has_upper = any(c.isupper() for c in text)
+    return has_digit + has_lower + has_upper >= 2
+
+
+def secret_value_kind(value: Any) -> str | None:
+    """What credential material ``value`` holds whatever field it is in, in words for a message
+    (never the value itself), or ``None``: a URL carrying a credential
+    (:func:`has_url_password`), a PEM private key, a token in a service's documented form, an
+    Authorization header's credential, a credential-named ``name=value`` pair (a connection
+    string, a DSN) or JSON member (a service-account key), an AWS key id with its secret key.
+    The value is read as written and percent-decoded; each detector is linear in its length."""
+    # Every string of every document comes here: cheap tests (length, a character) first.
+    if not isinstance(value, str) or len(value) < 5:
+        return None
+    if has_url_password(value):
+        return _WEBHOOK_KIND if _webhook(value) else _URL_MESSAGE
+    for text in (value,) if "%" not in value else _forms(value):
+        if "PRIVATE KEY" in text and _PRIVATE_KEY.search(text):
+            return _PRIVATE_KEY_KIND
+        if len(text) >= 15 and any(
+            _mixed(next(g for g in m.groups() if g)) for m in _TOKEN.finditer(text)
+        ):
+            return _TOKEN_KIND
+        if len(text) >= 23 and (
+            any(_mixed(m[1]) for m in _BEARER.finditer(text)) or _BASIC.search(text)
+        ):
+            return _HEADER_KIND
+        if "=" in text and any(_credential_parameter(m[1], m[2]) for m in _PAIR.finditer(text)):
+            return _PAIR_KIND
+        if '"' in text and any(
+            _credential_parameter(m[1], m[2]) for m in _JSON_MEMBER.finditer(text)
+        ):
+            return _JSON_KIND
+        if (
+            ("AKIA" in text or "ASIA" in text)
+            and _AWS_KEY_ID.search(text)
+            and any(_all_classes(m[1]) for m in _AWS_SECRET.finditer(text))
+        ):
+            return _AWS_KIND
+    return None
+
+
+def _all_classes(text: str) -> bool:
+    """Whether ``text`` has digits, lower-case letters and capitals (an AWS secret key does; a
+    hex digest does not)."""
+    return (
+        any(c.isdigit() for c in text)
+        and any(c.islower() for c in text)
+        and any(c.isupper() for c in text)
+    )
+
+
+def _webhook(value: str) -> bool:
+    """Whether ``value`` is (or holds) a webhook's URL, for the message."""
+    return any(_WEBHOOK_URL.search(text.lower()) for text in _forms(value))
+
+
+def _flags(value: Any) -> Iterator[tuple[Path, str, str]]:
+    """(path, flag name, value) of every ``--name=value`` / ``NAME=value`` word with a literal
+    value, and of every ``--name value`` pair of words (a flag, then a word that is not one),
+    whether the two are one list item or two."""
     items = enumerate(value) if isinstance(value, list) else [((), value)]
     words: list[tuple[Path, str]] = []
     for index, item in items:
@@ -205,13 +513,13 @@ def _flags(value: Any) -> Iterator[tuple[Path, str]]:
     for (path, word), (_, following) in itertools.pairwise([*words, ((), "-")]):
         m = _ASSIGNMENT.fullmatch(word)
         if m and _literal(m[2]):
-            yield path, m[1]
+            yield path, m[1], m[2]
         elif (
             (flag := _FLAG.fullmatch(word))
             and not following.startswith("-")
             and _literal(following)
         ):
-            yield path, flag[1]
+            yield path, flag[1], following
 
 
 def credential_problems(document: Any) -> list[tuple[Path, str]]:
@@ -225,10 +533,15 @@ def credential_problems(document: Any) -> list[tuple[Path, str]]:
       Learner's ``env`` mapping;
     * annotation, label or node-selector key with a non-empty value;
     * ``--flag=value`` or ``NAME=value`` word, or ``--flag value`` pair of words, in a
-      ``command``, ``args`` or ``entrypoint``.
+      ``command``, ``args`` or ``entrypoint``;
+
+    the names :func:`_named_credential` knows (``DB_PASS``, ``GITHUB_PAT``, ``KAGGLE_KEY``...)
+    with the values that make them credentials, in the same places; and anywhere, whatever
+    the field's name, a value :func:`secret_value_kind` finds credential material in (a URL
+    with a password, a private key, a token, a connection string's password...).
 
     A name listed in the job's :data:`NOT_CREDENTIALS_ANNOTATION` is not a credential. The
-    messages never quote the value.
+    messages never quote the value; a field gets one message (the first found).
     """
     meta = document.get("metadata") if isinstance(document, Mapping) else None
     allowed = not_credentials(meta.get("annotations") if isinstance(meta, Mapping) else None)
@@ -240,8 +553,9 @@ def credential_problems(document: Any) -> list[tuple[Path, str]]:
             for i, item in enumerate(value):
                 if isinstance(item, dict | list):
                     todo.append((item, (*path, i)))
-                elif has_url_password(item):
-                    found.append(((*path, i), _url_message(str(path[-1]) if path else "a list")))
+                elif kind := secret_value_kind(item):
+                    where = str(path[-1]) if path else "a list"
+                    found.append(((*path, i), _value_message(where, kind)))
             continue
         if not isinstance(value, dict):
             continue
@@ -258,16 +572,20 @@ def credential_problems(document: Any) -> list[tuple[Path, str]]:
             elif key in _COMMAND_LINES:
                 found += [
                     ((*here, *at), credential_value_message(f"in {key} ({flag}=...)") + _ALLOW_HINT)
-                    for at, flag in _flags(item)
-                    if _is_credential(flag, allowed)
+                    for at, flag, text in _flags(item)
+                    if is_credential_entry(flag, text, allowed)
                 ]
             if isinstance(item, dict | list):
                 todo.append((item, here))
-            elif "env" not in (path[-1:] + path[-2:-1]) and has_url_password(item):
-                # A URL anywhere (a storageUri, an annotation, an endpoint): it reaches
-                # rendered/ and Pulumi's inputs as it is written (env values: _env_problems).
-                found.append((here, _url_message(str(key))))
-    return sorted(found, key=lambda p: [str(x) for x in p[0]])
+            elif "env" not in (path[-1:] + path[-2:-1]) and (kind := secret_value_kind(item)):
+                # A URL, a key or a token anywhere (a storageUri, an annotation, an endpoint):
+                # it reaches rendered/ and Pulumi's inputs as it is written (env values:
+                # _env_problems).
+                found.append((here, _value_message(str(key), kind)))
+    first: dict[Path, str] = {}
+    for at, message in found:
+        first.setdefault(at, message)
+    return sorted(first.items(), key=lambda p: [str(x) for x in p[0]])
 
 
 def configmap_credential_problems(configmap: Mapping[str, Any]) -> list[tuple[Path, str]]:
@@ -349,23 +667,31 @@ def _env_problems(env: Any, path: Path, allowed: frozenset[str]) -> list[tuple[P
     for at, name, value in entries:
         if is_credential_entry(name, value, allowed):
             found.append((at, message))
-        elif has_url_password(value):
-            found.append((at, _url_message("env")))
+        elif kind := secret_value_kind(value):
+            found.append((at, _value_message("env", kind)))
     return found
 
 
-def _url_message(where: str) -> str:
+def _value_message(where: str, kind: str) -> str:
+    """The message for credential material found in a value (``kind``, from
+    :func:`secret_value_kind`) of the field ``where``: it says what was found, never the
+    value."""
     if where == "storageUri":  # a TrainJob's initializer: its credentials come from secretRef
         hint = (
             "; give the URL without them and the credentials in the initializer's secretRef "
             "(a Secret the initializer reads as env: AWS_ACCESS_KEY_ID, HF_TOKEN...)"
         )
-    else:
+    elif kind == _URL_MESSAGE:
         hint = (
             "; put the URL, or its password, in a Secret and read it with "
             "valueFrom.secretKeyRef (the password may also be $(VAR) of an env var that does)"
         )
-    return credential_value_message(f"in {where} ({_URL_MESSAGE})") + hint
+    else:
+        hint = (
+            "; put it in a Secret and read it with valueFrom.secretKeyRef (or refer to an env "
+            "var that does, $(VAR))"
+        )
+    return credential_value_message(f"in {where} ({kind})") + hint
 
 
 def credential_name_problem(value: Any) -> str | None:

@@ -23,6 +23,7 @@ from ..kube.apiextensions.definition import is_crd
 from ..kube.names import check_api_version_kind
 from ..models.errors import InputError, PathPart, Problem, Severity
 from ..models.limits import MAX_FILE_BYTES
+from ..models.secrets import TOKEN_HINTS, percent_decoded
 from ..models.source import (
     FastReader,
     decode_utf8,
@@ -529,10 +530,14 @@ def _unreadable(shown: str, findings: list[Finding]) -> ObjectResult:
 #: (:func:`~kubetrain.models.secrets.credential_problems`) has in the text that holds it, once
 #: lower-cased and stripped of all but letters, digits and "@", as credential names are
 #: compared (``P_A_S_S_WORD`` is a password): ``looks_like_credential``'s words all hold one,
-#: and so does a URL's user (``@``), a credential parameter or a JDBC URL.
+#: and so does a URL's user (``@``), a credential parameter or a JDBC URL, a private key or a
+#: JSON service-account key (``key``), a name such as ``CREDS`` (``cred``) or ``JWT``, an AWS
+#: key id (``akia``, ``asia``) and a webhook URL. The tokens and the word ``PAT``, which no
+#: word can hint at without matching most texts, are
+#: :data:`~kubetrain.models.secrets.TOKEN_HINTS`.
 CREDENTIAL_HINTS = (
-    "pass", "secret", "token", "key", "user", "auth", "hmac", "pwd", "sig", "credential",
-    "jdbc", "@",
+    "pass", "secret", "token", "key", "user", "auth", "hmac", "pwd", "sig", "cred",
+    "jdbc", "@", "jwt", "akia", "asia", "bearer", "hooksslack", "discord", "webhook",
 )  # fmt: skip
 _SQUASH = str.maketrans(
     "", "", "".join(chr(c) for c in range(128) if not (chr(c).isalnum() or chr(c) == "@"))
@@ -544,11 +549,35 @@ def credential_words(text: str) -> bool:
     ``False`` proves it holds none. Of the escapes of YAML's double-quoted scalars (and JSON's),
     only ``\\x``, ``\\u`` and ``\\U`` can spell a letter or a digit: a text with one is
     ``True``; the others (``\\"``, ``\\n``, a line continuation) are stripped as the
-    separators are."""
+    separators are. The rule reads values percent-decoded too, and so is the text read."""
     if "\\x" in text or "\\u" in text or "\\U" in text:
         return True
-    squashed = text.lower().translate(_SQUASH)
-    return any(hint in squashed for hint in CREDENTIAL_HINTS)
+    decoded = percent_decoded(text)
+    for form in (text,) if decoded == text else (text, decoded):
+        low = form.lower()
+        squashed = low.translate(_SQUASH)
+        if any(hint in squashed for hint in CREDENTIAL_HINTS):
+            return True
+        if "\\\n" in form or "\\\r" in form:
+            low = _CONTINUATION.sub("", low)  # a double-quoted scalar cut across lines
+        # TOKEN_HINTS, on the text that holds one of its literal parts: searching every text
+        # for its alternatives took ten times the rest of this test.
+        if any(part in low for part in _TOKEN_PARTS) and TOKEN_HINTS.search(low):
+            return True
+    return False
+
+
+#: A part of every find of :data:`~kubetrain.models.secrets.TOKEN_HINTS`, lower-cased (its
+#: ``bearer``, ``discord`` and webhook hosts are :data:`CREDENTIAL_HINTS` already).
+_TOKEN_PARTS = (
+    "hf_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "gldt-", "glptt-",
+    "glrt-", "glcbt-", "gloas-", "xox", "sk-", "k_live_", "k_test_", "aiza", "ya29.", "eyj",
+    "pat",
+)  # fmt: skip
+
+
+# YAML's escaped line break in a double-quoted scalar: the break and the next line's indent go.
+_CONTINUATION = re.compile(r"\\\r?\n[ \t]*")
 
 
 def read_objects(
