@@ -15,7 +15,9 @@ TFJob's; a kind with pods there gets every pod rule.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -770,7 +772,29 @@ def add_findings(results: Sequence[ObjectResult], findings: Sequence[list[Findin
         result.findings += found
         if result.status in ("valid", "skipped") and any(f.severity == "error" for f in found):
             result.status = "invalid"
+        _hide_flagged_values(result)
         _drop_restated(result)
+
+
+#: A value a message quotes: ``'...'`` or ``"..."`` (bounded: messages quote short values).
+_QUOTED = re.compile(r"'[^'\n]{0,2000}'|\"[^\"\n]{0,2000}\"")
+
+
+def _hide_flagged_values(result: ObjectResult) -> None:
+    """The API server's, the schema's and a webhook's findings at a field the ``secret-data``
+    rule finds credential material in (a password given as a ``restartPolicy``) say what is
+    wrong without the value: the rule's own finding never shows it, and is dropped when the
+    API server refuses the field (:func:`_drop_restated`)."""
+    flagged = [f.path for f in result.findings if f.rule == "secret-data"]
+    if not flagged:
+        return
+    result.findings = [
+        dataclasses.replace(f, message=_QUOTED.sub("(the value is not shown)", f.message))
+        if f.rule not in RULES
+        and any(f.path[: len(p)] == p or p[: len(f.path)] == f.path for p in flagged)
+        else f
+        for f in result.findings
+    ]
 
 
 def _drop_restated(result: ObjectResult) -> None:
