@@ -81,7 +81,7 @@ def expand(kind: type[JobDocument], args: Mapping[str, Any], where: str) -> Expa
         return cached
     settings = plain.pop("settings", None) or {}
     runtime_args = plain.pop("runtime", None) if kind is TrainJob else None
-    ordered = kind.API_VERSION.partition("/")[0] in PRIORITY_ORDERED_GROUPS
+    ordered = (kind.API_VERSION.partition("/")[0], kind.KIND) in PRIORITY_ORDERED_KINDS
     priorities = _priorities(plain.pop(PRIORITY_CLASSES, None), where) if ordered else {}
     document = {"apiVersion": kind.API_VERSION, "kind": kind.KIND, **plain}
     loaded, stack_settings = load_job(document, settings=settings, file=where)
@@ -108,9 +108,10 @@ def expand(kind: type[JobDocument], args: Mapping[str, Any], where: str) -> Expa
 #: The argument naming the cluster's PriorityClasses (every job kind whose gang orders its pods
 #: by priority declares it; :func:`job_args` gives it from a stack's manifests).
 PRIORITY_CLASSES = "priority_classes"
-#: The API groups of the job kinds that declare it: the training operator's and the MPI
-#: Operator's (kubeflow.org) and Volcano's Job.
-PRIORITY_ORDERED_GROUPS = frozenset({"kubeflow.org", "batch.volcano.sh"})
+#: The job kinds that declare it (API group, kind): the MPI Operator's MPIJob and Volcano's
+#: Job, whose gangs sum higher-priority pods first (the training operator's lister of
+#: PriorityClasses is never started: every class counts 0 there).
+PRIORITY_ORDERED_KINDS = frozenset({("kubeflow.org", "MPIJob"), ("batch.volcano.sh", "Job")})
 #: A PriorityClass's value is an int32 (scheduling.k8s.io/v1).
 _INT32 = range(-(2**31), 2**31)
 
@@ -194,7 +195,7 @@ def job_args(
                 out["runtime"]["namespace"] = namespace
             if runtime.spec_data is not None:
                 out["runtime"]["spec"] = dict(runtime.spec_data)
-    if priorities and job.API_VERSION.partition("/")[0] in PRIORITY_ORDERED_GROUPS:
+    if priorities and (job.API_VERSION.partition("/")[0], job.KIND) in PRIORITY_ORDERED_KINDS:
         out[PRIORITY_CLASSES] = dict(sorted(priorities.items()))
     return out
 

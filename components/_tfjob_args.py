@@ -64,9 +64,3 @@ class TFJobArgs(TypedDict):
         "Stack-level settings (namespace default, GPU resource name, cluster domain, mode...). "
         "Default: the defaults of a stack file."
     )
-    priority_classes: NotRequired[dict[str, int]]
-    (
-        "Value of each PriorityClass the cluster holds, by name: a gang smaller than the job "
-        "sums the pods of higher-priority replica types first, as the operator does (the "
-        "API server's own classes are known). Default: none."
-    )

@@ -115,12 +115,6 @@ class PyTorchJobArgs(TypedDict):
         "Stack-level settings (namespace default, GPU resource name, gang scheduler, mode...). "
         "Default: the defaults of a stack file."
     )
-    priority_classes: NotRequired[dict[str, int]]
-    (
-        "Value of each PriorityClass the cluster holds, by name: a gang smaller than the job "
-        "sums the pods of higher-priority replica types first, as the operator does (the "
-        "API server's own classes are known). Default: none."
-    )
 
 
 class PyTorchJob(KubeflowJobComponent):

@@ -40,12 +40,6 @@ class XGBoostJobArgs(TypedDict):
     """The XGBoostJob's spec, as in a kubeflow.org/v1 XGBoostJob manifest."""
     settings: NotRequired[SettingsArgs]
     """Stack-level settings (namespace default, GPU resource name, mode...). Default: none."""
-    priority_classes: NotRequired[dict[str, int]]
-    (
-        "Value of each PriorityClass the cluster holds, by name: a gang smaller than the job "
-        "sums the pods of higher-priority replica types first, as the operator does (the "
-        "API server's own classes are known). Default: none."
-    )
 
 
 class XGBoostJob(KubeflowJobComponent):

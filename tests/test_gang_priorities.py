@@ -80,15 +80,18 @@ def ranked_tfjob() -> dict[str, Any]:
     }
 
 
-def test_a_tfjob_gang_sums_its_higher_priority_replicas_first(tmp_path: Path) -> None:
-    """Workers (1000) before parameter servers (10) before the chief (no class: 0): the first
-    four pods are the three workers and one parameter server, where the job's own order
-    (Chief, PS, Worker) would sum the chief, both parameter servers and a worker."""
+def test_a_tfjob_gang_sums_its_pods_in_the_jobs_order_whatever_their_classes(
+    tmp_path: Path,
+) -> None:
+    """The training operator's CalcPGMinResources would sort replica types by priority, but the
+    lister its reconcilers hand it is never started (v1.9.3 ``NewReconciler``): every class
+    counts 0 (make e2e's tf-ranked shows it). The first four pods are the chief's, both
+    parameter servers' and a worker's, in the job's order, the workers' class notwithstanding."""
     job = ranked_tfjob()
     classes = [priority_class("high", 1000), priority_class("low", 10)]
-    assert pod_group(tmp_path, job, classes)["spec"]["minResources"] == {"cpu": str(3 * 4 + 1)}
-    # Without the classes in the cluster every type counts 0: the job's order.
-    assert pod_group(tmp_path, job, [])["spec"]["minResources"] == {"cpu": str(2 + 2 * 1 + 4)}
+    expected = {"cpu": str(2 + 2 * 1 + 4)}
+    assert pod_group(tmp_path, job, classes)["spec"]["minResources"] == expected
+    assert pod_group(tmp_path, job, [])["spec"]["minResources"] == expected
 
 
 RTYPES = ("Chief", "PS", "Worker", "Evaluator")  # kubetrain's order of a TFJob's types
@@ -109,12 +112,11 @@ SYSTEM = {"system-node-critical": 2_000_001_000}
     low=st.integers(-5, 2000),
     cut=st.integers(1, 12),
 )
-def test_a_tfjob_gang_takes_the_first_pods_of_a_priority_order(
+def test_a_tfjob_gang_takes_the_first_pods_of_the_jobs_order(
     tmp_path: Path, types: list[tuple[int, int, str | None]], high: int, low: int, cut: int
 ) -> None:
-    """Any TFJob (at most one Chief), any classes: the sum is of the first minMember pods of
-    the types sorted by priority, highest first, equal ones in the job's order (what the
-    operator does when Go's map gives it that order)."""
+    """Any TFJob (at most one Chief), any classes: the sum is of the first minMember pods in
+    the job's order (what the operator does when Go's map gives it that order)."""
     # At most one Chief, and a Chief given is one pod (kubetrain's rule).
     specs = {
         rtype: {
@@ -136,18 +138,14 @@ def test_a_tfjob_gang_takes_the_first_pods_of_a_priority_order(
             "tfReplicaSpecs": specs,
         },
     }
-    values = {"high": high, "low": low, **SYSTEM}
-    # (priority, position in the job's order, pods, cpu of each), highest priority first.
-    ordered = sorted(
-        (
-            (values.get(cls or "", 0), i, specs[rtype]["replicas"], cpu)
-            for i, (rtype, (_, cpu, cls)) in enumerate(zip(RTYPES, types, strict=True))
-            if rtype in specs
-        ),
-        key=lambda t: (-t[0], t[1]),
-    )
+    # The job's order, whatever the classes (the operator's lister never holds one).
+    ordered = [
+        (specs[r]["replicas"], cpu)
+        for r, (_, cpu, _) in zip(RTYPES, types, strict=True)
+        if r in specs
+    ]
     left, expected = members, 0
-    for _, _, pods, cpu in ordered:
+    for pods, cpu in ordered:
         take = min(pods, left)
         expected += take * cpu
         left -= take
@@ -211,8 +209,8 @@ def test_mpi_sums_name_a_type_counted_no_times_and_none_for_no_pods() -> None:
 # --- Volcano v1.14.1 calcPGMinResources ------------------------------------------------------
 
 
-def test_a_volcano_job_sums_its_higher_priority_tasks_first(tmp_path: Path) -> None:
-    job = {
+def ranked_volcano_job() -> dict[str, Any]:
+    return {
         "apiVersion": "batch.volcano.sh/v1alpha1",
         "kind": "Job",
         "metadata": {"name": "ranked"},
@@ -224,10 +222,30 @@ def test_a_volcano_job_sums_its_higher_priority_tasks_first(tmp_path: Path) -> N
             ],
         },
     }
+
+
+def test_a_volcano_job_sums_its_higher_priority_tasks_first(tmp_path: Path) -> None:
+    job = ranked_volcano_job()
     group = pod_group(tmp_path, job, [priority_class("high", 1000)])
     # Below the tasks' minimums (CalcFirstCountResources): both trainers, then one reader.
     assert group["spec"]["minResources"]["cpu"] == str(2 * 3 + 1)
     assert pod_group(tmp_path, job, [])["spec"]["minResources"]["cpu"] == str(2 * 1 + 3)
+
+
+def test_an_mpijobs_pod_group_takes_the_launchers_priority_class(tmp_path: Path) -> None:
+    """calculatePriorityClassName: the schedulingPolicy's class, else the launcher's pods',
+    else the workers'."""
+    classes = [priority_class("high", 1000), priority_class("low", 10)]
+    group = pod_group(tmp_path, mpijob(3, 3, "low", "high"), classes)
+    assert group["spec"]["priorityClassName"] == "low"
+    assert (
+        pod_group(tmp_path, mpijob(3, 3, None, "high"), classes)["spec"]["priorityClassName"]
+        == "high"
+    )
+    given = mpijob(3, 3, "low", "high")
+    given["spec"]["runPolicy"]["schedulingPolicy"]["priorityClass"] = "high"
+    assert pod_group(tmp_path, given, classes)["spec"]["priorityClassName"] == "high"
+    assert "priorityClassName" not in pod_group(tmp_path, mpijob(3, 3), classes)["spec"]
 
 
 # --- the classes a stack delivers -----------------------------------------------------------
@@ -281,18 +299,15 @@ def test_the_pulumi_program_sums_as_render(tmp_path: Path) -> None:
 
     config = {
         "kubetrain:namespace": NAMESPACE,
-        "kubetrain:manifests": [priority_class("high", 1000), priority_class("low", 10)],
-        "kubetrain:jobs": [ranked_tfjob()],
+        "kubetrain:manifests": [priority_class("high", 1000)],
+        "kubetrain:jobs": [ranked_volcano_job()],
     }
     stack = stack_from(tmp_path, config)
     rendered = pick([b.obj for b in build_stack(stack)], "PodGroup", "ranked")
     run = run_pulumi(lambda: deploy_stack(stack) and None)
     (registered,) = [r.plain for r in run.kubernetes_objects() if r.plain.get("kind") == "PodGroup"]
-    assert (
-        registered["spec"]["minResources"]
-        == rendered["spec"]["minResources"]
-        == {"cpu": str(3 * 4 + 1)}
-    )
+    assert registered["spec"]["minResources"] == rendered["spec"]["minResources"]
+    assert rendered["spec"]["minResources"]["cpu"] == str(2 * 3 + 1)
 
 
 @pytest.mark.parametrize(
@@ -318,15 +333,24 @@ def test_a_component_refuses_priority_classes_of_the_wrong_shape(value: Any, mes
 
 
 def test_a_component_whose_gang_ignores_priorities_refuses_them() -> None:
-    """The kinds whose gang is kubetrain's own (TrainJob, the seeds' kinds) declare no
-    priority_classes: given one, the job document refuses the field."""
-    from components import TrainingJob
+    """The kinds whose gang reads no PriorityClass (the training operator's, kubetrain's own:
+    the seeds' kinds) declare no priority_classes: given one, the job document refuses it."""
+    from components import TFJob, TrainingJob
 
-    args = {
+    edl = {
         "metadata": {"name": "edl", "namespace": NAMESPACE},
         "spec": {"image": "paddle:1", "trainer": {"min_instance": 1, "max_instance": 2}},
         "priority_classes": {"high": 1},
     }
-    with pytest.raises(InputError) as raised:
-        run_pulumi(lambda: TrainingJob("edl", args))
-    assert "priority_classes" in str(raised.value)
+    tf = {
+        "metadata": {"name": "tf", "namespace": NAMESPACE},
+        "spec": {"tf_replica_specs": ranked_tfjob()["spec"]["tfReplicaSpecs"]},
+        "priority_classes": {"high": 1},
+    }
+    refused = 0
+    for component, args in ((TrainingJob, edl), (TFJob, tf)):
+        with pytest.raises(InputError) as raised:
+            run_pulumi(lambda c=component, a=args: c("x", a))
+        assert "priority_classes" in str(raised.value)
+        refused += 1
+    assert refused == 2

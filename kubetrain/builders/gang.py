@@ -23,18 +23,21 @@ A pod template that already names a scheduler keeps it, as with the operator (``
 
 ``minResources`` (when not given) sums the requests of the pods the gang needs, as each operator
 picks them. The training operator (``CalcPGMinResources``) takes the first ``minMember`` pods of
-its replica types ordered by the value of their pod template's PriorityClass, highest first; the
-MPI Operator (``calPGMinResource``) takes the launcher and ``minMember - 1`` workers (the
-lower-priority replica type is the one cut); kubetrain's own gangs take the first ``minMember``
-pods in output order. A PriorityClass's value is known when the stack delivers it
+its replica types ordered by priority, but its reconcilers hand it the lister of an informer
+they never start (v1.9.3 ``NewReconciler``), so every type's priority is 0 and the order is Go's
+map order, at random: kubetrain keeps the job's own order (for TFJob: Chief, Master, PS, Worker,
+Evaluator). The MPI Operator (``calPGMinResource``) takes the launcher and ``minMember - 1``
+workers, the type of lower PriorityClass value being the one cut, and Volcano's job controller
+its tasks of higher value first (:mod:`.volcanojob`); kubetrain's own gangs take the first
+``minMember`` pods in output order. A PriorityClass's value is known when the stack delivers it
 (``kubetrain:manifests``) or the API server makes it (``system-cluster-critical``,
 ``system-node-critical``); any other name counts as 0, as the operators count a class their
-lister does not find. The operators order types of equal priority as Go iterates a map (at
-random); kubetrain keeps the job's own order (for TFJob: Chief, Master, PS, Worker, Evaluator).
-For the training operator's kinds a container's limits count only when it gives no requests at
-all (its ``AddResourceList``); for the MPI Operator's and kubetrain's own gangs each resource
-falls back to the container's limit when it has no request (what the API server's defaulting
-gives the scheduler). The MPI Operator gives Volcano pods no ``volcano.sh/task-spec``.
+lister does not find. For the training operator's kinds a container's limits count only when
+it gives no requests at all (its ``AddResourceList``); for the MPI Operator's and kubetrain's own
+gangs each resource falls back to the container's limit when it has no request (what the API
+server's defaulting gives the scheduler). The MPI Operator gives Volcano pods no
+``volcano.sh/task-spec``, and its PodGroup the launcher's PriorityClass (else the workers')
+when the job's schedulingPolicy names none (``calculatePriorityClassName``).
 """
 
 from __future__ import annotations
@@ -146,9 +149,9 @@ class GangJob:
     labels: Mapping[str, str] = field(default_factory=dict)
     annotations: Mapping[str, str] = field(default_factory=dict)
     code: GangCode = "kubetrain"
-    #: The value of each PriorityClass the cluster holds (:func:`priority_classes`): the
-    #: operators sum the pods of higher-priority replica types first.
-    priorities: Mapping[str, int] = field(default_factory=dict, compare=False, hash=False)
+    #: A Volcano PodGroup's PriorityClass where the job's policy names none (the MPI Operator's
+    #: ``calculatePriorityClassName``: the launcher's pods', else the workers').
+    priority_class: str | None = None
     #: The job's own minResources for a gang of ``minMember`` pods, where its operator does not
     #: sum the first pods (the MPI Operator: :func:`mpi_min_resources`); ``None`` from it: the
     #: PodGroup has no minResources.
@@ -233,29 +236,22 @@ def priority_of(pod_spec: Mapping[str, Any], priorities: Mapping[str, int]) -> i
 
 
 def min_resources(
-    objs: list[dict[str, Any]],
-    members: int,
-    limits_per_container: bool = False,
-    priorities: Mapping[str, int] | None = None,
+    objs: list[dict[str, Any]], members: int, limits_per_container: bool = False
 ) -> dict[str, str]:
-    """Summed requests of the first ``members`` pods, canonical quantities by resource name: in
-    output order, or with ``priorities`` the pods of higher-priority PriorityClasses first, in
-    output order among equal ones (training-operator v1.9.3 ``CalcPGMinResources``: replica
-    types sorted by priority, highest first; a job's pods of one type are together)."""
-    found = [t for obj in objs for t in pod_templates(obj)]
-    if priorities is not None:
-        found.sort(key=lambda t: -priority_of(_mapping(t.template, "spec"), priorities))
+    """Summed requests of the first ``members`` pods in output order, canonical quantities by
+    resource name."""
     total: dict[str, Quantity] = {}
     left = members
-    for template in found:
-        take = min(template.count, left)
-        if take <= 0:
-            continue
-        left -= take
-        spec = template.template.get("spec") or {}
-        for name, q in pod_requests(spec, limits_per_container).items():
-            scaled = Quantity(q.value * take, q.format)
-            total[name] = total[name] + scaled if name in total else scaled
+    for obj in objs:
+        for found in pod_templates(obj):
+            take = min(found.count, left)
+            if take <= 0:
+                continue
+            left -= take
+            spec = found.template.get("spec") or {}
+            for name, q in pod_requests(spec, limits_per_container).items():
+                scaled = Quantity(q.value * take, q.format)
+                total[name] = total[name] + scaled if name in total else scaled
     return {name: format_quantity(q) for name, q in sorted(total.items())}
 
 
@@ -310,8 +306,7 @@ def pod_group(
     elif job.min_resources_of is not None:
         resources = job.min_resources_of(members)
     else:
-        ordered = job.priorities if job.code == "training-operator" else None
-        resources = min_resources(objs, members, job.limits_per_container, ordered)
+        resources = min_resources(objs, members, job.limits_per_container)
     volcano_empty = scheduler == "volcano" and job.empty_min_resources
     empty: dict[str, str] | None = {} if volcano_empty else None
     spec: dict[str, Any] = {
@@ -320,7 +315,7 @@ def pod_group(
     }
     if scheduler == "volcano":
         spec["queue"] = policy.queue or DEFAULT_QUEUE
-        spec["priorityClassName"] = policy.priority_class or None
+        spec["priorityClassName"] = policy.priority_class or job.priority_class or None
     else:
         spec["scheduleTimeoutSeconds"] = policy.schedule_timeout_seconds
     # The operator copies the job's annotations onto the PodGroup.

@@ -440,7 +440,6 @@ class ReplicaJob(Generic[J]):
             app_labels(self.app_name, self.name),
             self.job.metadata.annotations,
             code="training-operator",
-            priorities=self.ctx.priorities,
         )
         return with_gang_scheduling(objs, gang, self.ctx.settings, self.gang_policy())
 

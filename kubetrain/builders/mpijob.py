@@ -200,6 +200,16 @@ class MPIExpansion:
         mount = {"name": SSH_VOLUME, "mountPath": self.job.ssh_mount_path}
         first["volumeMounts"] = [*(first.get("volumeMounts") or []), mount]
 
+    def pod_priority_class(self) -> str | None:
+        """calculatePriorityClassName without the job's schedulingPolicy (which comes first):
+        the launcher's pod template's PriorityClass, else the workers'."""
+        for spec in (self.job.launcher, self.job.worker):
+            pod = (spec.template.get("spec") or {}) if spec is not None else {}
+            name = pod.get("priorityClassName")
+            if isinstance(name, str) and name:
+                return name
+        return None
+
     def min_resources(self, members: int) -> dict[str, str] | None:
         """calPGMinResource over the job's replica types, as the operator reads them (the
         MPIJob's templates, GPUs named as the stack names them; SetDefaults_MPIJob's one
@@ -394,6 +404,7 @@ class MPIExpansion:
             app_labels("mpijob", self.name),
             self.job.metadata.annotations,
             code="mpi-operator",
+            priority_class=self.pod_priority_class(),
             min_resources_of=self.min_resources,
         )
         out = with_gang_scheduling(objs, gang, self.ctx.settings, policy)
