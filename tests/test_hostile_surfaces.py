@@ -23,6 +23,17 @@ from kubetrain.cli import main
 
 from helpers import KubectlDumper
 
+
+def invoke(root: Path, *args: str) -> Any:
+    """``kubetrain ARGS`` run in ``root`` (click's runner; an exception escapes as one)."""
+    old = os.getcwd()
+    os.chdir(root)
+    try:
+        return CliRunner().invoke(main, list(args), catch_exceptions=False)
+    finally:
+        os.chdir(old)
+
+
 #: A ClusterTrainingRuntime as Kubeflow publishes them (torch-distributed, v2.3.0).
 RUNTIME: dict[str, Any] = {
     "apiVersion": "trainer.kubeflow.org/v1alpha1",
@@ -127,12 +138,7 @@ def test_no_runtime_of_a_wrong_shape_breaks_the_contract(
         )
         if named and code == 2:
             # The runtime's own problems are said; the job naming it is not told it is missing.
-            old = os.getcwd()
-            os.chdir(root)
-            try:
-                result = CliRunner().invoke(main, ["render"], catch_exceptions=False)
-            finally:
-                os.chdir(old)
+            result = invoke(root, "render")
             assert "is neither among the stack's manifests" not in result.stderr, result.stderr
     finally:
         shutil.rmtree(root)
@@ -380,12 +386,7 @@ def test_plan_reads_a_runs_annotation_nested_past_pythons_recursion() -> None:
             (root / name).parent.mkdir(parents=True, exist_ok=True)
             (root / name).write_text(text)
         assert edited, "the planned stack renders a TrainJob"
-        old = os.getcwd()
-        os.chdir(root)
-        try:
-            result = CliRunner().invoke(main, ["plan"], catch_exceptions=False)
-        finally:
-            os.chdir(old)
+        result = invoke(root, "plan")
         assert result.exit_code == 0, result.output
     finally:
         shutil.rmtree(root)
@@ -676,13 +677,8 @@ def test_a_clusterqueues_quota_is_judged_alike_by_render_and_validate(quota: Any
         stack_text = yaml.dump({"config": config}, Dumper=KubectlDumper)
         (root / "stacks" / "Pulumi.dev.yaml").write_text(stack_text)
         (root / "cq.yaml").write_text(yaml.dump(queue, Dumper=KubectlDumper))
-        old = os.getcwd()
-        os.chdir(root)
-        try:
-            rendered = CliRunner().invoke(main, ["render"], catch_exceptions=False)
-            validated = CliRunner().invoke(main, ["validate", "cq.yaml"], catch_exceptions=False)
-        finally:
-            os.chdir(old)
+        rendered = invoke(root, "render")
+        validated = invoke(root, "validate", "cq.yaml")
         field = f"spec.resourceGroups[0].flavors[0].resources[0].{key}:"
         assert (field in rendered.stderr) == bad, rendered.stderr
         assert rendered.exit_code == (2 if bad else 0), rendered.stderr
@@ -695,17 +691,28 @@ def test_a_clusterqueues_quota_is_judged_alike_by_render_and_validate(quota: Any
         shutil.rmtree(root)
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(
     name=st.from_regex(r"\A[a-z]([a-z0-9-]{0,20}[a-z0-9])?\Z"),
     where=st.sampled_from(["manifest", "external", "nowhere"]),
+    on=st.sampled_from(["job", "pod"]),
 )
-def test_a_priority_class_that_does_not_exist_is_refused(name: str, where: str) -> None:
+def test_a_priority_class_that_does_not_exist_is_refused(name: str, where: str, on: str) -> None:
     """``kueue.x-k8s.io/priority-class`` names a WorkloadPriorityClass the stack delivers or
     declares, as a LocalQueue must be: Kueue never creates the Workload of a job whose class is
-    missing."""
+    missing. So on a job, and on a replica's pod template: Kueue's pod integration reads the
+    label from the pod it admits (``nativeWorkload: pod``)."""
     config = copy.deepcopy(PLANNED)
-    config["kubetrain:jobs"][0]["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] = name
+    if on == "job":
+        config["kubetrain:jobs"][0]["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] = name
+        refused = f"WorkloadPriorityClass {name} is neither among the stack's manifests"
+    else:
+        config["kubetrain:nativeWorkload"] = "pod"
+        tfjob = config["kubetrain:jobs"][1]
+        tfjob["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": "lq"}
+        template = tfjob["spec"]["tfReplicaSpecs"]["Worker"]["template"]
+        template.setdefault("metadata", {})["labels"] = {"kueue.x-k8s.io/priority-class": name}
+        refused = f"Pod ml/tf-worker-0 has kueue.x-k8s.io/priority-class: {name} (from a pod"
     if where == "manifest":
         config["kubetrain:manifests"].append(
             {
@@ -722,56 +729,7 @@ def test_a_priority_class_that_does_not_exist_is_refused(name: str, where: str) 
         # Quoted as kubectl needs (a name such as `n` or `y` is a boolean in YAML 1.1).
         text = yaml.dump({"config": config}, Dumper=KubectlDumper)
         (root / "stacks" / "Pulumi.dev.yaml").write_text(text)
-        old = os.getcwd()
-        os.chdir(root)
-        try:
-            result = CliRunner().invoke(main, ["render"], catch_exceptions=False)
-        finally:
-            os.chdir(old)
-        refused = f"WorkloadPriorityClass {name} is neither among the stack's manifests"
-        assert (refused in result.stderr) == (where == "nowhere"), result.stderr
-        assert result.exit_code == (2 if where == "nowhere" else 0), result.stderr
-    finally:
-        shutil.rmtree(root)
-
-
-@settings(max_examples=20, deadline=None)
-@given(
-    name=st.from_regex(r"\A[a-z]([a-z0-9-]{0,20}[a-z0-9])?\Z"),
-    where=st.sampled_from(["manifest", "external", "nowhere"]),
-)
-def test_a_pods_priority_class_that_does_not_exist_is_refused(name: str, where: str) -> None:
-    """Kueue's pod integration reads ``kueue.x-k8s.io/priority-class`` from the pod it admits:
-    a replica's template label that names a missing WorkloadPriorityClass leaves that pod with
-    no Workload, as the job's own label would."""
-    config = copy.deepcopy(PLANNED)
-    config["kubetrain:nativeWorkload"] = "pod"
-    tfjob = config["kubetrain:jobs"][1]
-    tfjob["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": "lq"}
-    template = tfjob["spec"]["tfReplicaSpecs"]["Worker"]["template"]
-    template.setdefault("metadata", {})["labels"] = {"kueue.x-k8s.io/priority-class": name}
-    if where == "manifest":
-        config["kubetrain:manifests"].append(
-            {
-                "apiVersion": "kueue.x-k8s.io/v1beta2",
-                "kind": "WorkloadPriorityClass",
-                "metadata": {"name": name},
-                "value": 1000,
-            }
-        )
-    elif where == "external":
-        config["kubetrain:external"] = {"workloadPriorityClasses": [name]}
-    root = project()
-    try:
-        text = yaml.dump({"config": config}, Dumper=KubectlDumper)
-        (root / "stacks" / "Pulumi.dev.yaml").write_text(text)
-        old = os.getcwd()
-        os.chdir(root)
-        try:
-            result = CliRunner().invoke(main, ["render"], catch_exceptions=False)
-        finally:
-            os.chdir(old)
-        refused = f"Pod ml/tf-worker-0 has kueue.x-k8s.io/priority-class: {name} (from a pod"
+        result = invoke(root, "render")
         assert (refused in result.stderr) == (where == "nowhere"), result.stderr
         assert result.stderr.count(refused) <= 1, "said once per job"
         assert result.exit_code == (2 if where == "nowhere" else 0), result.stderr
@@ -1077,12 +1035,7 @@ def test_an_unnamed_host_port_of_a_runtime_is_one_the_trainer_drops() -> None:
     root = project()
     try:
         (root / "stacks" / "Pulumi.dev.yaml").write_text(yaml.safe_dump({"config": config}))
-        old = os.getcwd()
-        os.chdir(root)
-        try:
-            result = CliRunner().invoke(main, ["render", "--stdout"], catch_exceptions=False)
-        finally:
-            os.chdir(old)
+        result = invoke(root, "render", "--stdout")
         assert result.exit_code == 0, result.stderr
         (jobset,) = [d for d in yaml.safe_load_all(result.stdout) if d and d["kind"] == "JobSet"]
         pod = jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
@@ -1159,12 +1112,7 @@ def test_pod_security_judges_what_a_trainjobs_runtime_will_run(
     root = project()
     try:
         (root / "stacks" / "Pulumi.dev.yaml").write_text(yaml.safe_dump({"config": config}))
-        old = os.getcwd()
-        os.chdir(root)
-        try:
-            result = CliRunner().invoke(main, ["render"], catch_exceptions=False)
-        finally:
-            os.chdir(old)
+        result = invoke(root, "render")
         if level == "privileged":
             assert result.exit_code == 0, result.stderr
             return
@@ -1223,12 +1171,7 @@ def test_the_resources_a_trainjobs_pods_get_are_judged_in_either_mode(
         (root / "stacks" / "Pulumi.dev.yaml").write_text(
             yaml.dump({"config": config}, Dumper=KubectlDumper)
         )
-        old = os.getcwd()
-        os.chdir(root)
-        try:
-            result = CliRunner().invoke(main, ["render"], catch_exceptions=False)
-        finally:
-            os.chdir(old)
+        result = invoke(root, "render")
         assert "Traceback" not in result.stderr
         if not bad:
             assert result.exit_code == 0, result.stderr
@@ -1412,12 +1355,7 @@ def test_a_control_character_is_reported_at_its_line_not_as_an_object(
     root = project()
     try:
         (root / "a.yaml").write_text("\n".join(rows) + "\n")
-        old = os.getcwd()
-        os.chdir(root)
-        try:
-            result = CliRunner().invoke(main, ["validate", "a.yaml"], catch_exceptions=False)
-        finally:
-            os.chdir(old)
+        result = invoke(root, "validate", "a.yaml")
         assert result.exit_code == 1, result.stdout
         first = result.stdout.splitlines()[0]
         assert first.startswith(f"a.yaml:{target + 1}: invalid YAML: "), first
@@ -1467,12 +1405,7 @@ def test_an_os_error_while_writing_names_the_path_it_concerns(
         with monkeypatch_session.context() as patch:
             patch.setenv("KUBETRAIN_WORKERS", workers)
             patch.setattr(os, at, failing)
-            old = os.getcwd()
-            os.chdir(root)
-            try:
-                result = CliRunner().invoke(main, ["render"], catch_exceptions=False)
-            finally:
-                os.chdir(old)
+            result = invoke(root, "render")
         assert _errno.errorcode[error[0]]
         assert result.exit_code == 2, result.stderr
         assert result.stderr.startswith("rendered/"), result.stderr
@@ -1544,12 +1477,7 @@ def test_a_manifests_finding_is_at_its_fields_line(kind: str, flaw: str, inline:
         )
         lines = file.read_text().splitlines()
         expected = next(i + 1 for i, line in enumerate(lines) if line.strip().startswith(key))
-        old = os.getcwd()
-        os.chdir(root)
-        try:
-            result = CliRunner().invoke(main, ["render"], catch_exceptions=False)
-        finally:
-            os.chdir(old)
+        result = invoke(root, "render")
         assert result.exit_code == 1, result.stderr
         shown = f"{file.relative_to(root)}:{expected}: "
         finding = [line for line in result.stderr.splitlines() if f"[{kind} ml/w]" in line]

@@ -13,7 +13,6 @@ from typing import Any
 from ...parallel import ChunkMapper, serial
 from ..errors import InputError, PathPart, Problem
 from ..patches import apply_patches, patch_sources
-from ..runtimes import RuntimeKey
 from ..source import (
     Document,
     display_path,
@@ -29,7 +28,7 @@ from .kueue_rules import queue_problems
 from .loaded import JobSource, LoadedJob, Stack
 from .manifests import crd_scopes, duplicate_manifests, load_manifest
 from .messages import validated
-from .trainjob_rules import stack_runtimes, trainjob_stack_problems
+from .trainjob_rules import refused_runtimes, stack_runtimes, trainjob_stack_problems
 
 #: Job documents worth a process of their own when a stack is loaded on several cores (a
 #: document takes about a quarter of a millisecond to validate).
@@ -220,8 +219,8 @@ def load_stack_document(
     crds = crd_scopes(manifest_docs)
     manifests = [m for d in manifest_docs if (m := load_manifest(d, settings, problems, crds))]
     problems += duplicate_manifests(manifests)
-    refused: set[RuntimeKey] = set()
-    runtimes = stack_runtimes(doc, settings, manifests, root, problems, refused)
+    runtimes = stack_runtimes(doc, settings, manifests, root, problems)
+    refused = refused_runtimes(manifest_docs, settings, runtimes)
     found, buildable = trainjob_stack_problems(loaded_jobs, runtimes, settings, refused)
     problems += found
     # A partial load's stack is built for the problems its other jobs have; never one past

@@ -49,24 +49,15 @@ def stack_runtimes(
     manifests: Sequence[LoadedManifest],
     root: Path,
     problems: list[Problem],
-    refused: set[RuntimeKey] | None = None,
 ) -> dict[RuntimeKey, Runtime]:
     """The Kubeflow Trainer runtimes of the stack: those among its manifests (checked as the
     trainer's runtime webhook checks them) and those it declares as existing (see
-    :mod:`.runtimes`). ``refused`` receives the keys of the runtime manifests refused (their
-    problems are in ``problems``), so a job naming one is not told it does not exist."""
+    :mod:`.runtimes`)."""
     found: dict[RuntimeKey, Runtime] = {}
     for manifest in manifests:
         obj = manifest.obj
         if not is_runtime_manifest(obj):
             continue
-        meta = obj.get("metadata")
-        if refused is not None and isinstance(meta, dict) and isinstance(meta.get("name"), str):
-            namespace = meta.get("namespace")
-            key = runtime_key(
-                obj["kind"], meta["name"], namespace if isinstance(namespace, str) else ""
-            )
-            refused.add(key)  # taken back below once the runtime is found good
         model_cls: type[TrainingRuntime] | type[ClusterTrainingRuntime] = (
             TrainingRuntime if obj["kind"] == TRAINING_RUNTIME else ClusterTrainingRuntime
         )
@@ -86,8 +77,6 @@ def stack_runtimes(
             continue
         meta = obj["metadata"]
         key = runtime_key(obj["kind"], meta["name"], meta.get("namespace") or "")
-        if refused is not None:
-            refused.discard(key)
         spec = runtime.spec or TrainingRuntimeSpec()
         found[key] = Runtime(
             key,
@@ -263,6 +252,27 @@ def _declared_runtime_file(
         )
     )
     return None
+
+
+def refused_runtimes(
+    manifest_docs: Sequence[Document], settings: StackSettings, runtimes: Mapping[RuntimeKey, Any]
+) -> set[RuntimeKey]:
+    """The runtimes among the stack's manifests that were refused (their problems are said):
+    a job naming one is not told its runtime does not exist. A manifest without a name names
+    no runtime."""
+    out: set[RuntimeKey] = set()
+    for d in manifest_docs:
+        obj = d.data
+        meta = obj.get("metadata") if isinstance(obj, dict) else None
+        if not (isinstance(obj, dict) and is_runtime_manifest(obj) and isinstance(meta, dict)):
+            continue
+        name, namespace = meta.get("name"), meta.get("namespace")
+        if isinstance(name, str):
+            namespace = namespace if isinstance(namespace, str) else settings.namespace
+            key = runtime_key(str(obj["kind"]), name, namespace)
+            if key not in runtimes:
+                out.add(key)
+    return out
 
 
 def trainjob_stack_problems(
