@@ -81,7 +81,7 @@ def expand(kind: type[JobDocument], args: Mapping[str, Any], where: str) -> Expa
         return cached
     settings = plain.pop("settings", None) or {}
     runtime_args = plain.pop("runtime", None) if kind is TrainJob else None
-    ordered = (kind.API_VERSION.partition("/")[0], kind.KIND) in PRIORITY_ORDERED_KINDS
+    ordered = kind.GANG_READS_PRIORITIES
     priorities = _priorities(plain.pop(PRIORITY_CLASSES, None), where) if ordered else {}
     document = {"apiVersion": kind.API_VERSION, "kind": kind.KIND, **plain}
     loaded, stack_settings = load_job(document, settings=settings, file=where)
@@ -105,13 +105,11 @@ def expand(kind: type[JobDocument], args: Mapping[str, Any], where: str) -> Expa
     return expansion
 
 
-#: The argument naming the cluster's PriorityClasses (every job kind whose gang orders its pods
-#: by priority declares it; :func:`job_args` gives it from a stack's manifests).
+#: The argument naming the cluster's PriorityClasses, declared by the kinds whose gang orders
+#: its pods by priority (``JobDocument.GANG_READS_PRIORITIES``: not the training operator's,
+#: whose lister of PriorityClasses is never started); :func:`job_args` gives it from a stack's
+#: manifests.
 PRIORITY_CLASSES = "priority_classes"
-#: The job kinds that declare it (API group, kind): the MPI Operator's MPIJob and Volcano's
-#: Job, whose gangs sum higher-priority pods first (the training operator's lister of
-#: PriorityClasses is never started: every class counts 0 there).
-PRIORITY_ORDERED_KINDS = frozenset({("kubeflow.org", "MPIJob"), ("batch.volcano.sh", "Job")})
 #: A PriorityClass's value is an int32 (scheduling.k8s.io/v1).
 _INT32 = range(-(2**31), 2**31)
 
@@ -195,7 +193,7 @@ def job_args(
                 out["runtime"]["namespace"] = namespace
             if runtime.spec_data is not None:
                 out["runtime"]["spec"] = dict(runtime.spec_data)
-    if priorities and (job.API_VERSION.partition("/")[0], job.KIND) in PRIORITY_ORDERED_KINDS:
+    if priorities and job.GANG_READS_PRIORITIES:
         out[PRIORITY_CLASSES] = dict(sorted(priorities.items()))
     return out
 

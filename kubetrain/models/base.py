@@ -252,6 +252,9 @@ class JobDocument(Strict):
     #: The operator whose admission :meth:`admission_problems` states, for kinds whose model
     #: holds it (``volcano``): ``kubetrain validate`` then reports it as ``webhook:<name>``.
     WEBHOOK: ClassVar[str] = ""
+    #: Whether the kind's gang sums higher-priority pods first, so its Pulumi component takes
+    #: the cluster's PriorityClasses (``priority_classes``): the MPI Operator's and Volcano's.
+    GANG_READS_PRIORITIES: ClassVar[bool] = False
 
     api_version: str = Field(alias="apiVersion")
     kind: str

@@ -143,6 +143,7 @@ class MPIJob(JobDocument):
     API_VERSION: ClassVar[str] = "kubeflow.org/v2beta1"
     KIND: ClassVar[str] = "MPIJob"
     REPLICA_SPECS_KEY: ClassVar[str] = "mpiReplicaSpecs"
+    GANG_READS_PRIORITIES: ClassVar[bool] = True  # calPGMinResource
     model_config = ConfigDict(json_schema_extra=upstream(required=None))
 
     api_version: Literal["kubeflow.org/v2beta1"] = Field(alias="apiVersion")

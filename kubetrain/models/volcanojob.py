@@ -266,6 +266,7 @@ class VolcanoJob(JobDocument):
     #: Whose admission :meth:`admission_problems` is (``kubetrain validate`` reports its
     #: refusals of a rendered Job as ``webhook:volcano``).
     WEBHOOK: ClassVar[str] = "volcano"
+    GANG_READS_PRIORITIES: ClassVar[bool] = True  # calcPGMinResources
 
     api_version: Literal["batch.volcano.sh/v1alpha1"] = Field(alias="apiVersion")
     kind: Literal["Job"]
