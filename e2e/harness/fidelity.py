@@ -967,11 +967,7 @@ def run_stack(
     rest = [o for o in support if o["kind"] != "Namespace"]
     apply(cluster, [o for o in rest if o["kind"] == "CustomResourceDefinition"])
     apply(cluster, [o for o in rest if o["kind"] != "CustomResourceDefinition"])
-    # training-operator v1.9.3's reconcilers hand CalcPGMinResources the lister of a
-    # SharedInformerFactory they never start (pkg/controller.v1/tensorflow/tfjob_controller.go
-    # NewReconciler, and each kind's): it finds no PriorityClass, so every replica type's
-    # priority is 0 whatever the cluster holds (e2e-gang-priorities' tf-ranked shows it).
-    PARTIAL_GANGS.update(_partial_gangs(custom, {}, default_ns))
+    PARTIAL_GANGS.update(_partial_gangs(custom, default_ns))
     # Dry-run first: once the operator made an object, a dry-run create of its name fails.
     native = {key_of(o): dry_run(cluster, o) for o in made} | {key_of(o): o for o in secrets}
     later: tuple[list[dict[str, Any]], dict[Key, dict[str, Any]]] | None = None
@@ -1064,12 +1060,16 @@ def gang_sums(types: Mapping[str, GangType], min_member: int) -> list[dict[str, 
 
 
 def _partial_gangs(
-    custom: list[dict[str, Any]], priorities: Mapping[str, int], default_ns: str
+    custom: list[dict[str, Any]], default_ns: str
 ) -> dict[tuple[str, str], list[dict[str, Fraction]]]:
     """The gangs of the training-operator jobs in `custom` (their PodGroup is named after the
     job) smaller than the job, each with every minResources the operator may give it
     (gang_sums), from the job's replica specs as the operator reads them: replicas default to
-    1 (SetDefaults_<Kind>), minMember is schedulingPolicy.minAvailable or every pod."""
+    1 (SetDefaults_<Kind>), minMember is schedulingPolicy.minAvailable or every pod. Every type's
+    priority is 0 whatever PriorityClasses the cluster holds: v1.9.3's reconcilers hand
+    CalcPGMinResources the lister of a SharedInformerFactory they never start
+    (pkg/controller.v1/tensorflow/tfjob_controller.go NewReconciler, and each kind's), which
+    finds no class (e2e-gang-priorities' tf-ranked shows it)."""
     out = {}
     for job in custom:
         if job.get("kind") not in TRAINING_OPERATOR_KINDS:
@@ -1083,9 +1083,8 @@ def _partial_gangs(
             for rtype, rspec in specs.items():
                 pod = ((rspec or {}).get("template") or {}).get("spec") or {}
                 replicas = (rspec or {}).get("replicas")
-                priority = priorities.get(str(pod.get("priorityClassName") or ""), 0)
                 types[rtype] = GangType(1 if replicas is None else int(replicas),
-                                        pod.get("containers") or [], priority)  # fmt: skip
+                                        pod.get("containers") or [])  # fmt: skip
         every = sum(t.pods for t in types.values())
         min_member = policy.get("minAvailable")
         if min_member is not None and int(min_member) < every:

@@ -35,8 +35,9 @@ class BuildContext:
     #: Node labels the cluster being built for adds to every pod template of its jobs
     #: (``kubetrain:clusters[].nodeSelector``).
     node_selector: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
-    #: The value of each PriorityClass the cluster holds, by name (the stack's and the API
-    #: server's own: :func:`.gang.priority_classes`), which orders the pods a partial gang sums.
+    #: The value of each PriorityClass the stack delivers, by name (:func:`.gang.priority_classes`;
+    #: the API server's own are known besides), which orders the pods an MPIJob's or a Volcano
+    #: Job's partial gang sums.
     priorities: Mapping[str, int] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -48,7 +48,7 @@ from ..models.base import Mode
 from ..models.errors import format_path
 from ..models.fields import FieldNode
 from ..models.mpijob import SSH_CREDENTIAL_ANNOTATION
-from ..models.resources import gpu_findings
+from ..models.resources import gpu_findings, quantity_refusals
 from ..models.runtimes import (
     ANCESTOR_LABEL,
     DATASET_INITIALIZER,
@@ -1064,22 +1064,10 @@ def _operator_pod_security(
 def _resource_refusals(
     resources: Any, gpu_resource: str
 ) -> Iterator[tuple[tuple[str | int, ...], str]]:
-    """(path below ``resources``, message) of each request or limit the API server refuses in
-    a pod (``ValidateResourceRequirements``: a quantity, not negative) or kubetrain cannot count
-    (past 64 bits), and of each GPU count that is no whole number (the rules render applies to
-    the pods it writes: ``gpu-requests``, ``resource-quantity``)."""
-    if not isinstance(resources, Mapping):
-        return
-    for part in ("limits", "requests"):
-        values = resources.get(part)
-        for name, value in values.items() if isinstance(values, Mapping) else ():
-            if type(value) not in (str, int):
-                continue
-            try:
-                if parse_quantity(value).value < 0:
-                    yield (part, name), f"must be greater than or equal to 0, got {value!r}"
-            except ValueError as exc:
-                yield (part, name), str(exc)
+    """(path below ``resources``, message) of what render refuses in the pods it writes: a
+    request or limit the API server refuses (rule ``resource-quantity``) and a GPU count that is
+    no whole number (``gpu-requests``)."""
+    yield from quantity_refusals(resources)
     for code, path, message in gpu_findings(resources, gpu_resource):
         if code == "count":
             yield path, message

@@ -9,7 +9,7 @@ limits (Kubernetes does not overcommit extended resources).
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..kube.quantity import parse_quantity
@@ -24,6 +24,7 @@ __all__ = [
     "normalize_gpus",
     "normalize_pod_gpus",
     "pod_gpu_problems",
+    "quantity_refusals",
 ]
 
 #: Resource names that mean "NVIDIA GPUs" besides the stack's own gpuResource.
@@ -63,6 +64,26 @@ def _count_message(value: Any) -> str:
     except ValueError:
         return f"{value!r} is not a number of GPUs: give a whole number, e.g. 2"
     return f"GPUs are whole devices, got {value!r}"
+
+
+def quantity_refusals(resources: Any) -> Iterator[tuple[Path, str]]:
+    """(path below one container's ``resources``, message) of each request or limit the API
+    server refuses in a pod (``ValidateResourceRequirements``: a quantity, not negative) or
+    kubetrain cannot count (past 64 bits); a value of another type is the schema's to refuse."""
+    if type(resources) is not dict and not isinstance(resources, Mapping):
+        return
+    for part in ("limits", "requests"):
+        values = resources.get(part)
+        for name, value in values.items() if isinstance(values, Mapping) else ():
+            if type(value) not in (str, int):
+                continue
+            try:
+                negative = parse_quantity(value).value < 0
+            except ValueError as exc:
+                yield (part, name), str(exc)
+                continue
+            if negative:
+                yield (part, name), f"must be greater than or equal to 0, got {value!r}"
 
 
 def gpu_findings(

@@ -31,9 +31,8 @@ from ..kube.catalog import PodTemplate
 from ..kube.images import parse_image
 from ..kube.names import DNS1123_LABEL, LABEL_VALUE, PORT_NAME, check_label_key
 from ..kube.podsecurity import pod_security_problems
-from ..kube.quantity import parse_quantity
 from ..models.errors import PathPart, Severity, printable
-from ..models.resources import gpu_findings
+from ..models.resources import gpu_findings, quantity_refusals
 from ..models.secrets import (
     configmap_credential_problems,
     credential_problems,
@@ -241,26 +240,15 @@ def _gpus(run: _Run) -> None:
 
 def _resource_quantities(run: _Run) -> None:
     """The pod templates of custom resources: each container's requests and limits as the API
-    server will judge them in the pods a controller makes (``ValidateResourceRequirements``:
-    a quantity, not negative) and as kubetrain counts them (within 64 bits)."""
+    server will judge them in the pods a controller makes (:func:`quantity_refusals`)."""
     for i, t in run.pods():
         if _api_checked(run.items[i].obj):
             continue
         for cpath, c in _containers(t.spec):
-            resources = _mapping(c.get("resources"))
-            for part in ("limits", "requests"):
-                for name, value in _mapping(resources.get(part)).items():
-                    if type(value) not in (str, int):
-                        continue  # the schema's to refuse
-                    path = (*t.path, "spec", *cpath, "resources", part, name)
-                    try:
-                        negative = parse_quantity(value).value < 0
-                    except ValueError as exc:
-                        run.add(i, "resource-quantity", path, str(exc))
-                        continue
-                    if negative:
-                        message = f"must be greater than or equal to 0, got {value!r}"
-                        run.add(i, "resource-quantity", path, message)
+            for path, message in quantity_refusals(c.get("resources")):
+                run.add(
+                    i, "resource-quantity", (*t.path, "spec", *cpath, "resources", *path), message
+                )
 
 
 # --- Services select pods ------------------------------------------------------------------------

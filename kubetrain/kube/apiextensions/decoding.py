@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from decimal import Decimal
 from typing import Any
 
@@ -178,22 +178,24 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+#: Each kind of numeric keyword, the decoding of its JSONSchemaProps field, and its Go type.
+_DECODERS: tuple[tuple[tuple[str, ...], Callable[[Any], Any], str], ...] = (
+    (INT64_KEYWORDS, int64_keyword, "int64"),
+    (FLOAT64_KEYWORDS, float64_keyword, "float64"),
+)
+
+
 def keyword_problems(schema: Mapping[str, Any]) -> Iterator[tuple[tuple[str | int, ...], str]]:
     """(path below ``schema``, message) of every numeric keyword in ``schema`` and the schemas
     below it that the API server cannot decode into its ``JSONSchemaProps`` field."""
     for path, node in _nodes(schema, ()):
-        for key in INT64_KEYWORDS:
-            if key in node:
-                try:
-                    int64_keyword(node[key])
-                except Undecodable as exc:
-                    yield (*path, key), _message(node[key], key, "int64", exc.what)
-        for key in FLOAT64_KEYWORDS:
-            if key in node:
-                try:
-                    float64_keyword(node[key])
-                except Undecodable as exc:
-                    yield (*path, key), _message(node[key], key, "float64", exc.what)
+        for keys, decode, go_type in _DECODERS:
+            for key in keys:
+                if key in node:
+                    try:
+                        decode(node[key])
+                    except Undecodable as exc:
+                        yield (*path, key), _message(node[key], key, go_type, exc.what)
 
 
 def _message(value: Any, key: str, go_type: str, what: str) -> str:
